@@ -1,0 +1,56 @@
+// The optimizer: a training pipeline's iteration time-energy Pareto frontier.
+//
+// SolveFrontier computes, for iteration times from the all-maximum-frequency
+// time up to the minimum-energy time T*, frequency plans that minimise energy
+// subject to the iteration time, plus a certified lower bound on the energy
+// any plan can reach at each time. Every reported (time, energy) is the plan
+// replayed on the real profile values by EvaluatePlan, never a model number.
+// See docs/design.md for the algorithm. Thread safety: SolveFrontier is
+// reentrant; it only reads the Problem.
+#pragma once
+
+#include <vector>
+
+#include "perseus/problem.h"
+#include "perseus/status.h"
+
+namespace perseus {
+
+struct FrontierOptions {
+  // Step of the iteration-time sweep (the Phillips-Dessouky unit time).
+  double unit_time_s = 1e-3;
+  // Number of iteration times at which the convex relaxation is solved exactly
+  // (a min-cost flow each) to certify lower bounds; 0 disables lower bounds.
+  int lower_bound_samples = 24;
+};
+
+struct FrontierPlan {
+  PlanChoice choice;          // option index per node (see Problem)
+  double time_s = 0;          // exact, by EvaluatePlan
+  double energy_j = 0;        // exact, by EvaluatePlan
+  double lower_bound_j = 0;   // no plan with time <= time_s uses less energy (0 if not computed)
+};
+
+struct FrontierStats {
+  int sweep_steps = 0;         // min-cut steps of the sweep
+  int candidate_plans = 0;     // plans evaluated before Pareto filtering
+  double solve_s = 0;          // wall time of the sweep and plan extraction
+  double lower_bound_s = 0;    // wall time of the lower-bound solves
+};
+
+struct Frontier {
+  FrontierPlan all_max;              // every computation at its highest frequency
+  std::vector<FrontierPlan> plans;   // Pareto-optimal, time ascending, energy descending
+  FrontierStats stats;
+
+  // The least-energy plan whose time is <= time_s, or nullptr.
+  const FrontierPlan* PlanForTime(double time_s) const;
+  // The least-energy plan no slower than all_max.
+  const FrontierPlan* NoSlowdownPlan() const { return PlanForTime(all_max.time_s); }
+  // The minimum-energy plan (the frontier's slowest point, T*).
+  const FrontierPlan& MinEnergyPlan() const { return plans.back(); }
+};
+
+Result<Frontier> SolveFrontier(const Problem& problem, const FrontierOptions& options);
+
+}  // namespace perseus

@@ -1,0 +1,69 @@
+// The optimisation problem: one training iteration's computation DAG, the
+// time/energy options of every computation, and the energy model.
+//
+// Nodes are computations; arcs are pipeline dependencies (forward(s,m) ->
+// forward(s+1,m), backward(s+1,m) -> backward(s,m), forward(last,m) ->
+// backward(last,m)) and each GPU's execution order. Iteration time T is the
+// longest path; energy is
+//     E = sum_i e_i + P_block * (S * T - sum_i t_i)
+// (a GPU that is not computing draws blocking power until the iteration ends),
+// all multiplied by gpus_per_stage for tensor parallelism.
+// A Problem is immutable once built and safe to share between threads.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "perseus/profile.h"
+#include "perseus/schedule.h"
+#include "perseus/status.h"
+
+namespace perseus {
+
+struct ProblemNode {
+  int stage = 0;          // GPU (pipeline stage) that runs it
+  int virtual_stage = 0;  // chunk * stages + stage
+  Computation comp;
+  int position = 0;                // index in its GPU's execution order
+  std::vector<FreqPoint> options;  // highest frequency first; energy already x gpus_per_stage
+  std::vector<int> preds, succs;   // node ids
+};
+
+struct Problem {
+  Schedule schedule;
+  double blocking_power_w = 0;  // per stage, already x gpus_per_stage
+  int gpus_per_stage = 1;
+  std::vector<ProblemNode> nodes;            // in a topological order
+  std::vector<std::vector<int>> gpu_order;   // [stage] -> node ids in execution order
+  int num_stages() const { return schedule.spec.stages; }
+  int num_nodes() const { return static_cast<int>(nodes.size()); }
+};
+
+struct ProblemSpec {
+  ScheduleSpec schedule;
+  double blocking_power_w = 0;  // per GPU, watts
+  int gpus_per_stage = 1;
+};
+
+// Builds the DAG. The profile must list either `stages` stages or, for the
+// interleaved schedule, `stages * chunks` virtual stages; with only `stages`
+// stages each chunk takes 1/chunks of the stage's time and energy.
+Result<Problem> BuildProblem(const Profile& profile, const ProblemSpec& spec);
+
+// A plan: for every node (by id), the index into its options.
+using PlanChoice = std::vector<int>;
+
+struct PlanCost {
+  double time_s = 0;
+  double energy_j = 0;
+};
+
+// Replays a plan on the real option values: iteration time is the longest
+// path, energy follows the model above. Shares no code with the solver.
+PlanCost EvaluatePlan(const Problem& problem, const PlanChoice& choice);
+// Start time of every node when each starts as early as possible.
+std::vector<double> EarliestStarts(const Problem& problem, const PlanChoice& choice);
+// The plan that runs every computation at its highest listed frequency.
+PlanChoice AllMaxPlan(const Problem& problem);
+
+}  // namespace perseus

@@ -1,0 +1,54 @@
+// Profiles: the measured time and energy of each stage's forward and backward
+// computation at each GPU SM frequency.
+//
+// The on-disk format is the Zeus/Perseus CSV `stage,instruction,frequency,time,
+// energy` (instruction `forward`/`backward`, frequency in MHz, time in seconds
+// and energy in joules for one microbatch; extra columns are ignored; stages
+// may list different frequencies). Profiles are read in exactly one place
+// (here) and reused by the CLI, the emulator, the server and Python.
+#pragma once
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "perseus/status.h"
+
+namespace perseus {
+
+enum class Instruction { kForward = 0, kBackward = 1 };
+inline constexpr int kNumInstructions = 2;
+const char* InstructionName(Instruction ins);  // "forward" / "backward"
+
+// One measured operating point.
+struct FreqPoint {
+  int freq_mhz = 0;
+  double time_s = 0;
+  double energy_j = 0;
+};
+
+struct StageProfile {
+  // Indexed by Instruction; each sorted by frequency, highest first.
+  std::array<std::vector<FreqPoint>, kNumInstructions> points;
+  const std::vector<FreqPoint>& at(Instruction ins) const { return points[static_cast<int>(ins)]; }
+  std::vector<FreqPoint>& at(Instruction ins) { return points[static_cast<int>(ins)]; }
+};
+
+struct Profile {
+  std::vector<StageProfile> stages;
+  int num_stages() const { return static_cast<int>(stages.size()); }
+  // The point at the highest frequency a stage lists for `ins`.
+  const FreqPoint& MaxFreqPoint(int stage, Instruction ins) const { return stages[stage].at(ins).front(); }
+};
+
+// Parses profile CSV text. `source` names the input in errors. When
+// `expected_stages` > 0, stage indices must lie in [0, expected_stages) and every
+// one of them must have forward and backward rows; otherwise the stage count is
+// inferred as max index + 1 and every stage below it must be present.
+Result<Profile> ParseProfileCsv(const std::string& text, const std::string& source, int expected_stages);
+Result<Profile> LoadProfileCsv(const std::string& path, int expected_stages);
+
+// Serialises a profile back to the Zeus CSV format (deterministic order).
+std::string ProfileToCsv(const Profile& profile);
+
+}  // namespace perseus

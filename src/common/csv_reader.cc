@@ -1,0 +1,115 @@
+// CSV parsing with line tracking.
+#include "common/csv_reader.h"
+
+#include <cmath>
+#include <cstdlib>
+
+#include "common/file_util.h"
+
+namespace perseus {
+namespace {
+
+std::string Trim(const std::string& s) {
+  size_t b = s.find_first_not_of(" \t\r");
+  if (b == std::string::npos) return "";
+  size_t e = s.find_last_not_of(" \t\r");
+  return s.substr(b, e - b + 1);
+}
+
+// Splits one logical record starting at `pos`; advances `pos` and `line`.
+Status SplitRecord(const std::string& text, size_t& pos, int& line, const std::string& source,
+                   std::vector<std::string>& out) {
+  out.clear();
+  std::string field;
+  bool quoted = false;
+  int start_line = line;
+  while (pos < text.size()) {
+    char c = text[pos];
+    if (quoted) {
+      if (c == '"' && pos + 1 < text.size() && text[pos + 1] == '"') { field += '"'; pos += 2; continue; }
+      if (c == '"') { quoted = false; ++pos; continue; }
+      if (c == '\n') ++line;
+      field += c;
+      ++pos;
+      continue;
+    }
+    if (c == '"' && Trim(field).empty()) { quoted = true; field.clear(); ++pos; continue; }
+    if (c == ',') { out.push_back(Trim(field)); field.clear(); ++pos; continue; }
+    if (c == '\n') { ++pos; ++line; out.push_back(Trim(field)); return Status::Ok(); }
+    field += c;
+    ++pos;
+  }
+  if (quoted) {
+    return Status::InvalidArgument(source + ":" + std::to_string(start_line) + ": unterminated quoted field");
+  }
+  out.push_back(Trim(field));
+  return Status::Ok();
+}
+
+bool AllEmpty(const std::vector<std::string>& fields) {
+  for (const auto& f : fields) if (!f.empty()) return false;
+  return true;
+}
+
+}  // namespace
+
+int CsvTable::Column(const std::string& name) const {
+  for (size_t i = 0; i < header.size(); ++i) if (header[i] == name) return static_cast<int>(i);
+  return -1;
+}
+
+Result<int> CsvTable::RequireColumn(const std::string& name) const {
+  int c = Column(name);
+  if (c < 0) return Status::InvalidArgument(source + ":1: missing column '" + name + "'");
+  return c;
+}
+
+std::string CsvTable::Where(const CsvRow& row, const std::string& column) const {
+  return source + ":" + std::to_string(row.line) + ": column '" + column + "': ";
+}
+
+Result<double> CsvTable::Number(const CsvRow& row, int column) const {
+  const std::string& name = header[column];
+  if (column >= static_cast<int>(row.fields.size()) || row.fields[column].empty()) {
+    return Status::InvalidArgument(Where(row, name) + "missing value");
+  }
+  const std::string& s = row.fields[column];
+  char* end = nullptr;
+  double v = std::strtod(s.c_str(), &end);
+  if (end == s.c_str() || *end != '\0' || !std::isfinite(v)) {
+    return Status::InvalidArgument(Where(row, name) + "expected a number, got '" + s + "'");
+  }
+  return v;
+}
+
+Result<CsvTable> ParseCsv(const std::string& text, const std::string& source) {
+  CsvTable table;
+  table.source = source;
+  size_t pos = 0;
+  int line = 1;
+  std::vector<std::string> fields;
+  if (text.size() >= 3 && text.compare(0, 3, "\xEF\xBB\xBF") == 0) pos = 3;  // UTF-8 BOM
+  while (pos < text.size() && table.header.empty()) {
+    int at = line;
+    PERSEUS_RETURN_IF_ERROR(SplitRecord(text, pos, line, source, fields));
+    if (AllEmpty(fields)) continue;
+    (void)at;
+    table.header = fields;
+  }
+  if (table.header.empty()) return Status::InvalidArgument(source + ": empty file, expected a header row");
+  while (pos < text.size()) {
+    int at = line;
+    PERSEUS_RETURN_IF_ERROR(SplitRecord(text, pos, line, source, fields));
+    if (AllEmpty(fields)) continue;
+    table.rows.push_back(CsvRow{at, fields});
+  }
+  return table;
+}
+
+Result<CsvTable> ReadCsvFile(const std::string& path) {
+  Result<std::string> text = ReadFile(path);
+  if (!text.ok()) return text.status();
+  return ParseCsv(*text, path);
+}
+
+}  // namespace perseus

@@ -1,0 +1,43 @@
+// Tests of the CSV reader: quoting, line tracking and error texts.
+#include "common/csv_reader.h"
+
+#include <gtest/gtest.h>
+
+namespace perseus {
+namespace {
+
+TEST(CsvReader, ParsesHeaderRowsAndLines) {
+  Result<CsvTable> t = ParseCsv("a,b\n1,2\n\n3,\"x,y\"\n", "t.csv");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  ASSERT_EQ(t->rows.size(), 2u);
+  EXPECT_EQ(t->rows[0].line, 2);
+  EXPECT_EQ(t->rows[1].line, 4);
+  EXPECT_EQ(t->rows[1].fields[1], "x,y");
+  EXPECT_EQ(t->Column("b"), 1);
+  EXPECT_EQ(t->Column("c"), -1);
+}
+
+TEST(CsvReader, HandlesCrlfAndEscapedQuotes) {
+  Result<CsvTable> t = ParseCsv("a,b\r\n\"he said \"\"hi\"\"\",2\r\n", "t.csv");
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->rows[0].fields[0], "he said \"hi\"");
+  EXPECT_EQ(t->rows[0].fields[1], "2");
+}
+
+TEST(CsvReader, NumberErrorsSayWhere) {
+  Result<CsvTable> t = ParseCsv("a,b\n1,abc\n", "t.csv");
+  ASSERT_TRUE(t.ok());
+  Result<double> v = t->Number(t->rows[0], 1);
+  ASSERT_FALSE(v.ok());
+  EXPECT_EQ(v.status().message(), "t.csv:2: column 'b': expected a number, got 'abc'");
+  EXPECT_FALSE(t->Number(t->rows[0], 0).ok() == false);
+}
+
+TEST(CsvReader, RejectsEmptyAndUnterminated) {
+  EXPECT_EQ(ParseCsv("", "e.csv").status().message(), "e.csv: empty file, expected a header row");
+  EXPECT_EQ(ParseCsv("a\n\"x\n", "u.csv").status().message(), "u.csv:2: unterminated quoted field");
+  EXPECT_EQ(ParseCsv("a\n1\n", "m.csv")->RequireColumn("z").status().message(), "m.csv:1: missing column 'z'");
+}
+
+}  // namespace
+}  // namespace perseus

@@ -1,0 +1,159 @@
+// Reading and validating Zeus-format profiles.
+#include "perseus/profile.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "common/csv_reader.h"
+#include "common/file_util.h"
+
+namespace perseus {
+
+const char* InstructionName(Instruction ins) {
+  return ins == Instruction::kForward ? "forward" : "backward";
+}
+
+namespace {
+
+struct Columns {
+  int stage, instruction, frequency, time, energy;
+};
+
+Result<Columns> FindColumns(const CsvTable& t) {
+  Columns c{};
+  const char* names[] = {"stage", "instruction", "frequency", "time", "energy"};
+  int* slots[] = {&c.stage, &c.instruction, &c.frequency, &c.time, &c.energy};
+  for (int i = 0; i < 5; ++i) {
+    Result<int> col = t.RequireColumn(names[i]);
+    if (!col.ok()) return col.status();
+    *slots[i] = *col;
+  }
+  return c;
+}
+
+Result<double> PositiveNumber(const CsvTable& t, const CsvRow& row, int col) {
+  Result<double> v = t.Number(row, col);
+  if (!v.ok()) return v;
+  if (*v <= 0) {
+    return Status::InvalidArgument(t.Where(row, t.header[col]) + "expected a positive number, got '" +
+                                   row.fields[col] + "'");
+  }
+  return v;
+}
+
+Result<int> IntegerField(const CsvTable& t, const CsvRow& row, int col, bool positive) {
+  Result<double> v = t.Number(row, col);
+  if (!v.ok()) return v.status();
+  if (*v != std::floor(*v) || *v < (positive ? 1 : 0) || *v > 1e9) {
+    return Status::InvalidArgument(t.Where(row, t.header[col]) + "expected a " +
+                                   (positive ? "positive" : "non-negative") + " integer, got '" +
+                                   row.fields[col] + "'");
+  }
+  return static_cast<int>(*v);
+}
+
+struct Parsed {
+  int stage;
+  Instruction ins;
+  FreqPoint point;
+};
+
+Result<Parsed> ParseRow(const CsvTable& t, const CsvRow& row, const Columns& c, int expected_stages) {
+  Parsed p{};
+  Result<int> stage = IntegerField(t, row, c.stage, false);
+  if (!stage.ok()) return stage.status();
+  if (expected_stages > 0 && *stage >= expected_stages) {
+    return Status::InvalidArgument(t.Where(row, "stage") + "stage " + std::to_string(*stage) +
+                                   " is out of range (the pipeline has " + std::to_string(expected_stages) +
+                                   " stages, 0.." + std::to_string(expected_stages - 1) + ")");
+  }
+  p.stage = *stage;
+  const std::string ins = c.instruction < static_cast<int>(row.fields.size()) ? row.fields[c.instruction] : "";
+  if (ins == "forward") {
+    p.ins = Instruction::kForward;
+  } else if (ins == "backward") {
+    p.ins = Instruction::kBackward;
+  } else {
+    return Status::InvalidArgument(t.Where(row, "instruction") + "expected 'forward' or 'backward', got '" + ins + "'");
+  }
+  Result<int> freq = IntegerField(t, row, c.frequency, true);
+  if (!freq.ok()) return freq.status();
+  Result<double> time = PositiveNumber(t, row, c.time);
+  if (!time.ok()) return time.status();
+  Result<double> energy = PositiveNumber(t, row, c.energy);
+  if (!energy.ok()) return energy.status();
+  p.point = FreqPoint{*freq, *time, *energy};
+  return p;
+}
+
+Status CheckComplete(const Profile& profile, const std::string& source) {
+  for (int s = 0; s < profile.num_stages(); ++s) {
+    for (int i = 0; i < kNumInstructions; ++i) {
+      if (profile.stages[s].points[i].empty()) {
+        return Status::InvalidArgument(source + ": stage " + std::to_string(s) + ": no '" +
+                                       InstructionName(static_cast<Instruction>(i)) + "' rows");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<Profile> ParseProfileCsv(const std::string& text, const std::string& source, int expected_stages) {
+  Result<CsvTable> table = ParseCsv(text, source);
+  if (!table.ok()) return table.status();
+  Result<Columns> cols = FindColumns(*table);
+  if (!cols.ok()) return cols.status();
+  if (table->rows.empty()) return Status::InvalidArgument(source + ": no data rows");
+  Profile profile;
+  std::map<std::tuple<int, int, int>, int> seen;  // (stage, ins, freq) -> line
+  for (const CsvRow& row : table->rows) {
+    Result<Parsed> p = ParseRow(*table, row, *cols, expected_stages);
+    if (!p.ok()) return p.status();
+    auto key = std::make_tuple(p->stage, static_cast<int>(p->ins), p->point.freq_mhz);
+    auto [it, inserted] = seen.emplace(key, row.line);
+    if (!inserted) {
+      return Status::InvalidArgument(source + ":" + std::to_string(row.line) + ": duplicate row for stage " +
+                                     std::to_string(p->stage) + " " + InstructionName(p->ins) + " at " +
+                                     std::to_string(p->point.freq_mhz) + " MHz (first at line " +
+                                     std::to_string(it->second) + ")");
+    }
+    if (p->stage >= profile.num_stages()) profile.stages.resize(p->stage + 1);
+    profile.stages[p->stage].at(p->ins).push_back(p->point);
+  }
+  if (expected_stages > 0) profile.stages.resize(expected_stages);
+  PERSEUS_RETURN_IF_ERROR(CheckComplete(profile, source));
+  for (StageProfile& sp : profile.stages) {
+    for (auto& pts : sp.points) {
+      std::sort(pts.begin(), pts.end(), [](const FreqPoint& a, const FreqPoint& b) { return a.freq_mhz > b.freq_mhz; });
+    }
+  }
+  return profile;
+}
+
+Result<Profile> LoadProfileCsv(const std::string& path, int expected_stages) {
+  Result<std::string> text = ReadFile(path);
+  if (!text.ok()) return text.status();
+  return ParseProfileCsv(*text, path, expected_stages);
+}
+
+std::string ProfileToCsv(const Profile& profile) {
+  std::ostringstream out;
+  out.precision(17);
+  out << "stage,instruction,frequency,time,energy\n";
+  for (int s = 0; s < profile.num_stages(); ++s) {
+    for (int i = 0; i < kNumInstructions; ++i) {
+      for (const FreqPoint& p : profile.stages[s].points[i]) {
+        out << s << ',' << InstructionName(static_cast<Instruction>(i)) << ',' << p.freq_mhz << ',' << p.time_s
+            << ',' << p.energy_j << '\n';
+      }
+    }
+  }
+  return out.str();
+}
+
+}  // namespace perseus
