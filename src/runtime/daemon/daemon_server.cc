@@ -1,0 +1,267 @@
+// DaemonServer: socket set-up, the poll loop, framing and clean-up.
+#include "runtime/daemon/daemon_server.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+
+#include "common/file_util.h"
+
+namespace perseus::runtime {
+namespace {
+
+// Stop reading from a client whose replies pile up unread beyond this.
+constexpr size_t kMaxPendingOutputBytes = 1 << 20;
+
+std::string Errno(const std::string& what) { return what + ": " + std::strerror(errno); }
+
+Result<sockaddr_un> SocketAddress(const std::string& path) {
+  sockaddr_un addr = {};
+  addr.sun_family = AF_UNIX;
+  if (path.empty() || path.size() >= sizeof(addr.sun_path)) {
+    return Status::InvalidArgument("socket path '" + path + "': must be 1 to " +
+                                   std::to_string(sizeof(addr.sun_path) - 1) + " bytes long");
+  }
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  return addr;
+}
+
+// Removes a socket file left by a daemon that died; refuses to touch anything
+// else, or a socket a live daemon still listens on.
+Status RemoveStaleSocket(const std::string& path, const sockaddr_un& addr) {
+  struct stat st;
+  if (lstat(path.c_str(), &st) != 0) {
+    return errno == ENOENT ? Status::Ok() : Status::IoError(Errno(path));
+  }
+  if (!S_ISSOCK(st.st_mode)) return Status::InvalidArgument(path + ": exists and is not a socket; not replacing it");
+  int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (probe < 0) return Status::IoError(Errno("socket"));
+  bool live = connect(probe, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) == 0;
+  close(probe);
+  if (live) return Status::Unavailable(path + ": another perseusd is already listening there");
+  if (unlink(path.c_str()) != 0) return Status::IoError(Errno("unlink(" + path + ")"));
+  return Status::Ok();
+}
+
+Result<int> BindSocket(const DaemonServerOptions& options) {
+  const std::string& path = options.socket_path;
+  Result<sockaddr_un> addr = SocketAddress(path);
+  if (!addr.ok()) return addr.status();
+  std::string parent = std::filesystem::path(path).parent_path().string();
+  if (!parent.empty()) PERSEUS_RETURN_IF_ERROR(MakeDirs(parent));
+  PERSEUS_RETURN_IF_ERROR(RemoveStaleSocket(path, *addr));
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) return Status::IoError(Errno("socket"));
+  // No window in which the socket is more open than asked: bind under a tight umask.
+  mode_t old_umask = umask(0177);
+  int bound = bind(fd, reinterpret_cast<const sockaddr*>(&*addr), sizeof(*addr));
+  int bind_errno = errno;
+  umask(old_umask);
+  Status status;
+  if (bound != 0) {
+    status = Status::IoError("bind(" + path + "): " + std::strerror(bind_errno));
+  } else if (options.socket_gid != static_cast<gid_t>(-1) && chown(path.c_str(), static_cast<uid_t>(-1), options.socket_gid) != 0) {
+    status = Status::IoError(Errno("chown(" + path + ", group " + std::to_string(options.socket_gid) + ")"));
+  } else if (chmod(path.c_str(), options.socket_mode) != 0) {
+    status = Status::IoError(Errno("chmod(" + path + ")"));
+  } else if (listen(fd, 64) != 0) {
+    status = Status::IoError(Errno("listen(" + path + ")"));
+  }
+  if (!status.ok()) {
+    if (bound == 0) unlink(path.c_str());
+    close(fd);
+    return status;
+  }
+  return fd;
+}
+
+std::string Who(const BrokerClient& c) {
+  return "client pid " + std::to_string(c.pid) + " uid " + std::to_string(c.uid);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<DaemonServer>> DaemonServer::Listen(DaemonServerOptions options, GpuBroker* broker) {
+  Result<int> fd = BindSocket(options);
+  if (!fd.ok()) return fd.status();
+  return std::unique_ptr<DaemonServer>(new DaemonServer(std::move(options), broker, *fd));
+}
+
+DaemonServer::DaemonServer(DaemonServerOptions options, GpuBroker* broker, int listen_fd)
+    : options_(std::move(options)), broker_(broker), listen_fd_(listen_fd) {}
+
+DaemonServer::~DaemonServer() {
+  for (Connection& c : connections_) close(c.fd);
+  close(listen_fd_);
+  unlink(options_.socket_path.c_str());
+}
+
+void DaemonServer::Log(const std::string& line) const {
+  if (options_.log) {
+    options_.log(line);
+  } else {
+    std::fprintf(stderr, "perseusd: %s\n", line.c_str());
+  }
+}
+
+Status DaemonServer::Serve(int stop_fd) {
+  std::vector<pollfd> fds;
+  for (;;) {
+    fds.clear();
+    fds.push_back(pollfd{stop_fd, POLLIN, 0});
+    fds.push_back(pollfd{listen_fd_, POLLIN, 0});
+    for (const Connection& c : connections_) {
+      short events = 0;
+      if (!c.closing && c.out.size() < kMaxPendingOutputBytes) events |= POLLIN;
+      if (!c.out.empty()) events |= POLLOUT;
+      fds.push_back(pollfd{c.fd, events, 0});
+    }
+    if (poll(fds.data(), fds.size(), -1) < 0) {
+      if (errno == EINTR) continue;
+      Status failed = Status::IoError(Errno("poll"));
+      Shutdown();
+      return failed;
+    }
+    if (fds[0].revents != 0) break;
+    for (size_t i = 0; i < connections_.size(); ++i) Service(connections_[i], fds[i + 2].revents);
+    if (fds[1].revents & POLLIN) AcceptAll();
+    for (Connection& c : connections_) {
+      if (c.dead) Drop(c);
+    }
+    std::erase_if(connections_, [](const Connection& c) { return c.dead; });
+  }
+  Shutdown();
+  return Status::Ok();
+}
+
+void DaemonServer::AcceptAll() {
+  for (;;) {
+    int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd >= 0) {
+      Admit(fd);
+      continue;
+    }
+    if (errno == EINTR || errno == ECONNABORTED) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) Log(Errno("accept"));
+    return;
+  }
+}
+
+void DaemonServer::Admit(int fd) {
+  Result<PeerCredentials> peer = options_.read_peer(fd);
+  if (!peer.ok()) {
+    Log("rejected a connection: " + peer.status().message());
+    close(fd);
+    return;
+  }
+  Connection c;
+  c.fd = fd;
+  c.client = BrokerClient{next_client_id_++, peer->pid, peer->uid};
+  Status allowed = options_.policy.Check(*peer);
+  if (!allowed.ok()) {
+    Log("refused " + Who(c.client) + ": " + allowed.message());
+    c.out = ErrorReply(allowed) + "\n";
+    c.closing = true;
+  } else if (connections_.size() >= options_.max_clients) {
+    Status busy = Status::Unavailable("perseusd serves at most " + std::to_string(options_.max_clients) + " clients");
+    Log("refused " + Who(c.client) + ": " + busy.message());
+    c.out = ErrorReply(busy) + "\n";
+    c.closing = true;
+  } else {
+    Log(Who(c.client) + " connected");
+  }
+  connections_.push_back(std::move(c));
+  Flush(connections_.back());
+}
+
+void DaemonServer::Service(Connection& c, short revents) {
+  if (revents & POLLNVAL) {
+    c.dead = true;
+    return;
+  }
+  if (!c.closing && (revents & (POLLIN | POLLHUP | POLLERR))) ReadRequests(c);
+  if (!c.dead) Flush(c);
+  if (c.closing && (revents & (POLLHUP | POLLERR))) c.dead = true;  // nobody left to read the reply
+}
+
+void DaemonServer::ReadRequests(Connection& c) {
+  char buffer[16384];
+  for (;;) {
+    ssize_t n = recv(c.fd, buffer, sizeof(buffer), 0);
+    if (n > 0) {
+      c.in.append(buffer, static_cast<size_t>(n));
+      if (c.in.size() > kMaxDaemonLineBytes + sizeof(buffer)) break;  // handle what we have first
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    c.dead = true;  // end of stream or a reset connection: the client is gone
+    break;
+  }
+  size_t start = 0;
+  for (size_t newline; (newline = c.in.find('\n', start)) != std::string::npos; start = newline + 1) {
+    std::string_view line(c.in.data() + start, newline - start);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.empty()) continue;
+    if (line.size() > kMaxDaemonLineBytes) break;
+    c.out += broker_->Handle(c.client, line);
+    c.out += '\n';
+  }
+  c.in.erase(0, start);
+  if (c.in.size() > kMaxDaemonLineBytes) {
+    c.out += ErrorReply(Status::InvalidArgument("request line longer than " + std::to_string(kMaxDaemonLineBytes) +
+                                                " bytes; closing the connection")) +
+             "\n";
+    c.in.clear();
+    c.closing = true;
+  }
+}
+
+void DaemonServer::Flush(Connection& c) {
+  while (!c.out.empty()) {
+    ssize_t n = send(c.fd, c.out.data(), c.out.size(), MSG_NOSIGNAL);
+    if (n > 0) {
+      c.out.erase(0, static_cast<size_t>(n));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+    c.dead = true;  // EPIPE, ECONNRESET: the client is gone
+    return;
+  }
+  if (c.closing) c.dead = true;
+}
+
+void DaemonServer::Drop(Connection& c) {
+  for (const GpuReset& r : broker_->Release(c.client)) {
+    if (r.status.ok()) {
+      Log(Who(c.client) + " gone: GPU " + std::to_string(r.gpu) + " clock reset");
+    } else {
+      Log(Who(c.client) + " gone: GPU " + std::to_string(r.gpu) + " clock NOT reset: " + r.status.message());
+    }
+  }
+  Log(Who(c.client) + " disconnected");
+  close(c.fd);
+  c.fd = -1;
+}
+
+void DaemonServer::Shutdown() {
+  for (Connection& c : connections_) {
+    close(c.fd);
+  }
+  connections_.clear();
+  for (const GpuReset& r : broker_->ResetAll()) {
+    if (!r.status.ok()) Log("shutdown: GPU " + std::to_string(r.gpu) + " clock NOT reset: " + r.status.message());
+  }
+  Log("stopped");
+}
+
+}  // namespace perseus::runtime

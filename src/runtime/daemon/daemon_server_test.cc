@@ -1,0 +1,260 @@
+// Tests of perseusd's socket front end in-process: a DaemonServer thread with
+// FakeGpus, driven through DaemonGpu and raw sockets; peers' uids injected.
+#include "runtime/daemon/daemon_server.h"
+
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <thread>
+
+#include "runtime/gpu/daemon_gpu.h"
+#include "runtime/gpu/fake_gpu.h"
+
+namespace perseus::runtime {
+namespace {
+
+// Polls `done` every millisecond for up to two seconds.
+template <typename Pred>
+bool WaitFor(Pred done) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
+class DaemonServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "perseusd_XXXXXX").string();
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+    socket_path_ = dir_ + "/run/perseusd.sock";
+    std::vector<std::unique_ptr<GpuControl>> gpus;
+    for (int i = 0; i < 2; ++i) {
+      auto gpu = std::make_unique<FakeGpu>(i);
+      fakes_.push_back(gpu.get());
+      gpus.push_back(std::move(gpu));
+    }
+    broker_ = std::make_unique<GpuBroker>(std::move(gpus));
+    ASSERT_EQ(pipe(stop_), 0);
+  }
+
+  void TearDown() override {
+    Stop();
+    server_.reset();
+    close(stop_[0]);
+    close(stop_[1]);
+    std::error_code ignored;
+    std::filesystem::remove_all(dir_, ignored);
+  }
+
+  DaemonServerOptions Options() {
+    DaemonServerOptions options;
+    options.socket_path = socket_path_;
+    options.log = [this](const std::string& line) {
+      std::lock_guard<std::mutex> lock(log_mu_);
+      log_ += line + "\n";
+    };
+    return options;
+  }
+
+  void Start(DaemonServerOptions options) {
+    Result<std::unique_ptr<DaemonServer>> server = DaemonServer::Listen(std::move(options), broker_.get());
+    ASSERT_TRUE(server.ok()) << server.status().ToString();
+    server_ = std::move(server).value();
+    thread_ = std::thread([this] { serve_status_ = server_->Serve(stop_[0]); });
+  }
+
+  void Stop() {
+    if (!thread_.joinable()) return;
+    ASSERT_EQ(write(stop_[1], "x", 1), 1);
+    thread_.join();
+  }
+
+  std::string Log() {
+    std::lock_guard<std::mutex> lock(log_mu_);
+    return log_;
+  }
+
+  // A raw connection for framing tests.
+  int Connect() {
+    sockaddr_un addr = {};
+    addr.sun_family = AF_UNIX;
+    std::strcpy(addr.sun_path, socket_path_.c_str());
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0) << std::strerror(errno);
+    return fd;
+  }
+  static void Send(int fd, const std::string& text) {
+    ASSERT_EQ(send(fd, text.data(), text.size(), MSG_NOSIGNAL), static_cast<ssize_t>(text.size()));
+  }
+  // Everything received until `lines` newlines arrived or the peer closed (2 s at most).
+  static std::string Receive(int fd, int lines) {
+    std::string text;
+    while (std::count(text.begin(), text.end(), '\n') < lines) {
+      pollfd p = {fd, POLLIN, 0};
+      if (poll(&p, 1, 2000) <= 0) break;
+      char buffer[4096];
+      ssize_t n = recv(fd, buffer, sizeof(buffer), 0);
+      if (n <= 0) break;
+      text.append(buffer, static_cast<size_t>(n));
+    }
+    return text;
+  }
+
+  std::string dir_;
+  std::string socket_path_;
+  std::vector<FakeGpu*> fakes_;
+  std::unique_ptr<GpuBroker> broker_;
+  std::unique_ptr<DaemonServer> server_;
+  std::thread thread_;
+  Status serve_status_;
+  int stop_[2] = {-1, -1};
+  std::mutex log_mu_;
+  std::string log_;
+};
+
+TEST_F(DaemonServerTest, DaemonGpuControlsTheGpuThroughTheSocket) {
+  Start(Options());
+  fakes_[1]->SetEnergyJ(3.5);
+  fakes_[1]->SetPowerW(210);
+  Result<std::unique_ptr<GpuControl>> gpu = OpenDaemonGpu(socket_path_, 1);
+  ASSERT_TRUE(gpu.ok()) << gpu.status().ToString();
+  EXPECT_EQ((*gpu)->Name(), "Fake A100");
+  EXPECT_EQ((*gpu)->Uuid(), "GPU-fake-1");
+  Result<std::vector<int>> clocks = (*gpu)->SupportedSmClocksMhz();
+  ASSERT_TRUE(clocks.ok()) << clocks.status().ToString();
+  EXPECT_EQ(clocks->size(), 81u);
+  ASSERT_TRUE((*gpu)->SetSmClockMhz(1200).ok());
+  EXPECT_EQ(fakes_[1]->LockedSmClockMhz(), 1200);
+  EXPECT_DOUBLE_EQ(*(*gpu)->TotalEnergyJ(), 3.5);
+  EXPECT_DOUBLE_EQ(*(*gpu)->PowerW(), 210.0);
+  Status bad = (*gpu)->SetSmClockMhz(1201);
+  EXPECT_EQ(bad.code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(bad.message(), "perseusd: field 'sm_clock_mhz': GPU 1: 1201 MHz is not a supported SM clock (nearest: "
+                           "1200 MHz; supported: 210-1410 MHz)");
+  ASSERT_TRUE((*gpu)->ResetSmClock().ok());
+  EXPECT_EQ(fakes_[1]->LockedSmClockMhz(), 0);
+}
+
+TEST_F(DaemonServerTest, DisconnectResetsTheClientsClocks) {
+  Start(Options());
+  Result<std::unique_ptr<GpuControl>> gpu = OpenDaemonGpu(socket_path_, 0);
+  ASSERT_TRUE(gpu.ok()) << gpu.status().ToString();
+  ASSERT_TRUE((*gpu)->SetSmClockMhz(1005).ok());
+  gpu = Status::Internal("closed");  // destroys the DaemonGpu: the connection closes
+  EXPECT_TRUE(WaitFor([&] { return fakes_[0]->LockedSmClockMhz() == 0; }));
+  EXPECT_TRUE(WaitFor([&] { return Log().find("gone: GPU 0 clock reset") != std::string::npos; })) << Log();
+  EXPECT_EQ(fakes_[1]->ResetCount(), 0);
+  // The GPU can be claimed again.
+  EXPECT_TRUE(OpenDaemonGpu(socket_path_, 0).ok());
+}
+
+TEST_F(DaemonServerTest, StopResetsEveryGpuAndRemovesTheSocket) {
+  Start(Options());
+  Result<std::unique_ptr<GpuControl>> gpu = OpenDaemonGpu(socket_path_, 0);
+  ASSERT_TRUE(gpu.ok()) << gpu.status().ToString();
+  ASSERT_TRUE((*gpu)->SetSmClockMhz(1005).ok());
+  Stop();
+  EXPECT_TRUE(serve_status_.ok());
+  EXPECT_EQ(fakes_[0]->LockedSmClockMhz(), 0);
+  EXPECT_EQ(fakes_[1]->ResetCount(), 1);
+  Status after = (*gpu)->SetSmClockMhz(1005);
+  EXPECT_EQ(after.code(), Status::Code::kIoError);
+  EXPECT_EQ(after.message(), "perseusd at " + socket_path_ + ": connection closed by the daemon");
+  server_.reset();
+  EXPECT_FALSE(std::filesystem::exists(socket_path_));
+}
+
+TEST_F(DaemonServerTest, RefusesAUidNotOnTheAllowList) {
+  DaemonServerOptions options = Options();
+  options.policy = PeerPolicy({1000}, 0);
+  options.read_peer = [](int) -> Result<PeerCredentials> { return PeerCredentials{4321, 4242, 4242}; };
+  Start(std::move(options));
+  Result<std::unique_ptr<GpuControl>> gpu = OpenDaemonGpu(socket_path_, 0);
+  ASSERT_FALSE(gpu.ok());
+  EXPECT_EQ(gpu.status().code(), Status::Code::kUnavailable);
+  EXPECT_EQ(gpu.status().message(),
+            "perseusd: uid 4242 (pid 4321) is not allowed to use perseusd (allowed: root, uid 1000); restart "
+            "perseusd with --allow-uid 4242 or --allow-user <name>");
+  EXPECT_EQ(fakes_[0]->SetCount() + fakes_[0]->ResetCount(), 0);
+  EXPECT_TRUE(WaitFor([&] { return Log().find("refused client pid 4321 uid 4242") != std::string::npos; })) << Log();
+}
+
+TEST_F(DaemonServerTest, AdmitsAUidOnTheAllowList) {
+  DaemonServerOptions options = Options();
+  options.policy = PeerPolicy({4242}, 0);
+  options.read_peer = [](int) -> Result<PeerCredentials> { return PeerCredentials{4321, 4242, 4242}; };
+  Start(std::move(options));
+  Result<std::unique_ptr<GpuControl>> gpu = OpenDaemonGpu(socket_path_, 0);
+  ASSERT_TRUE(gpu.ok()) << gpu.status().ToString();
+  EXPECT_TRUE((*gpu)->SetSmClockMhz(1410).ok());
+}
+
+TEST_F(DaemonServerTest, FramesLinesAcrossAndWithinWrites) {
+  Start(Options());
+  int fd = Connect();
+  Send(fd, "{\"op\":\"hello\",\"gpu\":0}\n\n{\"op\":\"set_clock\",\"gpu\":0,");
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  Send(fd, "\"sm_clock_mhz\":1110}\r\n{\"op\":\"energy\",\"gpu\":9}\n");
+  EXPECT_EQ(Receive(fd, 3),
+            "{\"gpu\":0,\"name\":\"Fake A100\",\"ok\":true,\"uuid\":\"GPU-fake-0\"}\n"
+            "{\"gpu\":0,\"ok\":true,\"sm_clock_mhz\":1110}\n"
+            "{\"code\":\"invalid_argument\",\"error\":\"field 'gpu': no GPU 9 on this node (it has 2: 0-1)\","
+            "\"ok\":false}\n");
+  EXPECT_EQ(fakes_[0]->LockedSmClockMhz(), 1110);
+  close(fd);
+  EXPECT_TRUE(WaitFor([&] { return fakes_[0]->LockedSmClockMhz() == 0; }));
+}
+
+TEST_F(DaemonServerTest, ClosesAConnectionWhoseLineIsTooLong) {
+  Start(Options());
+  int fd = Connect();
+  Send(fd, std::string(kMaxDaemonLineBytes + 100, 'x'));
+  EXPECT_EQ(Receive(fd, 2),
+            "{\"code\":\"invalid_argument\",\"error\":\"request line longer than 65536 bytes; closing the "
+            "connection\",\"ok\":false}\n");
+  char c;
+  EXPECT_EQ(recv(fd, &c, 1, 0), 0);  // closed by the daemon
+  close(fd);
+}
+
+TEST_F(DaemonServerTest, SocketIsGroupOnlyAndStaleFilesAreReplaced) {
+  std::filesystem::create_directories(dir_ + "/run");
+  int stale = socket(AF_UNIX, SOCK_STREAM, 0);  // bound, never listening: what a killed daemon leaves
+  sockaddr_un addr = {};
+  addr.sun_family = AF_UNIX;
+  std::strcpy(addr.sun_path, socket_path_.c_str());
+  ASSERT_EQ(bind(stale, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  close(stale);
+  Start(Options());
+  struct stat st;
+  ASSERT_EQ(stat(socket_path_.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0660u);
+  // A second daemon on the same path is refused while the first one listens.
+  GpuBroker other({});
+  Result<std::unique_ptr<DaemonServer>> second = DaemonServer::Listen(Options(), &other);
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().message(), socket_path_ + ": another perseusd is already listening there");
+}
+
+TEST_F(DaemonServerTest, RefusesToReplaceAFileThatIsNotASocket) {
+  std::filesystem::create_directories(dir_ + "/run");
+  { std::ofstream(socket_path_) << "precious"; }
+  Result<std::unique_ptr<DaemonServer>> server = DaemonServer::Listen(Options(), broker_.get());
+  ASSERT_FALSE(server.ok());
+  EXPECT_EQ(server.status().message(), socket_path_ + ": exists and is not a socket; not replacing it");
+}
+
+}  // namespace
+}  // namespace perseus::runtime

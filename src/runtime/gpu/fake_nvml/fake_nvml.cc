@@ -1,0 +1,305 @@
+// A fake libnvidia-ml.so.1 for tests and demos on machines without a GPU.
+//
+// It defines the NVML symbols NvmlGpu resolves (runtime/gpu/nvml_api.h) for
+// FAKE_NVML_GPUS fake A100-SXM4-40GB GPUs. Environment knobs, read on every
+// call so one process can change them between calls:
+//   FAKE_NVML_GPUS=N           number of GPUs (default 1, at most 16)
+//   FAKE_NVML_DENY_SET=1       set/reset of locked clocks -> NVML_ERROR_NO_PERMISSION
+//   FAKE_NVML_NOT_SUPPORTED=1  set/reset of locked clocks -> NVML_ERROR_NOT_SUPPORTED
+//   FAKE_NVML_NO_ENERGY=1      total energy counter      -> NVML_ERROR_NOT_SUPPORTED
+//   FAKE_NVML_INIT_ERROR=code  nvmlInit_v2 returns this nvmlReturn_t (e.g. 9)
+//   FAKE_NVML_STATE=path       keep the state in this file (fake_nvml_state.h)
+// The energy counter advances with CLOCK_MONOTONIC time times a power that
+// depends on the locked SM clock (unlocked counts as the maximum, 1410 MHz):
+// power_w = 80 + 320 * (f / 1410)^2, i.e. 400 W at 1410 MHz.
+// Thread safety: every call holds a process mutex and, with a state file, an
+// exclusive flock on it.
+#include <fcntl.h>
+#include <sys/file.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "runtime/gpu/fake_nvml/fake_nvml_state.h"
+#include "runtime/gpu/nvml_api.h"
+
+struct nvmlDevice_st {
+  unsigned index;
+};
+
+namespace {
+
+using perseus::runtime::FakeNvmlGpuState;
+
+constexpr unsigned kMaxGpus = 16;
+constexpr int kMaxSmClockMhz = 1410;
+constexpr int kMinSmClockMhz = 210;
+constexpr int kSmClockStepMhz = 15;
+constexpr unsigned kMemoryClocksMhz[] = {1215, 405};
+
+nvmlDevice_st g_devices[kMaxGpus] = {{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7},
+                                     {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}};
+std::atomic<int> g_init_count{0};
+std::mutex g_mu;
+std::vector<FakeNvmlGpuState> g_memory_state;  // used without FAKE_NVML_STATE; guarded by g_mu
+
+bool EnvFlag(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr && std::strcmp(v, "1") == 0;
+}
+
+unsigned GpuCount() {
+  const char* v = std::getenv("FAKE_NVML_GPUS");
+  if (v == nullptr || v[0] == '\0') return 1;
+  long n = std::strtol(v, nullptr, 10);
+  return static_cast<unsigned>(std::clamp<long>(n, 0, kMaxGpus));
+}
+
+int64_t NowNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+double PowerW(int locked_sm_clock_mhz) {
+  double f = locked_sm_clock_mhz > 0 ? locked_sm_clock_mhz : kMaxSmClockMhz;
+  double x = f / kMaxSmClockMhz;
+  return 80.0 + 320.0 * x * x;
+}
+
+// Advances every GPU's energy counter to `now_ns` at its current power.
+void AdvanceEnergy(std::vector<FakeNvmlGpuState>& gpus, int64_t now_ns) {
+  for (FakeNvmlGpuState& g : gpus) {
+    if (g.updated_ns != 0 && now_ns > g.updated_ns) {
+      g.energy_mj += PowerW(g.locked_sm_clock_mhz) * static_cast<double>(now_ns - g.updated_ns) / 1e6;
+    }
+    g.updated_ns = now_ns;
+  }
+}
+
+std::string ReadAll(int fd) {
+  std::string text;
+  char buf[4096];
+  off_t offset = 0;
+  for (;;) {
+    ssize_t n = pread(fd, buf, sizeof(buf), offset);
+    if (n <= 0) break;
+    text.append(buf, static_cast<size_t>(n));
+    offset += n;
+  }
+  return text;
+}
+
+void WriteAll(int fd, const std::string& text) {
+  if (ftruncate(fd, 0) != 0) return;
+  size_t done = 0;
+  while (done < text.size()) {
+    ssize_t n = pwrite(fd, text.data() + done, text.size() - done, static_cast<off_t>(done));
+    if (n <= 0) return;
+    done += static_cast<size_t>(n);
+  }
+}
+
+// Runs `op` on the state of all GPUs, loaded from and saved to FAKE_NVML_STATE
+// when set. `op` returns the NVML result.
+template <typename Op>
+nvmlReturn_t WithState(Op op) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  const char* path = std::getenv("FAKE_NVML_STATE");
+  int fd = -1;
+  std::vector<FakeNvmlGpuState> file_state;
+  std::vector<FakeNvmlGpuState>* gpus = &g_memory_state;
+  if (path != nullptr && path[0] != '\0') {
+    fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return NVML_ERROR_OPERATING_SYSTEM;
+    if (flock(fd, LOCK_EX) != 0) {
+      close(fd);
+      return NVML_ERROR_OPERATING_SYSTEM;
+    }
+    file_state = perseus::runtime::ParseFakeNvmlState(ReadAll(fd));
+    gpus = &file_state;
+  }
+  if (gpus->size() < GpuCount()) gpus->resize(GpuCount());
+  AdvanceEnergy(*gpus, NowNs());
+  nvmlReturn_t r = op(*gpus);
+  if (fd >= 0) {
+    WriteAll(fd, perseus::runtime::FormatFakeNvmlState(*gpus));
+    close(fd);  // releases the flock
+  }
+  return r;
+}
+
+// Common checks of a device call; NVML_SUCCESS when `device` is usable.
+nvmlReturn_t CheckDevice(nvmlDevice_t device) {
+  if (g_init_count.load() <= 0) return NVML_ERROR_UNINITIALIZED;
+  auto address = reinterpret_cast<uintptr_t>(device);
+  auto first = reinterpret_cast<uintptr_t>(&g_devices[0]);
+  auto end = reinterpret_cast<uintptr_t>(&g_devices[kMaxGpus]);
+  if (address < first || address >= end) return NVML_ERROR_INVALID_ARGUMENT;
+  if (device->index >= GpuCount()) return NVML_ERROR_GPU_IS_LOST;
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t CopyString(const std::string& s, char* out, unsigned length) {
+  if (out == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  if (length < s.size() + 1) return NVML_ERROR_INSUFFICIENT_SIZE;
+  std::memcpy(out, s.c_str(), s.size() + 1);
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t CopyList(const std::vector<unsigned>& values, unsigned* count, unsigned* out) {
+  if (count == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  if (*count < values.size() || out == nullptr) {
+    *count = static_cast<unsigned>(values.size());
+    return NVML_ERROR_INSUFFICIENT_SIZE;
+  }
+  std::copy(values.begin(), values.end(), out);
+  *count = static_cast<unsigned>(values.size());
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t CheckClockControl() {
+  if (EnvFlag("FAKE_NVML_NOT_SUPPORTED")) return NVML_ERROR_NOT_SUPPORTED;
+  if (EnvFlag("FAKE_NVML_DENY_SET")) return NVML_ERROR_NO_PERMISSION;
+  return NVML_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+
+nvmlReturn_t nvmlInit_v2(void) {
+  const char* forced = std::getenv("FAKE_NVML_INIT_ERROR");
+  if (forced != nullptr && forced[0] != '\0') return static_cast<nvmlReturn_t>(std::atoi(forced));
+  g_init_count.fetch_add(1);
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlShutdown(void) {
+  int previous = g_init_count.load();
+  while (previous > 0 && !g_init_count.compare_exchange_weak(previous, previous - 1)) {
+  }
+  return previous > 0 ? NVML_SUCCESS : NVML_ERROR_UNINITIALIZED;
+}
+
+const char* nvmlErrorString(nvmlReturn_t result) {
+  switch (result) {
+    case NVML_SUCCESS: return "Success";
+    case NVML_ERROR_UNINITIALIZED: return "Uninitialized";
+    case NVML_ERROR_INVALID_ARGUMENT: return "Invalid Argument";
+    case NVML_ERROR_NOT_SUPPORTED: return "Not Supported";
+    case NVML_ERROR_NO_PERMISSION: return "Insufficient Permissions";
+    case NVML_ERROR_ALREADY_INITIALIZED: return "Already Initialized";
+    case NVML_ERROR_NOT_FOUND: return "Not Found";
+    case NVML_ERROR_INSUFFICIENT_SIZE: return "Insufficient Size";
+    case NVML_ERROR_DRIVER_NOT_LOADED: return "Driver Not Loaded";
+    case NVML_ERROR_GPU_IS_LOST: return "GPU is lost";
+    case NVML_ERROR_OPERATING_SYSTEM: return "Operating System Error";
+    default: return "Unknown Error";
+  }
+}
+
+nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int* device_count) {
+  if (g_init_count.load() <= 0) return NVML_ERROR_UNINITIALIZED;
+  if (device_count == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  *device_count = GpuCount();
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t* device) {
+  if (g_init_count.load() <= 0) return NVML_ERROR_UNINITIALIZED;
+  if (device == nullptr || index >= GpuCount()) return NVML_ERROR_INVALID_ARGUMENT;
+  *device = &g_devices[index];
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char* name, unsigned int length) {
+  if (nvmlReturn_t r = CheckDevice(device); r != NVML_SUCCESS) return r;
+  return CopyString("NVIDIA A100-SXM4-40GB", name, length);
+}
+
+nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char* uuid, unsigned int length) {
+  if (nvmlReturn_t r = CheckDevice(device); r != NVML_SUCCESS) return r;
+  char text[64];
+  std::snprintf(text, sizeof(text), "GPU-00000000-fa4e-4000-8000-%012u", device->index);
+  return CopyString(text, uuid, length);
+}
+
+nvmlReturn_t nvmlDeviceGetSupportedMemoryClocks(nvmlDevice_t device, unsigned int* count, unsigned int* clocks_mhz) {
+  if (nvmlReturn_t r = CheckDevice(device); r != NVML_SUCCESS) return r;
+  return CopyList(std::vector<unsigned>(std::begin(kMemoryClocksMhz), std::end(kMemoryClocksMhz)), count, clocks_mhz);
+}
+
+// 1410, 1395, ..., 210 MHz at the high memory clock; up to 405 MHz at the low one.
+nvmlReturn_t nvmlDeviceGetSupportedGraphicsClocks(nvmlDevice_t device, unsigned int memory_clock_mhz,
+                                                  unsigned int* count, unsigned int* clocks_mhz) {
+  if (nvmlReturn_t r = CheckDevice(device); r != NVML_SUCCESS) return r;
+  int top_mhz = 0;
+  if (memory_clock_mhz == kMemoryClocksMhz[0]) top_mhz = kMaxSmClockMhz;
+  if (memory_clock_mhz == kMemoryClocksMhz[1]) top_mhz = 405;
+  if (top_mhz == 0) return NVML_ERROR_NOT_FOUND;
+  std::vector<unsigned> clocks;
+  for (int f = kMaxSmClockMhz; f >= kMinSmClockMhz; f -= kSmClockStepMhz) {
+    if (f <= top_mhz) clocks.push_back(static_cast<unsigned>(f));
+  }
+  return CopyList(clocks, count, clocks_mhz);
+}
+
+nvmlReturn_t nvmlDeviceSetGpuLockedClocks(nvmlDevice_t device, unsigned int min_clock_mhz,
+                                          unsigned int max_clock_mhz) {
+  if (nvmlReturn_t r = CheckDevice(device); r != NVML_SUCCESS) return r;
+  if (nvmlReturn_t r = CheckClockControl(); r != NVML_SUCCESS) return r;
+  if (min_clock_mhz > max_clock_mhz || max_clock_mhz > static_cast<unsigned>(kMaxSmClockMhz) ||
+      min_clock_mhz < static_cast<unsigned>(kMinSmClockMhz)) {
+    return NVML_ERROR_INVALID_ARGUMENT;
+  }
+  unsigned index = device->index;
+  return WithState([&](std::vector<FakeNvmlGpuState>& gpus) {
+    gpus[index].locked_sm_clock_mhz = static_cast<int>(max_clock_mhz);
+    gpus[index].sets++;
+    return NVML_SUCCESS;
+  });
+}
+
+nvmlReturn_t nvmlDeviceResetGpuLockedClocks(nvmlDevice_t device) {
+  if (nvmlReturn_t r = CheckDevice(device); r != NVML_SUCCESS) return r;
+  if (nvmlReturn_t r = CheckClockControl(); r != NVML_SUCCESS) return r;
+  unsigned index = device->index;
+  return WithState([&](std::vector<FakeNvmlGpuState>& gpus) {
+    gpus[index].locked_sm_clock_mhz = 0;
+    gpus[index].resets++;
+    return NVML_SUCCESS;
+  });
+}
+
+nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t device, unsigned long long* energy_mj) {
+  if (nvmlReturn_t r = CheckDevice(device); r != NVML_SUCCESS) return r;
+  if (EnvFlag("FAKE_NVML_NO_ENERGY")) return NVML_ERROR_NOT_SUPPORTED;
+  if (energy_mj == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  unsigned index = device->index;
+  return WithState([&](std::vector<FakeNvmlGpuState>& gpus) {
+    *energy_mj = static_cast<unsigned long long>(gpus[index].energy_mj);
+    return NVML_SUCCESS;
+  });
+}
+
+nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int* power_mw) {
+  if (nvmlReturn_t r = CheckDevice(device); r != NVML_SUCCESS) return r;
+  if (power_mw == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  unsigned index = device->index;
+  return WithState([&](std::vector<FakeNvmlGpuState>& gpus) {
+    *power_mw = static_cast<unsigned>(PowerW(gpus[index].locked_sm_clock_mhz) * 1000.0);
+    return NVML_SUCCESS;
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,62 @@
+// FakeNvmlEnvTest: a GoogleTest fixture for tests that load the fake
+// libnvidia-ml (FAKE_NVML_PATH, defined by the test's CMake target).
+//
+// SetUp gives every test a fresh state file in a new temporary directory,
+// two fake GPUs and none of the failure knobs; TearDown clears the knobs and
+// removes the directory. Tests change knobs with setenv before the call they
+// affect. Test-only: includes gtest.
+// Thread safety: setenv is not thread-safe; change knobs only while no other
+// thread of the test process calls the fake.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "runtime/gpu/fake_nvml/fake_nvml_state.h"
+
+namespace perseus::runtime {
+
+class FakeNvmlEnvTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ClearKnobs();
+    std::string tmpl = (std::filesystem::temp_directory_path() / "perseus_gpu_XXXXXX").string();
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+    state_path_ = dir_ + "/fake_nvml_state";
+    setenv("FAKE_NVML_STATE", state_path_.c_str(), 1);
+    setenv("FAKE_NVML_GPUS", "2", 1);
+  }
+
+  void TearDown() override {
+    ClearKnobs();
+    std::error_code ignored;
+    std::filesystem::remove_all(dir_, ignored);
+  }
+
+  static void ClearKnobs() {
+    for (const char* name : {"FAKE_NVML_STATE", "FAKE_NVML_GPUS", "FAKE_NVML_DENY_SET", "FAKE_NVML_NOT_SUPPORTED",
+                             "FAKE_NVML_NO_ENERGY", "FAKE_NVML_INIT_ERROR", "PERSEUS_NVML_LIBRARY"}) {
+      unsetenv(name);
+    }
+  }
+
+  // The fake's state file; empty before the first clock or energy call.
+  std::vector<FakeNvmlGpuState> ReadState() const {
+    std::ifstream in(state_path_);
+    std::stringstream text;
+    text << in.rdbuf();
+    return ParseFakeNvmlState(text.str());
+  }
+
+  std::string dir_;
+  std::string state_path_;
+};
+
+}  // namespace perseus::runtime

@@ -1,0 +1,60 @@
+// GpuControl: what the perseus runtime needs from one GPU.
+//
+// Perseus sets the SM clock of a GPU before each forward/backward computation
+// and reads the GPU's energy counter to report what a plan saved. This
+// interface hides where that happens: in-process through NVML (NvmlGpu), in
+// the root-owned node daemon perseusd (DaemonGpu), in the built-in GPU model
+// for emulated ranks (SimulatedGpu), or nowhere when clock control is denied
+// (MeasureOnlyGpu). See docs/gpu_control.md.
+//
+// Errors name the GPU ("GPU 0: ..."). Codes: kInvalidArgument for a clock the
+// GPU does not support, kUnavailable when the GPU or driver refuses clock
+// control (no permission, not supported), kNotFound for a missing library or
+// GPU, kIoError for a broken daemon connection, kInternal for anything else.
+//
+// Thread safety: every implementation is thread-safe; methods may be called
+// concurrently from several threads.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "perseus/status.h"
+
+namespace perseus::runtime {
+
+class GpuControl {
+ public:
+  virtual ~GpuControl() = default;
+
+  // Product name, e.g. "NVIDIA A100-SXM4-40GB".
+  virtual std::string Name() const = 0;
+  // Stable identifier, e.g. "GPU-4b1c...". Unique per physical GPU.
+  virtual std::string Uuid() const = 0;
+
+  // The SM clocks this GPU can be locked to, descending.
+  virtual Result<std::vector<int>> SupportedSmClocksMhz() = 0;
+  // Locks the SM clock to `sm_clock_mhz` (minimum = maximum = the value).
+  // REQUIRES: sm_clock_mhz is one of SupportedSmClocksMhz(); other values are
+  // refused with kInvalidArgument and a message naming the value.
+  virtual Status SetSmClockMhz(int sm_clock_mhz) = 0;
+  // Unlocks the SM clock: the driver picks clocks again.
+  virtual Status ResetSmClock() = 0;
+
+  // Energy drawn since an arbitrary origin; monotonic non-decreasing.
+  // Subtract two readings to get the energy of an interval.
+  virtual Result<double> TotalEnergyJ() = 0;
+  // Current board power draw.
+  virtual Result<double> PowerW() = 0;
+
+  // True when SetSmClockMhz only records the request and never changes the
+  // GPU (MeasureOnlyGpu); energy readings are still real.
+  virtual bool MeasureOnly() const { return false; }
+};
+
+// Ok if `sm_clock_mhz` is in `supported_mhz`; else kInvalidArgument:
+// "<gpu_label>: 1412 MHz is not a supported SM clock (nearest: 1410 MHz;
+// supported: 210-1410 MHz)". Shared by the implementations so the text is one.
+Status CheckSupportedSmClock(const std::vector<int>& supported_mhz, int sm_clock_mhz, const std::string& gpu_label);
+
+}  // namespace perseus::runtime

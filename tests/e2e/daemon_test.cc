@@ -1,0 +1,245 @@
+// End-to-end tests of the perseusd binary (PERSEUSD_PATH) with the fake
+// libnvidia-ml (FAKE_NVML_PATH): clients set clocks through DaemonGpu, and
+// the fake's state file shows what reached the "driver". Each test starts its
+// own daemon on a temporary socket; the daemon dies with the test process
+// (PR_SET_PDEATHSIG) and TearDown kills and reaps it, so none is left behind.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "runtime/gpu/daemon_gpu.h"
+#include "runtime/gpu/fake_nvml/fake_nvml_state.h"
+#include "runtime/gpu/open_gpu.h"
+
+extern char** environ;
+
+namespace perseus::runtime {
+namespace {
+
+template <typename Pred>
+bool WaitFor(Pred done, int timeout_ms = 3000) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return true;
+}
+
+std::string ReadText(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+class PerseusdTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "perseusd_e2e_XXXXXX").string();
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+    socket_ = dir_ + "/perseusd.sock";
+    state_ = dir_ + "/fake_nvml_state";
+    log_ = dir_ + "/perseusd.log";
+  }
+
+  void TearDown() override {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+    std::error_code ignored;
+    std::filesystem::remove_all(dir_, ignored);
+  }
+
+  // Starts perseusd with two fake GPUs; `env` adds fake NVML knobs.
+  pid_t Spawn(std::vector<std::string> args, std::vector<std::string> env) {
+    args.insert(args.begin(), "perseusd");
+    env.push_back("FAKE_NVML_STATE=" + state_);
+    env.push_back("FAKE_NVML_GPUS=2");
+    for (char** e = environ; *e != nullptr; ++e) {
+      if (std::strncmp(*e, "FAKE_NVML_", 10) != 0) env.push_back(*e);
+    }
+    // Everything the child needs is built before fork: it only calls async-signal-safe functions.
+    std::vector<char*> argv, envp;
+    for (std::string& a : args) argv.push_back(a.data());
+    for (std::string& e : env) envp.push_back(e.data());
+    argv.push_back(nullptr);
+    envp.push_back(nullptr);
+    int log_fd = open(log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (getppid() != parent) _exit(126);
+      dup2(log_fd, STDERR_FILENO);
+      execve(PERSEUSD_PATH, argv.data(), envp.data());
+      _exit(127);
+    }
+    close(log_fd);
+    return pid;
+  }
+
+  // Starts the daemon and waits until it accepts connections.
+  void StartDaemon(std::vector<std::string> env = {}) {
+    pid_ = Spawn({"--socket", socket_, "--nvml-library", FAKE_NVML_PATH}, std::move(env));
+    ASSERT_GT(pid_, 0);
+    bool exited = false;
+    bool up = WaitFor([&] {
+      sockaddr_un addr = {};
+      addr.sun_family = AF_UNIX;
+      std::strcpy(addr.sun_path, socket_.c_str());
+      int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      bool ok = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+      close(fd);
+      exited = !ok && waitpid(pid_, nullptr, WNOHANG) == pid_;
+      return ok || exited;
+    });
+    if (exited) pid_ = -1;  // reaped: nothing to kill in TearDown
+    ASSERT_FALSE(exited) << "perseusd exited: " << ReadText(log_);
+    ASSERT_TRUE(up) << "perseusd did not come up: " << ReadText(log_);
+  }
+
+  // Sends `sig` and returns the daemon's exit status (-1 if it did not exit in 3 s).
+  int StopDaemon(int sig) {
+    kill(pid_, sig);
+    return WaitForExit();
+  }
+
+  int WaitForExit() {
+    int status = 0;
+    bool exited = WaitFor([&] { return waitpid(pid_, &status, WNOHANG) == pid_; });
+    if (!exited) return -1;
+    pid_ = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+
+  std::vector<FakeNvmlGpuState> State() { return ParseFakeNvmlState(ReadText(state_)); }
+  int Locked(int gpu) {
+    std::vector<FakeNvmlGpuState> s = State();
+    return gpu < static_cast<int>(s.size()) ? s[gpu].locked_sm_clock_mhz : -1;
+  }
+
+  std::string dir_, socket_, state_, log_;
+  pid_t pid_ = -1;
+};
+
+TEST_F(PerseusdTest, SetsClocksForAClientAndResetsThemWhenItDisconnects) {
+  StartDaemon();
+  Result<std::unique_ptr<GpuControl>> gpu = OpenDaemonGpu(socket_, 1);
+  ASSERT_TRUE(gpu.ok()) << gpu.status().ToString() << "\n" << ReadText(log_);
+  EXPECT_EQ((*gpu)->Name(), "NVIDIA A100-SXM4-40GB");
+  EXPECT_EQ((*gpu)->Uuid(), "GPU-00000000-fa4e-4000-8000-000000000001");
+  ASSERT_TRUE((*gpu)->SetSmClockMhz(1200).ok());
+  EXPECT_EQ(Locked(1), 1200);
+  EXPECT_EQ(Locked(0), 0);
+  Result<double> e1 = (*gpu)->TotalEnergyJ();
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  Result<double> e2 = (*gpu)->TotalEnergyJ();
+  ASSERT_TRUE(e1.ok() && e2.ok());
+  EXPECT_GT(*e2, *e1);
+
+  gpu = Status::Internal("closed");  // the connection closes
+  EXPECT_TRUE(WaitFor([&] { return Locked(1) == 0; })) << ReadText(state_);
+  EXPECT_EQ(State()[1].sets, 1);
+}
+
+TEST_F(PerseusdTest, ResetsTheClocksOfAClientProcessThatDies) {
+  StartDaemon();
+  pid_t child = fork();
+  if (child == 0) {
+    Result<std::unique_ptr<GpuControl>> gpu = OpenDaemonGpu(socket_, 0);
+    if (!gpu.ok() || !(*gpu)->SetSmClockMhz(1005).ok()) _exit(1);
+    raise(SIGKILL);  // a crash: no destructor, the kernel closes the socket
+    _exit(2);
+  }
+  ASSERT_GT(child, 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "the client failed to set the clock";
+  EXPECT_TRUE(WaitFor([&] { return Locked(0) == 0 && State()[0].resets == 2; })) << ReadText(state_);
+  EXPECT_EQ(State()[0].sets, 1);  // it was set, then reset (resets: one at start-up, one on disconnect)
+  EXPECT_TRUE(WaitFor([&] { return ReadText(log_).find("gone: GPU 0 clock reset") != std::string::npos; }))
+      << ReadText(log_);
+}
+
+TEST_F(PerseusdTest, SigtermResetsEveryGpuAndRemovesTheSocket) {
+  StartDaemon();
+  Result<std::unique_ptr<GpuControl>> gpu = OpenDaemonGpu(socket_, 0);
+  ASSERT_TRUE(gpu.ok()) << gpu.status().ToString();
+  ASSERT_TRUE((*gpu)->SetSmClockMhz(1410).ok());
+  EXPECT_EQ(Locked(0), 1410);
+  EXPECT_EQ(StopDaemon(SIGTERM), 0) << ReadText(log_);
+  EXPECT_EQ(Locked(0), 0);
+  EXPECT_EQ(State()[1].resets, 2);  // start-up and shutdown
+  EXPECT_FALSE(std::filesystem::exists(socket_));
+  EXPECT_NE(ReadText(log_).find("exiting on Terminated"), std::string::npos) << ReadText(log_);
+}
+
+TEST_F(PerseusdTest, OneClientPerGpu) {
+  StartDaemon();
+  Result<std::unique_ptr<GpuControl>> first = OpenDaemonGpu(socket_, 0);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  Result<std::unique_ptr<GpuControl>> second = OpenDaemonGpu(socket_, 0);
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().message(),
+            "perseusd: GPU 0 is claimed by another client (pid " + std::to_string(getpid()) + ", uid " +
+                std::to_string(geteuid()) + ")");
+  EXPECT_TRUE(OpenDaemonGpu(socket_, 1).ok());
+}
+
+TEST_F(PerseusdTest, RanksFallBackToMeasureOnlyWhenTheDaemonMayNotSetClocks) {
+  StartDaemon({"FAKE_NVML_DENY_SET=1"});
+  GpuOpenOptions options;
+  options.daemon_socket = socket_;
+  Result<std::unique_ptr<GpuControl>> gpu = OpenGpu(options);
+  ASSERT_TRUE(gpu.ok()) << gpu.status().ToString();
+  EXPECT_TRUE((*gpu)->MeasureOnly());
+  EXPECT_TRUE((*gpu)->SetSmClockMhz(1200).ok());
+  EXPECT_TRUE((*gpu)->TotalEnergyJ().ok());
+  EXPECT_EQ(Locked(0), 0);
+  EXPECT_NE(ReadText(log_).find("warning: cannot reset GPU 0: GPU 0: nvmlDeviceResetGpuLockedClocks: Insufficient "
+                                "Permissions (NVML_ERROR_NO_PERMISSION)"),
+            std::string::npos)
+      << ReadText(log_);
+
+  options.measure_only_fallback = false;
+  options.index = 1;
+  Result<std::unique_ptr<GpuControl>> strict = OpenGpu(options);
+  ASSERT_FALSE(strict.ok());
+  EXPECT_EQ(strict.status().message(),
+            "perseusd: GPU 1: nvmlDeviceResetGpuLockedClocks: Insufficient Permissions (NVML_ERROR_NO_PERMISSION); "
+            "run perseusd as root or grant clock permissions");
+}
+
+TEST_F(PerseusdTest, StartupErrorsAreReportedAndLeaveNoSocket) {
+  pid_ = Spawn({"--socket", socket_, "--nvml-library", dir_ + "/libnvidia-ml.so.1"}, {});
+  EXPECT_EQ(WaitForExit(), 1);
+  EXPECT_EQ(ReadText(log_), "perseusd: error: dlopen(" + dir_ + "/libnvidia-ml.so.1): " + dir_ +
+                                "/libnvidia-ml.so.1: cannot open shared object file: No such file or directory\n");
+  EXPECT_FALSE(std::filesystem::exists(socket_));
+
+  pid_ = Spawn({"--socket", socket_, "--nvml-library", FAKE_NVML_PATH, "--allow-user", "no-such-user-perseus"}, {});
+  EXPECT_EQ(WaitForExit(), 1);
+  EXPECT_EQ(ReadText(log_), "perseusd: error: --allow-user: user 'no-such-user-perseus': no such user\n");
+
+  pid_ = Spawn({"--socket", socket_, "--nvml-library", FAKE_NVML_PATH, "--socket-mode", "rw"}, {});
+  EXPECT_EQ(WaitForExit(), 1);
+  EXPECT_EQ(ReadText(log_), "perseusd: error: --socket-mode rw: expected an octal mode such as 0660\n");
+}
+
+}  // namespace
+}  // namespace perseus::runtime
