@@ -1,0 +1,22 @@
+// Helpers every subcommand shares: reporting an error the one way the CLI
+// does ("perseus: error: ..." on stderr and a non-zero exit) and writing a
+// set of output files so that a failure leaves none of them behind.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "perseus/status.h"
+
+namespace perseus::cli {
+
+// Prints "perseus: error: <message>" to stderr and returns exit code 1.
+int ReportError(const Status& status);
+
+// Writes every (file name, contents) pair into `dir` (created if missing).
+// Each file is written to a temporary name first; only when all are written
+// are they renamed into place, so on error nothing new appears in `dir`.
+Status WriteOutputs(const std::string& dir, const std::vector<std::pair<std::string, std::string>>& files);
+
+}  // namespace perseus::cli

@@ -1,0 +1,136 @@
+// SolveFrontier: sweep, discretise, filter, bound.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "optimizer/critical_path.h"
+#include "optimizer/discretize.h"
+#include "optimizer/frontier_sweep.h"
+#include "optimizer/lower_bound.h"
+#include "optimizer/node_costs.h"
+#include "perseus/optimizer.h"
+
+namespace perseus {
+
+using optimizer::NodeCosts;
+
+const FrontierPlan* Frontier::PlanForTime(double time_s) const {
+  const FrontierPlan* best = nullptr;
+  for (const FrontierPlan& p : plans) {
+    if (p.time_s <= time_s * (1 + 1e-12)) best = &p;  // time ascending, energy descending
+  }
+  return best;
+}
+
+namespace {
+
+constexpr long kMaxSweepSteps = 5'000'000;
+
+double Seconds(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+}
+
+FrontierPlan MakePlan(const Problem& problem, PlanChoice choice) {
+  PlanCost c = EvaluatePlan(problem, choice);
+  return FrontierPlan{std::move(choice), c.time_s, c.energy_j, 0};
+}
+
+// Keeps the plans no other plan beats in both time and energy; time ascending.
+std::vector<FrontierPlan> ParetoFilter(std::vector<FrontierPlan> plans) {
+  std::sort(plans.begin(), plans.end(), [](const FrontierPlan& a, const FrontierPlan& b) {
+    return a.time_s != b.time_s ? a.time_s < b.time_s : a.energy_j < b.energy_j;
+  });
+  std::vector<FrontierPlan> kept;
+  for (FrontierPlan& p : plans) {
+    if (kept.empty() || p.energy_j < kept.back().energy_j * (1 - 1e-12)) kept.push_back(std::move(p));
+  }
+  return kept;
+}
+
+Status CheckOptions(const Problem& problem, const FrontierOptions& options) {
+  if (!(options.unit_time_s > 0) || !std::isfinite(options.unit_time_s)) {
+    return Status::InvalidArgument("unit time: expected a positive number of seconds");
+  }
+  if (options.lower_bound_samples < 0 || options.lower_bound_samples > 10000) {
+    return Status::InvalidArgument("lower bound samples: expected 0..10000");
+  }
+  if (problem.nodes.empty()) return Status::InvalidArgument("problem has no computations");
+  return Status::Ok();
+}
+
+// The sweep, recording a discrete plan about every unit of time.
+Result<std::vector<FrontierPlan>> Sweep(const Problem& problem, const std::vector<NodeCosts>& costs,
+                                        const FrontierOptions& options, double all_max_time_s, int& steps) {
+  optimizer::FrontierSweep sweep(problem, costs, options.unit_time_s);
+  std::vector<FrontierPlan> candidates;
+  auto record = [&](double deadline_s) {
+    candidates.push_back(MakePlan(problem, optimizer::Discretize(problem, costs, sweep.durations_s(), deadline_s)));
+  };
+  record(sweep.time_s());
+  double last_recorded = sweep.time_s();
+  bool passed_all_max = sweep.time_s() <= all_max_time_s;
+  while (sweep.Step()) {
+    if (sweep.steps() > kMaxSweepSteps) {
+      return Status::InvalidArgument("unit time " + std::to_string(options.unit_time_s) +
+                                     " s is too small for this problem (over 5 million steps); use a larger one");
+    }
+    if (!passed_all_max && sweep.time_s() <= all_max_time_s) {
+      passed_all_max = true;
+      record(all_max_time_s);
+    }
+    if (sweep.time_s() <= last_recorded - options.unit_time_s * (1 - 1e-6)) {
+      record(sweep.time_s());
+      last_recorded = sweep.time_s();
+    }
+  }
+  if (last_recorded != sweep.time_s()) record(sweep.time_s());
+  steps = sweep.steps();
+  return candidates;
+}
+
+std::vector<double> SampleTimes(double fastest_s, double slowest_s, double all_max_s, int samples) {
+  std::vector<double> t;
+  if (samples <= 0) return t;
+  for (int k = 0; k < samples; ++k) {
+    // Exactly at the fastest time the relaxation is degenerate; stay a hair above.
+    double lo = fastest_s * (1 + 1e-9);
+    t.push_back(samples == 1 ? lo : lo + (slowest_s - lo) * k / (samples - 1));
+  }
+  if (all_max_s > fastest_s && all_max_s < slowest_s) t.push_back(all_max_s);
+  return t;
+}
+
+Status AddLowerBounds(const Problem& problem, const std::vector<NodeCosts>& costs, int samples, Frontier& f) {
+  std::vector<double> fastest(costs.size()), es;
+  for (size_t i = 0; i < costs.size(); ++i) fastest[i] = costs[i].min_time_s();
+  double fastest_s = optimizer::ForwardPass(problem, fastest, es);
+  double slowest_s = std::max(f.plans.back().time_s, fastest_s);
+  Result<optimizer::EnergyLowerBound> lb = optimizer::EnergyLowerBound::Compute(
+      problem, costs, SampleTimes(fastest_s, slowest_s, f.all_max.time_s, samples));
+  if (!lb.ok()) return lb.status();
+  for (FrontierPlan& p : f.plans) p.lower_bound_j = lb->AtTime(p.time_s);
+  f.all_max.lower_bound_j = lb->AtTime(f.all_max.time_s);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<Frontier> SolveFrontier(const Problem& problem, const FrontierOptions& options) {
+  PERSEUS_RETURN_IF_ERROR(CheckOptions(problem, options));
+  auto t0 = std::chrono::steady_clock::now();
+  std::vector<NodeCosts> costs = optimizer::BuildNodeCosts(problem);
+  Frontier f;
+  f.all_max = MakePlan(problem, AllMaxPlan(problem));
+  Result<std::vector<FrontierPlan>> candidates = Sweep(problem, costs, options, f.all_max.time_s, f.stats.sweep_steps);
+  if (!candidates.ok()) return candidates.status();
+  candidates->push_back(f.all_max);
+  f.stats.candidate_plans = static_cast<int>(candidates->size());
+  f.plans = ParetoFilter(std::move(*candidates));
+  f.stats.solve_s = Seconds(t0);
+  auto t1 = std::chrono::steady_clock::now();
+  if (options.lower_bound_samples > 0) PERSEUS_RETURN_IF_ERROR(AddLowerBounds(problem, costs, options.lower_bound_samples, f));
+  f.stats.lower_bound_s = Seconds(t1);
+  return f;
+}
+
+}  // namespace perseus

@@ -1,0 +1,57 @@
+// The iteration-time sweep: the Phillips-Dessouky method run exactly on the
+// continuous convex relaxation, with real-valued durations (no time
+// quantisation, no curve fitting).
+//
+// Each step takes the critical subgraph, finds with one min cut the cheapest
+// way to shorten every critical path (shortening forward-cut computations,
+// lengthening backward-cut ones), and moves as far as that cut stays optimal:
+// up to one unit of time, to the next breakpoint of a touched cost curve, or
+// until a non-critical path becomes critical, whichever comes first. The
+// durations after each step therefore solve the relaxation at that time.
+// Not thread-safe.
+#pragma once
+
+#include <vector>
+
+#include "optimizer/min_cut.h"
+#include "optimizer/node_costs.h"
+#include "perseus/problem.h"
+
+namespace perseus::optimizer {
+
+class FrontierSweep {
+ public:
+  // Starts with every computation at its cheapest hull vertex (time T*).
+  FrontierSweep(const Problem& problem, const std::vector<NodeCosts>& costs, double unit_s);
+
+  // Shortens the iteration; returns false once no critical path can shrink.
+  bool Step();
+
+  const std::vector<double>& durations_s() const { return duration_s_; }
+  double time_s() const { return time_s_; }
+  int steps() const { return steps_; }
+
+ private:
+  void BuildCutNetwork(double tolerance_s);
+  // Fills direction_ from the cut (-1 shorten, +1 lengthen); false if nothing shortens.
+  bool ReadCut();
+  double BreakpointLimit() const;
+  // Largest step <= max_step_s after which no path exceeds time_s_ - step.
+  double PathLimit(double max_step_s);
+
+  const Problem& problem_;
+  const std::vector<NodeCosts>& costs_;
+  double unit_s_;
+  std::vector<double> duration_s_;
+  double time_s_ = 0;
+  int steps_ = 0;
+  // Scratch reused across steps.
+  std::vector<double> earliest_start_, latest_finish_, trial_, trial_start_;
+  std::vector<int> event_of_;  // node -> start event id (finish = +1), -1 if not critical
+  std::vector<int> critical_, moved_, best_pred_;
+  std::vector<signed char> direction_;
+  std::vector<char> source_side_;
+  MinCut cut_;
+};
+
+}  // namespace perseus::optimizer

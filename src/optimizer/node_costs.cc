@@ -1,0 +1,120 @@
+// Pareto filtering and convex hulls of computation options.
+#include "optimizer/node_costs.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+
+namespace perseus::optimizer {
+namespace {
+
+std::vector<CostPoint> ParetoFront(const std::vector<FreqPoint>& options, double blocking_power_w) {
+  std::vector<CostPoint> pts;
+  for (int i = 0; i < static_cast<int>(options.size()); ++i) {
+    pts.push_back({options[i].time_s, options[i].energy_j - blocking_power_w * options[i].time_s, i});
+  }
+  // Time ascending; among equal times the cheapest first, then the lowest index
+  // (highest frequency) so ties resolve deterministically.
+  std::sort(pts.begin(), pts.end(), [](const CostPoint& a, const CostPoint& b) {
+    if (a.time_s != b.time_s) return a.time_s < b.time_s;
+    if (a.cost_j != b.cost_j) return a.cost_j < b.cost_j;
+    return a.option < b.option;
+  });
+  std::vector<CostPoint> front;
+  for (const CostPoint& p : pts) {
+    if (front.empty() || p.cost_j < front.back().cost_j) front.push_back(p);
+  }
+  return front;
+}
+
+// Cross product sign of (b-a) x (c-a); >= 0 means b is not below segment a-c.
+double Cross(const CostPoint& a, const CostPoint& b, const CostPoint& c) {
+  return (b.time_s - a.time_s) * (c.cost_j - a.cost_j) - (b.cost_j - a.cost_j) * (c.time_s - a.time_s);
+}
+
+std::vector<CostPoint> LowerHull(const std::vector<CostPoint>& front) {
+  std::vector<CostPoint> hull;
+  for (const CostPoint& p : front) {
+    while (hull.size() >= 2 && Cross(hull[hull.size() - 2], hull.back(), p) <= 0) hull.pop_back();
+    hull.push_back(p);
+  }
+  return hull;
+}
+
+}  // namespace
+
+NodeCosts::NodeCosts(const std::vector<FreqPoint>& options, double blocking_power_w)
+    : pareto_(ParetoFront(options, blocking_power_w)), hull_(LowerHull(pareto_)) {}
+
+int NodeCosts::SegmentAt(double d, bool left) const {
+  // Segment k joins hull_[k] and hull_[k+1]. `left`: the segment just below d.
+  auto it = left ? std::lower_bound(hull_.begin(), hull_.end(), d,
+                                    [](const CostPoint& p, double v) { return p.time_s < v; })
+                 : std::upper_bound(hull_.begin(), hull_.end(), d,
+                                    [](double v, const CostPoint& p) { return v < p.time_s; });
+  int k = static_cast<int>(it - hull_.begin()) - 1;
+  return k;
+}
+
+double NodeCosts::HullCost(double d) const {
+  if (d >= hull_.back().time_s) return hull_.back().cost_j;
+  int k = std::max(0, SegmentAt(d, false));
+  const CostPoint& a = hull_[k];
+  const CostPoint& b = hull_[k + 1];
+  double w = (d - a.time_s) / (b.time_s - a.time_s);
+  return a.cost_j + w * (b.cost_j - a.cost_j);
+}
+
+double NodeCosts::ShortenRate(double d) const {
+  int k = SegmentAt(d - kTimeEps * std::max(1.0, d), true);
+  if (k < 0) return std::numeric_limits<double>::infinity();
+  if (k + 1 >= static_cast<int>(hull_.size())) return 0;
+  return (hull_[k].cost_j - hull_[k + 1].cost_j) / (hull_[k + 1].time_s - hull_[k].time_s);
+}
+
+double NodeCosts::LengthenRate(double d) const {
+  int k = SegmentAt(d + kTimeEps * std::max(1.0, d), true);
+  if (k + 1 >= static_cast<int>(hull_.size()) || k < 0) return 0;
+  return (hull_[k].cost_j - hull_[k + 1].cost_j) / (hull_[k + 1].time_s - hull_[k].time_s);
+}
+
+double NodeCosts::HullVertexBelow(double d) const {
+  double best = d;
+  for (auto it = hull_.rbegin(); it != hull_.rend(); ++it) {
+    if (it->time_s < d * (1 - kTimeEps)) return it->time_s;
+  }
+  return best;
+}
+
+double NodeCosts::HullVertexAbove(double d) const {
+  for (const CostPoint& p : hull_) {
+    if (p.time_s > d * (1 + kTimeEps)) return p.time_s;
+  }
+  return d;
+}
+
+int NodeCosts::CheapestWithin(double d) const {
+  // pareto_ is time ascending and cost descending: the last one that fits.
+  auto it = std::upper_bound(pareto_.begin(), pareto_.end(), d * (1 + kTimeEps),
+                             [](double v, const CostPoint& p) { return v < p.time_s; });
+  return static_cast<int>(it - pareto_.begin()) - 1;
+}
+
+std::vector<NodeCosts> BuildNodeCosts(const Problem& problem) {
+  std::vector<NodeCosts> out;
+  out.reserve(problem.nodes.size());
+  std::map<std::pair<int, int>, size_t> seen;  // (virtual stage, instruction) -> first node
+  for (const ProblemNode& n : problem.nodes) {
+    auto key = std::make_pair(n.virtual_stage, static_cast<int>(n.comp.instruction));
+    auto it = seen.find(key);
+    if (it != seen.end()) {
+      out.push_back(out[it->second]);
+    } else {
+      seen[key] = out.size();
+      out.emplace_back(n.options, problem.blocking_power_w);
+    }
+  }
+  return out;
+}
+
+}  // namespace perseus::optimizer

@@ -1,0 +1,58 @@
+// Per-computation cost curves used by the solver.
+//
+// The cost of running computation i with option o is c = e_o - P_block * t_o:
+// with E = sum e_i + P_block * (S*T - sum t_i) = sum c_i + P_block*S*T, for a
+// fixed iteration time T minimising energy means minimising the sum of costs.
+// For each node this keeps the Pareto-optimal options (faster ones cost more)
+// and their lower convex hull, the continuous relaxation the sweep and the
+// lower bound work on. Immutable after construction.
+#pragma once
+
+#include <vector>
+
+#include "perseus/problem.h"
+
+namespace perseus::optimizer {
+
+struct CostPoint {
+  double time_s = 0;
+  double cost_j = 0;
+  int option = 0;  // index into ProblemNode::options
+};
+
+class NodeCosts {
+ public:
+  NodeCosts(const std::vector<FreqPoint>& options, double blocking_power_w);
+
+  // Time ascending, cost strictly descending.
+  const std::vector<CostPoint>& pareto() const { return pareto_; }
+  // Vertices of the lower convex hull of pareto(), time ascending.
+  const std::vector<CostPoint>& hull() const { return hull_; }
+  double min_time_s() const { return hull_.front().time_s; }
+  double max_time_s() const { return hull_.back().time_s; }
+
+  // Convex-hull cost at duration d (REQUIRES: min_time_s() <= d); flat past max_time_s().
+  double HullCost(double d) const;
+  // Cost increase per second of shortening from d (infinity at min_time_s()).
+  double ShortenRate(double d) const;
+  // Cost decrease per second of lengthening from d (0 at or past max_time_s()).
+  double LengthenRate(double d) const;
+  // The next hull vertex strictly below / above d (d itself if none).
+  double HullVertexBelow(double d) const;
+  double HullVertexAbove(double d) const;
+  // Index into pareto() of the cheapest option with time <= d, or -1.
+  int CheapestWithin(double d) const;
+
+ private:
+  int SegmentAt(double d, bool left) const;
+  std::vector<CostPoint> pareto_;
+  std::vector<CostPoint> hull_;
+};
+
+// Builds one NodeCosts per problem node; nodes with identical options share work.
+std::vector<NodeCosts> BuildNodeCosts(const Problem& problem);
+
+// Relative tolerance for comparing times.
+inline constexpr double kTimeEps = 1e-9;
+
+}  // namespace perseus::optimizer
