@@ -22,8 +22,7 @@ void ForwardFill(const Problem& problem, const std::vector<NodeCosts>& costs, do
   std::vector<double> d = Durations(costs, idx), latest_finish, start(problem.nodes.size(), 0.0);
   BackwardPass(problem, d, deadline_s, latest_finish);
   for (int i = 0; i < problem.num_nodes(); ++i) {
-    int best = costs[i].CheapestWithin(latest_finish[i] - start[i]);
-    if (best > idx[i]) idx[i] = best;
+    idx[i] = costs[i].CheapestWithinFrom(latest_finish[i] - start[i], idx[i]);
     double finish = start[i] + costs[i].pareto()[idx[i]].time_s;
     for (int v : problem.nodes[i].succs) start[v] = std::max(start[v], finish);
   }
@@ -37,8 +36,7 @@ void BackwardFill(const Problem& problem, const std::vector<NodeCosts>& costs, d
   ForwardPass(problem, d, earliest_start);
   std::vector<double> finish(problem.nodes.size(), deadline_s);
   for (int i = problem.num_nodes() - 1; i >= 0; --i) {
-    int best = costs[i].CheapestWithin(finish[i] - earliest_start[i]);
-    if (best > idx[i]) idx[i] = best;
+    idx[i] = costs[i].CheapestWithinFrom(finish[i] - earliest_start[i], idx[i]);
     double start = finish[i] - costs[i].pareto()[idx[i]].time_s;
     for (int u : problem.nodes[i].preds) finish[u] = std::min(finish[u], start);
   }

@@ -58,15 +58,23 @@ Status CheckOptions(const Problem& problem, const FrontierOptions& options) {
   return Status::Ok();
 }
 
-// The sweep, recording a discrete plan about every unit of time.
-Result<std::vector<FrontierPlan>> Sweep(const Problem& problem, const std::vector<NodeCosts>& costs,
-                                        const FrontierOptions& options, double all_max_time_s, int& steps) {
-  optimizer::FrontierSweep sweep(problem, costs, options.unit_time_s);
+struct SweepResult {
   std::vector<FrontierPlan> candidates;
+  optimizer::RelaxationCurve relaxation;
+  int steps = 0;
+};
+
+// The sweep, recording a discrete plan about every unit of time and the
+// relaxation's cost at every step.
+Result<SweepResult> Sweep(const Problem& problem, const std::vector<NodeCosts>& costs, const FrontierOptions& options,
+                          double all_max_time_s) {
+  optimizer::FrontierSweep sweep(problem, costs, options.unit_time_s);
+  SweepResult out{{}, optimizer::RelaxationCurve(problem.blocking_power_w * problem.num_stages()), 0};
   auto record = [&](double deadline_s) {
-    candidates.push_back(MakePlan(problem, optimizer::Discretize(problem, costs, sweep.durations_s(), deadline_s)));
+    out.candidates.push_back(MakePlan(problem, optimizer::Discretize(problem, costs, sweep.durations_s(), deadline_s)));
   };
   record(sweep.time_s());
+  out.relaxation.Add(sweep.time_s(), sweep.relaxation_cost_j());
   double last_recorded = sweep.time_s();
   bool passed_all_max = sweep.time_s() <= all_max_time_s;
   while (sweep.Step()) {
@@ -74,6 +82,7 @@ Result<std::vector<FrontierPlan>> Sweep(const Problem& problem, const std::vecto
       return Status::InvalidArgument("unit time " + std::to_string(options.unit_time_s) +
                                      " s is too small for this problem (over 5 million steps); use a larger one");
     }
+    out.relaxation.Add(sweep.time_s(), sweep.relaxation_cost_j());
     if (!passed_all_max && sweep.time_s() <= all_max_time_s) {
       passed_all_max = true;
       record(all_max_time_s);
@@ -84,32 +93,47 @@ Result<std::vector<FrontierPlan>> Sweep(const Problem& problem, const std::vecto
     }
   }
   if (last_recorded != sweep.time_s()) record(sweep.time_s());
-  steps = sweep.steps();
-  return candidates;
+  out.relaxation.Finish();
+  out.steps = sweep.steps();
+  return out;
 }
 
 std::vector<double> SampleTimes(double fastest_s, double slowest_s, double all_max_s, int samples) {
+  // The all-max time first (the bound users look at most), then spread out.
   std::vector<double> t;
   if (samples <= 0) return t;
-  for (int k = 0; k < samples; ++k) {
-    // Exactly at the fastest time the relaxation is degenerate; stay a hair above.
-    double lo = fastest_s * (1 + 1e-9);
-    t.push_back(samples == 1 ? lo : lo + (slowest_s - lo) * k / (samples - 1));
-  }
-  if (all_max_s > fastest_s && all_max_s < slowest_s) t.push_back(all_max_s);
+  // Exactly at the fastest time the relaxation is degenerate; stay a hair above.
+  double lo = fastest_s * (1 + 1e-9);
+  t.push_back(std::max(all_max_s, lo));
+  for (int k = 1; k < samples; ++k) t.push_back(lo + (slowest_s - lo) * k / samples);
   return t;
 }
 
-Status AddLowerBounds(const Problem& problem, const std::vector<NodeCosts>& costs, int samples, Frontier& f) {
-  std::vector<double> fastest(costs.size()), es;
-  for (size_t i = 0; i < costs.size(); ++i) fastest[i] = costs[i].min_time_s();
-  double fastest_s = optimizer::ForwardPass(problem, fastest, es);
-  double slowest_s = std::max(f.plans.back().time_s, fastest_s);
-  Result<optimizer::EnergyLowerBound> lb = optimizer::EnergyLowerBound::Compute(
-      problem, costs, SampleTimes(fastest_s, slowest_s, f.all_max.time_s, samples));
-  if (!lb.ok()) return lb.status();
-  for (FrontierPlan& p : f.plans) p.lower_bound_j = lb->AtTime(p.time_s);
-  f.all_max.lower_bound_j = lb->AtTime(f.all_max.time_s);
+// Lower bounds from the sweep's relaxation, cross-checked by independent
+// min-cost-flow solves; on disagreement the independent bounds are used.
+Status AddLowerBounds(const Problem& problem, const std::vector<NodeCosts>& costs, const FrontierOptions& options,
+                      const optimizer::RelaxationCurve& relaxation, Frontier& f) {
+  const optimizer::EnergyLowerBound* fallback = nullptr;
+  Result<optimizer::EnergyLowerBound> lb = Status::Internal("not computed");
+  if (options.lower_bound_samples > 0) {
+    std::vector<double> fastest(costs.size()), es;
+    for (size_t i = 0; i < costs.size(); ++i) fastest[i] = costs[i].min_time_s();
+    double fastest_s = optimizer::ForwardPass(problem, fastest, es);
+    double slowest_s = std::max(f.plans.back().time_s, fastest_s);
+    lb = optimizer::EnergyLowerBound::Compute(problem, costs,
+                                              SampleTimes(fastest_s, slowest_s, f.all_max.time_s, options.lower_bound_samples));
+    if (!lb.ok()) return lb.status();
+    f.stats.lower_bound_checked = true;
+    for (const auto& tangent : lb->tangents()) {
+      double err = (relaxation.CostAt(tangent.time_s) - tangent.cost_j) / std::max(1.0, std::abs(tangent.cost_j));
+      f.stats.lower_bound_max_error = std::max(f.stats.lower_bound_max_error, std::abs(err));
+      if (err > 1e-6) f.stats.lower_bound_checked = false;
+    }
+    if (!f.stats.lower_bound_checked) fallback = &*lb;
+  }
+  auto bound = [&](double t) { return fallback ? fallback->AtTime(t) : relaxation.AtTime(t); };
+  for (FrontierPlan& p : f.plans) p.lower_bound_j = bound(p.time_s);
+  f.all_max.lower_bound_j = bound(f.all_max.time_s);
   return Status::Ok();
 }
 
@@ -121,14 +145,15 @@ Result<Frontier> SolveFrontier(const Problem& problem, const FrontierOptions& op
   std::vector<NodeCosts> costs = optimizer::BuildNodeCosts(problem);
   Frontier f;
   f.all_max = MakePlan(problem, AllMaxPlan(problem));
-  Result<std::vector<FrontierPlan>> candidates = Sweep(problem, costs, options, f.all_max.time_s, f.stats.sweep_steps);
-  if (!candidates.ok()) return candidates.status();
-  candidates->push_back(f.all_max);
-  f.stats.candidate_plans = static_cast<int>(candidates->size());
-  f.plans = ParetoFilter(std::move(*candidates));
+  Result<SweepResult> sweep = Sweep(problem, costs, options, f.all_max.time_s);
+  if (!sweep.ok()) return sweep.status();
+  f.stats.sweep_steps = sweep->steps;
+  sweep->candidates.push_back(f.all_max);
+  f.stats.candidate_plans = static_cast<int>(sweep->candidates.size());
+  f.plans = ParetoFilter(std::move(sweep->candidates));
   f.stats.solve_s = Seconds(t0);
   auto t1 = std::chrono::steady_clock::now();
-  if (options.lower_bound_samples > 0) PERSEUS_RETURN_IF_ERROR(AddLowerBounds(problem, costs, options.lower_bound_samples, f));
+  PERSEUS_RETURN_IF_ERROR(AddLowerBounds(problem, costs, options, sweep->relaxation, f));
   f.stats.lower_bound_s = Seconds(t1);
   return f;
 }

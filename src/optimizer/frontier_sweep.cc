@@ -8,47 +8,54 @@
 
 namespace perseus::optimizer {
 namespace {
-constexpr int kSource = 0;
-constexpr int kSink = 1;
 constexpr int kMaxPathRounds = 64;
 }  // namespace
 
 FrontierSweep::FrontierSweep(const Problem& problem, const std::vector<NodeCosts>& costs, double unit_s)
-    : problem_(problem), costs_(costs), unit_s_(unit_s) {
-  duration_s_.resize(problem.num_nodes());
-  for (int i = 0; i < problem.num_nodes(); ++i) duration_s_[i] = costs[i].max_time_s();
-  direction_.assign(problem.num_nodes(), 0);
+    : problem_(problem), costs_(costs), unit_s_(unit_s), cut_(2 * problem.num_nodes() + 2) {
+  const int n = problem.num_nodes();
+  duration_s_.resize(n);
+  for (int i = 0; i < n; ++i) {
+    duration_s_[i] = costs[i].max_time_s();
+    relaxation_cost_j_ += costs[i].HullCost(duration_s_[i]);
+  }
+  direction_.assign(n, 0);
   time_s_ = ForwardPass(problem_, duration_s_, earliest_start_);
+  for (int i = 0; i < n; ++i) cut_.AddArc(Start(i), Start(i) + 1);
+  for (int i = 0; i < n; ++i) {
+    for (int j : problem.nodes[i].succs) dependency_arcs_.push_back({i, j, cut_.AddArc(Start(i) + 1, Start(j))});
+    if (problem.nodes[i].preds.empty()) source_arcs_.emplace_back(i, cut_.AddArc(MinCut::kSource, Start(i)));
+    if (problem.nodes[i].succs.empty()) sink_arcs_.emplace_back(i, cut_.AddArc(Start(i) + 1, MinCut::kSink));
+  }
 }
 
 void FrontierSweep::BuildCutNetwork(double tol) {
+  // Computations off the critical path and dependencies with slack get
+  // bounds [0, 0]: they neither block nor cost a cut.
   const int n = problem_.num_nodes();
   BackwardPass(problem_, duration_s_, time_s_, latest_finish_);
-  event_of_.assign(n, -1);
+  critical_flag_.assign(n, 0);
   critical_.clear();
-  int events = 2;
   for (int i = 0; i < n; ++i) {
-    if (latest_finish_[i] - earliest_start_[i] - duration_s_[i] <= tol) {
-      event_of_[i] = events;
-      events += 2;
+    const double d = duration_s_[i];
+    if (latest_finish_[i] - earliest_start_[i] - d <= tol) {
+      critical_flag_[i] = 1;
       critical_.push_back(i);
+      const double upper = costs_[i].ShortenRate(d), lower = costs_[i].LengthenRate(d);
+      cut_.SetBounds(i, lower, std::isinf(upper) ? kInfiniteCapacity : std::max(upper, lower));
+    } else {
+      cut_.SetBounds(i, 0, 0);
     }
   }
-  cut_.Reset(events);
-  for (int i : critical_) {
-    const int s = event_of_[i];
-    const double d = duration_s_[i];
-    const double upper = costs_[i].ShortenRate(d);
-    const double lower = costs_[i].LengthenRate(d);
-    cut_.AddArc(s, s + 1, lower, std::isinf(upper) ? kInfiniteCapacity : std::max(upper, lower));
-    const double finish = earliest_start_[i] + d;
-    if (earliest_start_[i] <= tol) cut_.AddArc(kSource, s, 0, kInfiniteCapacity);
-    if (finish >= time_s_ - tol) cut_.AddArc(s + 1, kSink, 0, kInfiniteCapacity);
-    for (int j : problem_.nodes[i].succs) {
-      if (event_of_[j] >= 0 && latest_finish_[j] - duration_s_[j] - finish <= tol) {
-        cut_.AddArc(s + 1, event_of_[j], 0, kInfiniteCapacity);
-      }
-    }
+  for (const DependencyArc& dep : dependency_arcs_) {
+    const bool tight = critical_flag_[dep.from] && critical_flag_[dep.to] &&
+                       latest_finish_[dep.to] - duration_s_[dep.to] - earliest_start_[dep.from] - duration_s_[dep.from] <= tol;
+    cut_.SetBounds(dep.arc, 0, tight ? kInfiniteCapacity : 0);
+  }
+  for (auto [i, arc] : source_arcs_) cut_.SetBounds(arc, 0, critical_flag_[i] ? kInfiniteCapacity : 0);
+  for (auto [i, arc] : sink_arcs_) {
+    const bool tight = critical_flag_[i] && earliest_start_[i] + duration_s_[i] >= time_s_ - tol;
+    cut_.SetBounds(arc, 0, tight ? kInfiniteCapacity : 0);
   }
 }
 
@@ -57,7 +64,7 @@ bool FrontierSweep::ReadCut() {
   moved_.clear();
   bool shortens = false;
   for (int i : critical_) {
-    const int s = event_of_[i];
+    const int s = Start(i);
     if (source_side_[s] && !source_side_[s + 1]) direction_[i] = -1, shortens = true;
     else if (!source_side_[s] && source_side_[s + 1]) direction_[i] = +1;
     else continue;
@@ -107,12 +114,14 @@ bool FrontierSweep::Step() {
   // cannot shorten, widen the tolerance and cut again.
   for (double tol = time_s_ * kTimeEps; tol < unit_s_; tol *= 100) {
     BuildCutNetwork(tol);
-    if (cut_.Solve(kSource, kSink, source_side_) >= kInfiniteCapacity / 2) return false;
+    if (cut_.Solve(source_side_) >= kInfiniteCapacity / 2) return false;
     if (!ReadCut()) return false;
     double step = PathLimit(BreakpointLimit());
     if (step <= time_s_ * kTimeEps) continue;
     for (int i : moved_) {
+      relaxation_cost_j_ -= costs_[i].HullCost(duration_s_[i]);
       duration_s_[i] = std::clamp(duration_s_[i] + step * direction_[i], costs_[i].min_time_s(), costs_[i].max_time_s());
+      relaxation_cost_j_ += costs_[i].HullCost(duration_s_[i]);
     }
     time_s_ = ForwardPass(problem_, duration_s_, earliest_start_);
     ++steps_;

@@ -29,9 +29,12 @@ class FrontierSweep {
 
   const std::vector<double>& durations_s() const { return duration_s_; }
   double time_s() const { return time_s_; }
+  // Cost (sum of hull costs, J) of the relaxation's optimum at time_s().
+  double relaxation_cost_j() const { return relaxation_cost_j_; }
   int steps() const { return steps_; }
 
  private:
+  static int Start(int node) { return 2 + 2 * node; }  // start event; finish is +1
   void BuildCutNetwork(double tolerance_s);
   // Fills direction_ from the cut (-1 shorten, +1 lengthen); false if nothing shortens.
   bool ReadCut();
@@ -44,10 +47,20 @@ class FrontierSweep {
   double unit_s_;
   std::vector<double> duration_s_;
   double time_s_ = 0;
+  double relaxation_cost_j_ = 0;
   int steps_ = 0;
   // Scratch reused across steps.
   std::vector<double> earliest_start_, latest_finish_, trial_, trial_start_;
-  std::vector<int> event_of_;  // node -> start event id (finish = +1), -1 if not critical
+  // The cut network has a start and a finish event per computation (ids
+  // 2+2i and 3+2i, a topological order) and fixed arcs whose bounds each
+  // step sets: arc i is computation i; then one per dependency, then one from
+  // the source per first computation and one to the sink per last one.
+  struct DependencyArc {
+    int from, to, arc;
+  };
+  std::vector<DependencyArc> dependency_arcs_;
+  std::vector<std::pair<int, int>> source_arcs_, sink_arcs_;  // (node, arc)
+  std::vector<char> critical_flag_;
   std::vector<int> critical_, moved_, best_pred_;
   std::vector<signed char> direction_;
   std::vector<char> source_side_;

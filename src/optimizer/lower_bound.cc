@@ -68,6 +68,39 @@ void BuildNetwork(const Problem& problem, const std::vector<NodeCosts>& costs, d
 
 }  // namespace
 
+void RelaxationCurve::Add(double time_s, double cost_j) {
+  time_s_.push_back(time_s);
+  cost_j_.push_back(cost_j);
+}
+
+void RelaxationCurve::Finish() {
+  std::reverse(time_s_.begin(), time_s_.end());
+  std::reverse(cost_j_.begin(), cost_j_.end());
+  double best = std::numeric_limits<double>::infinity();
+  for (size_t k = 0; k < time_s_.size(); ++k) {
+    best = std::min(best, cost_j_[k] + blocking_power_w_ * time_s_[k]);
+    prefix_min_energy_j_.push_back(best);
+  }
+}
+
+double RelaxationCurve::CostAt(double t) const {
+  if (time_s_.empty()) return 0;
+  if (t >= time_s_.back()) return cost_j_.back();
+  if (t <= time_s_.front()) return cost_j_.front();
+  size_t k = std::upper_bound(time_s_.begin(), time_s_.end(), t) - time_s_.begin();
+  double w = (t - time_s_[k - 1]) / (time_s_[k] - time_s_[k - 1]);
+  return cost_j_[k - 1] + w * (cost_j_[k] - cost_j_[k - 1]);
+}
+
+double RelaxationCurve::AtTime(double t) const {
+  if (time_s_.empty()) return 0;
+  // Between visited times the energy bound is linear, so its minimum over
+  // [fastest, t] is at a visited time or at t itself.
+  size_t k = std::upper_bound(time_s_.begin(), time_s_.end(), t) - time_s_.begin();
+  double at_t = CostAt(t) + blocking_power_w_ * t;
+  return k == 0 ? at_t : std::min(prefix_min_energy_j_[k - 1], at_t);
+}
+
 Result<EnergyLowerBound> EnergyLowerBound::Compute(const Problem& problem, const std::vector<NodeCosts>& costs,
                                                    const std::vector<double>& sample_times_s) {
   EnergyLowerBound lb;

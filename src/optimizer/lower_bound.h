@@ -1,12 +1,15 @@
-// Certified lower bounds on iteration energy: the convex relaxation of the
-// problem (each computation's cost curve replaced by its lower convex hull,
-// durations continuous) solved exactly as a min-cost circulation with LEMON's
-// network simplex, at a handful of iteration times.
+// Lower bounds on iteration energy from the convex relaxation of the problem
+// (each computation's cost curve replaced by its lower convex hull, durations
+// continuous). Its optimal cost LB(T) is convex and non-increasing in T, and
+// no plan with iteration time <= T uses less energy than
+// min over T' <= T of LB(T') + P_block * S * T'.
 //
-// The relaxation's cost LB(T) is convex and non-increasing in T; the flow on
-// the deadline arc is its (negated) slope, so each solve gives a tangent line
-// that bounds LB everywhere. No plan with iteration time <= T can use less
-// energy than AtTime(T). Immutable after Compute; thread-safe to query.
+// RelaxationCurve holds LB at the times the sweep visited (exact between
+// them, where LB is linear). EnergyLowerBound solves the relaxation
+// independently as a min-cost circulation with LEMON's network simplex at a
+// few times; the flow on the deadline arc is LB's (negated) slope, so each
+// solve is a tangent line bounding LB everywhere. Both are immutable once
+// built and thread-safe to query.
 #pragma once
 
 #include <vector>
@@ -16,6 +19,24 @@
 #include "perseus/status.h"
 
 namespace perseus::optimizer {
+
+class RelaxationCurve {
+ public:
+  explicit RelaxationCurve(double blocking_power_w) : blocking_power_w_(blocking_power_w) {}
+  // Points must come in decreasing time (the sweep's order); Finish() once
+  // after the last, before any query.
+  void Add(double time_s, double cost_j);
+  void Finish();
+  // LB(T) by linear interpolation; the slowest cost past the slowest point.
+  double CostAt(double time_s) const;
+  // Lower bound on the energy of any plan whose iteration time is <= time_s.
+  double AtTime(double time_s) const;
+
+ private:
+  std::vector<double> time_s_, cost_j_;  // ascending after Finish()
+  std::vector<double> prefix_min_energy_j_;
+  double blocking_power_w_;  // x stages
+};
 
 class EnergyLowerBound {
  public:
@@ -31,6 +52,7 @@ class EnergyLowerBound {
 
   // Lower bound on the energy of any plan whose iteration time is <= time_s.
   double AtTime(double time_s) const;
+  // The relaxation's exact optimal cost at the i-th sample time.
   const std::vector<Tangent>& tangents() const { return tangents_; }
 
  private:

@@ -1,14 +1,20 @@
 // Minimum s-t cut in a network whose arcs have lower and upper capacities,
 // the step of the Phillips-Dessouky method: the value of a cut X is
 //     sum of upper(a) over arcs leaving X - sum of lower(a) over arcs entering X.
-// Lower bounds are folded into node terms so one max flow solves it.
+// Lower bounds are folded into node terms (an arc to the sink or from the
+// source per node) so one max flow solves it.
 //
-// Two max-flow engines: LEMON's Preflow (push-relabel) and a hand-written
-// Dinic. bench/min_cut_bench.cc shows Preflow spends far longer on the sweep's
-// networks (infinite-capacity precedence arcs make push-relabel shuttle excess
-// back to the source; LEMON 1.3.1's EdmondsKarp header does not compile), so
-// the sweep uses Dinic; Preflow stays as the cross-check in tests.
-// Not thread-safe; reuse one instance to avoid reallocations.
+// The network's arcs are fixed; only their bounds change between solves, as
+// they do between steps of the sweep. Solve() therefore starts from the
+// previous maximum flow: it trims flow that no longer fits (cancelling it back
+// to the source or on to the sink along the acyclic flow) and augments from
+// there (Dinic), so a step costs a few graph passes instead of a max flow from
+// scratch. SolveWithLemonPreflow() solves the same cut from scratch with
+// LEMON's push-relabel; bench/min_cut_bench.cc compares the two (LEMON 1.3.1's
+// EdmondsKarp header does not compile) and the tests use it as a cross-check.
+// REQUIRES: arcs go from lower to higher node id except into the sink (node 1)
+// and out of the source (node 0), i.e. node ids are a topological order of the
+// network with the source first and the sink last. Not thread-safe.
 #pragma once
 
 #include <vector>
@@ -19,42 +25,43 @@ inline constexpr double kInfiniteCapacity = 1e20;
 
 class MinCut {
  public:
-  enum class Algorithm { kDinic, kLemonPreflow };
-  explicit MinCut(Algorithm algorithm = Algorithm::kDinic) : algorithm_(algorithm) {}
+  static constexpr int kSource = 0;
+  static constexpr int kSink = 1;
 
-  // Starts a new network with nodes 0..num_nodes-1.
-  void Reset(int num_nodes);
+  explicit MinCut(int num_nodes);
+  // Adds an arc with bounds [0, 0]; returns its id. Only before the first Solve.
+  int AddArc(int from, int to);
   // REQUIRES: 0 <= lower <= upper (upper may be kInfiniteCapacity).
-  void AddArc(int from, int to, double lower, double upper);
-  // Returns the minimum cut value (>= kInfiniteCapacity/2 means no finite cut)
-  // and marks the source side in `source_side`.
-  double Solve(int source, int sink, std::vector<char>& source_side);
+  void SetBounds(int arc, double lower, double upper);
+
+  // Returns the minimum cut value (>= kInfiniteCapacity/2: no finite cut) and
+  // marks the source side in `source_side`.
+  double Solve(std::vector<char>& source_side);
+  double SolveWithLemonPreflow(std::vector<char>& source_side);
 
  private:
-  struct Arc {
-    int from, to;
-    double lower, upper;
-  };
-  // Capacities after folding lower bounds in; returns the constant term.
-  double FoldLowerBounds(int source, int sink);
-  double SolvePreflow(int source, int sink, std::vector<char>& source_side);
-  double SolveDinic(int source, int sink, std::vector<char>& source_side);
-  bool DinicLevels(int source, int sink);
-  double DinicPush(int v, int sink, double limit);
+  void Finalize();
+  double FoldLowerBounds();
+  void TrimToCapacities();
+  void Augment();
+  void BuildResidualIndex();
+  double Residual(int entry) const;
+  int Head(int entry) const;
+  bool BuildLevels(bool stop_at_sink);
+  double Push(int v, double limit);
+  int Order(int v) const;  // position of node v in topological order
 
-  Algorithm algorithm_;
-  int num_nodes_ = 0;
-  std::vector<Arc> arcs_;
-  std::vector<double> excess_;
-  // Residual network in compressed adjacency form (Dinic).
-  struct Edge {
-    int to;
-    double cap;
-  };
-  std::vector<int> from_, to_;        // folded arcs
-  std::vector<double> cap_;
-  std::vector<Edge> edges_;           // edge e and e^1 are a pair
-  std::vector<int> first_, next_edge_, level_, cursor_, queue_;
+  int num_nodes_;
+  bool finalized_ = false;
+  // Arcs 0..num_user_arcs_-1 are the caller's; then per node one arc to the
+  // sink and one from the source carry the folded lower bounds.
+  int num_user_arcs_ = 0;
+  std::vector<int> from_, to_;
+  std::vector<double> lower_, upper_, cap_, flow_;
+  std::vector<int> out_first_, out_next_, in_first_, in_next_;
+  std::vector<double> balance_;
+  std::vector<int> level_, queue_, cursor_;
+  std::vector<int> adj_start_, adj_fill_, adj_;  // residual index (see BuildResidualIndex)
 };
 
 }  // namespace perseus::optimizer

@@ -100,6 +100,13 @@ int NodeCosts::CheapestWithin(double d) const {
   return static_cast<int>(it - pareto_.begin()) - 1;
 }
 
+int NodeCosts::CheapestWithinFrom(double d, int from) const {
+  const double limit = d * (1 + kTimeEps);
+  const int n = static_cast<int>(pareto_.size());
+  while (from + 1 < n && pareto_[from + 1].time_s <= limit) ++from;
+  return from;
+}
+
 std::vector<NodeCosts> BuildNodeCosts(const Problem& problem) {
   std::vector<NodeCosts> out;
   out.reserve(problem.nodes.size());
