@@ -1,0 +1,86 @@
+"""perseus.Optimizer against a real server, with simulated GPUs."""
+import time
+
+import pytest
+
+import perseus
+
+
+def _register(server, job, dp=1, pp=2, microbatches=4):
+    reply = perseus.register_job(server, {
+        "id": job, "dp": dp, "pp": pp, "tp": 1, "microbatches": microbatches,
+        "profiling": {"iterations_per_clock": 1, "clock_stride": 10}})
+    assert reply["created"] is True
+
+
+def _step(opt, stage, order):
+    """One training iteration of a simulated stage (real time, sleeps the modelled time)."""
+    opt.on_step_begin()
+    for ins in order:
+        while not opt.clock_settled():
+            time.sleep(0.0001)
+        opt.on_instruction_begin(ins)
+        opt.simulate(ins, 0.002 * (2 if ins == "backward" else 1) * (1 + 0.2 * stage))
+        opt.on_instruction_end(ins)
+    opt.on_step_end()
+
+
+ORDERS = [["forward", "forward", "backward", "forward", "backward", "forward", "backward", "backward"],
+          ["forward", "backward"] * 4]
+
+
+def test_two_ranks_profile_and_run(server):
+    _register(server, "py")
+    opts = [perseus.Optimizer(server, "py", rank=s, dp_rank=0, pp_rank=s, tp_rank=0, gpu_index=s,
+                              gpu="simulated:A100", poll_interval_ms=20, restore_on_signal=False)
+            for s in range(2)]
+    try:
+        deadline = time.time() + 120
+        while perseus.job_status(server, "py")["phase"] != "running" and time.time() < deadline:
+            for s, opt in enumerate(opts):
+                _step(opt, s, ORDERS[s])
+        assert perseus.job_status(server, "py")["phase"] == "running"
+        deadline = time.time() + 30
+        while opts[0].stats()["plan_kind"] != "frontier" and time.time() < deadline:
+            for s, opt in enumerate(opts):
+                _step(opt, s, ORDERS[s])
+        stats = opts[0].stats()
+        assert stats["registered"] and stats["connected"]
+        assert stats["plan_kind"] == "frontier"
+        assert stats["schedule_mismatches"] == 0
+        assert stats["measurements_sent"] > 0
+        assert "A100" in opts[0].gpu_name
+    finally:
+        for opt in opts:
+            opt.close()
+
+
+def test_hook_errors_and_unreachable_server():
+    opt = perseus.Optimizer("http://127.0.0.1:9", "nojob", rank=0, gpu="simulated:A100",
+                            poll_interval_ms=20, restore_on_signal=False)
+    with opt:
+        opt.on_step_begin()
+        with pytest.raises(ValueError, match="instruction: expected 'forward' or 'backward', got 'fwd'"):
+            opt.on_instruction_begin("fwd")
+        opt.on_instruction_begin("forward")
+        opt.on_instruction_end("forward")
+        opt.on_step_end()  # training goes on without a server
+        time.sleep(0.1)
+        assert opt.stats()["connected"] is False
+        assert opt.stats()["registered"] is False
+    with pytest.raises(RuntimeError, match="closed|not"):
+        opt.stats()
+
+
+def test_bad_gpu_spec():
+    with pytest.raises(ValueError, match="gpu: expected 'simulated:<name>', 'nvml' or 'daemon:<socket>'"):
+        perseus.Optimizer("http://127.0.0.1:9", "j", rank=0, gpu="cuda")
+    with pytest.raises(LookupError):
+        perseus.Optimizer("http://127.0.0.1:9", "j", rank=0, gpu="simulated:Z80")
+
+
+def test_register_job_errors(server):
+    with pytest.raises(ValueError, match="field 'microbatches': missing"):
+        perseus.register_job(server, {"id": "bad", "dp": 1, "pp": 2})
+    with pytest.raises(LookupError, match="job 'nope' is not registered"):
+        perseus.job_status(server, "nope")

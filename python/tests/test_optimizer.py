@@ -1,0 +1,62 @@
+"""The offline optimizer from Python: profiles, problems, frontiers, errors."""
+import pytest
+
+import perseus
+
+CSV = """stage,instruction,frequency,time,energy
+0,forward,1410,0.010,3.0
+0,forward,1200,0.011,2.6
+0,forward,1000,0.013,2.5
+0,backward,1410,0.020,6.0
+0,backward,1200,0.022,5.2
+0,backward,1000,0.026,5.0
+1,forward,1410,0.014,4.2
+1,forward,1200,0.0155,3.6
+1,forward,1000,0.018,3.4
+1,backward,1410,0.028,8.4
+1,backward,1200,0.031,7.3
+1,backward,1000,0.036,7.0
+"""
+
+
+def test_profile_round_trip():
+    profile = perseus.parse_profile_csv(CSV, "profile.csv")
+    assert profile.num_stages == 2
+    assert [p.freq_mhz for p in profile.points(0, "forward")] == [1410, 1200, 1000]
+    again = perseus.parse_profile_csv(profile.to_csv())
+    assert again.to_csv() == profile.to_csv()
+
+
+def test_frontier_and_plans():
+    profile = perseus.parse_profile_csv(CSV)
+    problem = perseus.build_problem(profile, schedule="1f1b", microbatches=4, blocking_power_w=60)
+    assert problem.num_stages == 2
+    assert problem.num_nodes == 16
+    frontier = perseus.solve_frontier(problem, unit_time_s=1e-3)
+    plans = frontier.plans
+    assert len(plans) >= 2
+    assert all(a.time_s <= b.time_s for a, b in zip(plans, plans[1:]))
+    assert all(a.energy_j >= b.energy_j for a, b in zip(plans, plans[1:]))
+    assert plans[0].energy_j <= frontier.all_max.energy_j
+    fastest = frontier.no_slowdown_plan()
+    assert fastest is not None and fastest.time_s <= frontier.all_max.time_s * (1 + 1e-9)
+    assert frontier.plan_for_time(0.0) is None
+    assert frontier.plan_for_time(1e9).time_s == frontier.min_energy_plan().time_s
+    time_s, energy_j = perseus.evaluate_plan(problem, fastest.choice)
+    assert time_s == pytest.approx(fastest.time_s)
+    assert energy_j == pytest.approx(fastest.energy_j)
+    stages = perseus.stage_plans(problem, fastest)
+    assert len(stages) == 2
+    assert stages[0][0][0] == "forward"
+    assert {clock for _, _, clock in stages[0]} <= {1410, 1200, 1000}
+
+
+def test_errors_become_exceptions_with_the_message():
+    with pytest.raises(ValueError, match=r"profile.csv:2: column 'time'"):
+        perseus.parse_profile_csv("stage,instruction,frequency,time,energy\n0,forward,1410,abc,1\n", "profile.csv")
+    with pytest.raises(ValueError, match="schedule"):
+        perseus.build_problem(perseus.parse_profile_csv(CSV), schedule="zigzag", microbatches=4)
+    with pytest.raises(OSError):
+        perseus.load_profile("/nonexistent/profile.csv")
+    with pytest.raises(ValueError, match="instruction"):
+        perseus.parse_profile_csv(CSV).points(0, "sideways")

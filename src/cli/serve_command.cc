@@ -1,0 +1,112 @@
+#include "cli/serve_command.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+#include <thread>
+
+#include "common/file_util.h"
+#include "runtime/server/http_server.h"
+#include "runtime/server/job_service.h"
+#include "runtime/server/store.h"
+
+namespace perseus::cli {
+
+namespace {
+
+int Fail(const std::string& message) {
+  std::cerr << "perseus: error: " << message << "\n";
+  return 1;
+}
+
+Result<std::string> LoadToken(const ServeArgs& args) {
+  if (!args.token.empty()) return args.token;
+  if (!args.token_file.empty()) {
+    Result<std::string> text = ReadFile(args.token_file);
+    if (!text.ok()) return text.status();
+    std::string token = *text;
+    while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ')) token.pop_back();
+    if (token.empty()) return Status::InvalidArgument("--token-file " + args.token_file + ": empty");
+    return token;
+  }
+  const char* env = std::getenv("PERSEUS_TOKEN");
+  return std::string(env ? env : "");
+}
+
+}  // namespace
+
+int RunServe(const ServeArgs& args) {
+  Result<std::string> token = LoadToken(args);
+  if (!token.ok()) return Fail(token.status().message());
+  std::FILE* log_out = stderr;
+  if (!args.log_file.empty()) {
+    log_out = std::fopen(args.log_file.c_str(), "a");
+    if (log_out == nullptr) return Fail("--log-file " + args.log_file + ": cannot open for appending");
+  }
+  server::JsonLog log(log_out);
+  Result<std::unique_ptr<server::Store>> store = server::Store::Open(args.db, args.full_sync);
+  if (!store.ok()) return Fail(store.status().message());
+  // Block the stop signals before any thread starts, so only sigwait sees them.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  Result<std::unique_ptr<server::JobService>> service = server::JobService::Create(store->get(), &log);
+  if (!service.ok()) return Fail(args.db + ": " + service.status().message());
+  server::ServerOptions options;
+  options.host = args.host;
+  options.port = args.port;
+  options.token = *token;
+  options.max_body_bytes = args.max_body_bytes;
+  options.threads = args.threads;
+  options.log_all_requests = args.log_requests;
+  server::HttpServer http(service->get(), &log, options);
+  Result<int> port = http.Bind();
+  if (!port.ok()) return Fail(port.status().message());
+  if (!args.port_file.empty()) {
+    Status st = WriteFileAtomic(args.port_file, std::to_string(*port) + "\n");
+    if (!st.ok()) return Fail(st.message());
+  }
+  std::atomic<bool> stopping{false};
+  std::thread stopper([&] {
+    int sig = 0;
+    sigwait(&stop_signals, &sig);
+    stopping = true;
+    log.Info("server_stopping", {{"signal", sig}});
+    http.Stop();
+  });
+  http.Serve();
+  if (!stopping) kill(getpid(), SIGTERM);  // wakes the stopper (the signal is blocked, so only sigwait sees it)
+  stopper.join();
+  if (log_out != stderr) std::fclose(log_out);
+  return 0;
+}
+
+void RegisterServeCommand(CLI::App& app) {
+  auto args = std::make_shared<ServeArgs>();
+  CLI::App* cmd = app.add_subcommand("serve", "Run the perseus server (HTTP API, state in SQLite)");
+  cmd->add_option("--db", args->db, "SQLite database (created if missing)")->capture_default_str();
+  cmd->add_option("--host", args->host, "Address to listen on")->capture_default_str();
+  cmd->add_option("--port", args->port, "TCP port (0: any free port)")->capture_default_str()->check(CLI::Range(0, 65535));
+  cmd->add_option("--token", args->token, "Bearer token required on mutating requests (or $PERSEUS_TOKEN)");
+  cmd->add_option("--token-file", args->token_file, "File holding the bearer token");
+  cmd->add_option("--max-body-bytes", args->max_body_bytes, "Largest request body accepted")->capture_default_str();
+  cmd->add_option("--threads", args->threads, "Connections served at once")->capture_default_str()->check(CLI::Range(1, 4096));
+  cmd->add_option("--log-file", args->log_file, "Append JSON-lines logs here instead of stderr");
+  cmd->add_flag("--log-requests", args->log_requests, "Also log successful read requests");
+  cmd->add_flag("--full-sync", args->full_sync, "fsync every commit (survive power loss)");
+  cmd->add_option("--port-file", args->port_file, "Write the bound port to this file");
+  cmd->callback([args] {
+    int rc = RunServe(*args);
+    if (rc != 0) throw CLI::RuntimeError(rc);
+  });
+}
+
+}  // namespace perseus::cli

@@ -1,0 +1,39 @@
+// `perseus serve`: runs the perseus server (HTTP API over a SQLite database).
+//
+//   perseus serve --db perseus.db [--host 127.0.0.1] [--port 7787] [--token-file F]
+//
+// RunServe blocks until SIGINT or SIGTERM and returns the exit code; errors
+// are printed as "perseus: error: ..." on stderr. The server keeps all state
+// in the database, so a restarted server (even after SIGKILL) continues
+// where it stopped. See docs/http_api.md.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace perseus::cli {
+
+struct ServeArgs {
+  std::string db = "perseus.db";
+  std::string host = "127.0.0.1";
+  int port = 7787;  // 0: any free port (see port_file)
+  std::string token;       // also from --token-file or $PERSEUS_TOKEN
+  std::string token_file;
+  size_t max_body_bytes = 1 << 20;
+  int threads = 256;
+  std::string log_file;    // empty: stderr
+  bool log_requests = false;
+  bool full_sync = false;  // fsync every commit (survives power loss, slower)
+  std::string port_file;   // write the bound port here once listening
+};
+
+int RunServe(const ServeArgs& args);
+// Adds the `serve` subcommand to `app`; its callback runs RunServe and
+// throws CLI::RuntimeError with a non-zero exit code.
+void RegisterServeCommand(CLI::App& app);
+
+}  // namespace perseus::cli

@@ -1,0 +1,98 @@
+#include "cli/status_command.h"
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include "runtime/client/server_api.h"
+
+namespace perseus::cli {
+
+using Json = nlohmann::json;
+
+namespace {
+
+std::string Num(const Json& v, const char* fmt) {
+  if (!v.is_number()) return "-";
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), fmt, v.get<double>());
+  return buf;
+}
+
+void PrintJobList(const Json& reply) {
+  if (reply["jobs"].empty()) {
+    std::cout << "no jobs\n";
+    return;
+  }
+  std::printf("%-24s %-12s %s\n", "JOB", "PHASE", "RANKS");
+  for (const Json& j : reply["jobs"]) {
+    std::printf("%-24s %-12s %d/%d\n", j["id"].get<std::string>().c_str(), j["phase"].get<std::string>().c_str(),
+                j["ranks_registered"].get<int>(), j["world_size"].get<int>());
+  }
+}
+
+void PrintJob(const Json& j) {
+  const Json& spec = j["spec"];
+  std::printf("job %s: %s (dp %d, pp %d, tp %d, %s, %d microbatches), ranks %d/%d\n",
+              j["id"].get<std::string>().c_str(), j["phase"].get<std::string>().c_str(), spec["dp"].get<int>(),
+              spec["pp"].get<int>(), spec["tp"].get<int>(), spec["schedule"].get<std::string>().c_str(),
+              spec["microbatches"].get<int>(), j["ranks_registered"].get<int>(), j["world_size"].get<int>());
+  if (!j["error"].get<std::string>().empty()) std::printf("error: %s\n", j["error"].get<std::string>().c_str());
+  for (const Json& s : j["profiling"]) {
+    std::printf("  stage %d: %s at %d MHz (clock %d of %d)\n", s["stage"].get<int>(),
+                s["done"].get<bool>() ? "profiled" : "profiling", s["sm_clock_mhz"].get<int>(),
+                s["clock_index"].get<int>() + 1, s["clocks"].get<int>());
+  }
+  if (j.contains("frontier")) {
+    const Json& f = j["frontier"];
+    std::printf("frontier: %d plans; all-max %s s %s J; fastest %s s %s J; min-energy %s s %s J\n",
+                f["plans"].get<int>(), Num(f["all_max"]["time_s"], "%.4f").c_str(),
+                Num(f["all_max"]["energy_j"], "%.1f").c_str(), Num(f["fastest"]["time_s"], "%.4f").c_str(),
+                Num(f["fastest"]["energy_j"], "%.1f").c_str(), Num(f["min_energy"]["time_s"], "%.4f").c_str(),
+                Num(f["min_energy"]["energy_j"], "%.1f").c_str());
+  }
+  for (const Json& p : j["pipelines"]) {
+    std::printf("  pipeline %d: plan %d, predicted %s s %s J, measured %s s %s J\n", p["pipeline"].get<int>(),
+                p["plan_index"].get<int>(), Num(p["predicted_time_s"], "%.4f").c_str(),
+                Num(p["predicted_energy_j"], "%.1f").c_str(), Num(p["measured_time_s"], "%.4f").c_str(),
+                Num(p["measured_energy_j"], "%.1f").c_str());
+  }
+  for (const Json& s : j["stragglers"]) {
+    std::printf("  straggler: pipeline %d, slowdown %.3f (%s)\n", s["pipeline"].get<int>(),
+                s["slowdown"].get<double>(), s["source"].get<std::string>().c_str());
+  }
+}
+
+}  // namespace
+
+int RunStatus(const StatusArgs& args) {
+  client::ServerApi api({args.server, ""});
+  Result<Json> reply = api.Get(args.job.empty() ? "/jobs" : "/jobs/" + args.job);
+  if (!reply.ok()) {
+    std::cerr << "perseus: error: " << reply.status().message() << "\n";
+    return 1;
+  }
+  if (args.json) {
+    std::cout << reply->dump(2) << "\n";
+  } else if (args.job.empty()) {
+    PrintJobList(*reply);
+  } else {
+    PrintJob(*reply);
+  }
+  return 0;
+}
+
+void RegisterStatusCommand(CLI::App& app) {
+  auto args = std::make_shared<StatusArgs>();
+  CLI::App* cmd = app.add_subcommand("status", "Show the jobs of a perseus server");
+  cmd->add_option("--server", args->server, "Server URL")->capture_default_str();
+  cmd->add_option("--job", args->job, "Show this job in detail");
+  cmd->add_flag("--json", args->json, "Print the server's JSON reply");
+  cmd->callback([args] {
+    int rc = RunStatus(*args);
+    if (rc != 0) throw CLI::RuntimeError(rc);
+  });
+}
+
+}  // namespace perseus::cli

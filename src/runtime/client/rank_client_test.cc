@@ -1,0 +1,168 @@
+// The rank client against an in-process server: registration, profiling,
+// running the fastest plan, a straggler, and losing and regaining the server.
+#include "runtime/client/rank_client.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "perseus/gpu_model.h"
+#include "runtime/gpu/simulated_gpu.h"
+#include "runtime/server/http_server.h"
+#include "runtime/server/test_util.h"
+
+namespace perseus::client {
+namespace {
+
+using server::Json;
+
+// A rank that runs its stage's schedule on a SimulatedGpu in virtual time.
+struct SimRank {
+  std::atomic<double> now_s{0};
+  std::shared_ptr<runtime::SimulatedGpu> gpu;
+  std::unique_ptr<RankClient> client;
+  std::vector<Computation> order;
+  std::vector<int> last_clocks;  // the clock each computation of the last step ran at
+
+  void Settle() {
+    for (int i = 0; i < 20000 && !client->ClockSettled(); ++i) std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+  void Step() {
+    client->OnStepBegin();
+    last_clocks.clear();
+    for (const Computation& c : order) {
+      Settle();
+      client->OnInstructionBegin(c.instruction);
+      KernelWork work{c.instruction == Instruction::kForward ? 0.01 : 0.02, 0.8, 300};
+      last_clocks.push_back(gpu->CurrentSmClockMhz());
+      now_s = now_s + gpu->Run(work).time_s;
+      client->OnInstructionEnd(c.instruction);
+      now_s = now_s + 0.002;
+    }
+    client->OnStepEnd();
+  }
+};
+
+class RankClientTest : public ::testing::Test {
+ protected:
+  void StartServer(int port) {
+    server::ServerOptions options;
+    options.port = port;
+    options.threads = 8;
+    options.token = "tok";
+    http_ = std::make_unique<server::HttpServer>(service_.get(), nullptr, options);
+    Result<int> bound = http_->Bind();
+    ASSERT_TRUE(bound.ok()) << bound.status().ToString();
+    port_ = *bound;
+    serve_ = std::thread([this] { http_->Serve(); });
+  }
+  void StopServer() {
+    http_->Stop();
+    serve_.join();
+    http_.reset();
+  }
+  void SetUp() override {
+    db_ = server::testing::TempDbPath("rank_client");
+    store_ = server::Store::Open(db_, false).value();
+    service_ = server::JobService::Create(store_.get(), nullptr, server::testing::UniformPlansSolver).value();
+    StartServer(0);
+    Json job = {{"id", "job"}, {"dp", 2}, {"pp", 2}, {"microbatches", 4}, {"blocking_power_w", 60},
+                {"profiling", {{"iterations_per_clock", 1}, {"clock_stride", 8}}}};
+    ASSERT_TRUE(service_->RegisterJob(job).ok());
+    Result<Schedule> schedule = BuildSchedule({ScheduleKind::k1F1B, 2, 4, 1});
+    for (int r = 0; r < 4; ++r) {
+      auto rank = std::make_unique<SimRank>();
+      SimRank* raw = rank.get();
+      rank->gpu = runtime::SimulatedGpu::Create("a100", r, [raw] { return raw->now_s.load(); }).value();
+      RankClientOptions o;
+      o.server = {"http://127.0.0.1:" + std::to_string(port_), "tok"};
+      o.identity = {"job", r, r / 2, r % 2, 0};
+      o.poll_interval_ms = 20;
+      o.retry_interval_ms = 50;
+      o.restore_on_signal = false;
+      o.now_s = [raw] { return raw->now_s.load(); };
+      rank->client = RankClient::Create(o, rank->gpu).value();
+      rank->order = schedule->per_stage[r % 2];
+      ranks_.push_back(std::move(rank));
+    }
+  }
+  void TearDown() override {
+    for (auto& r : ranks_) r->client->Close();
+    if (http_) StopServer();
+  }
+  // Runs steps on every rank until `done` holds (or ~20 s pass).
+  bool RunUntil(const std::function<bool()>& done) {
+    for (int i = 0; i < 2000; ++i) {
+      if (done()) return true;
+      for (auto& r : ranks_) r->Step();
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return done();
+  }
+  std::string Phase() { return (*service_->JobSummary("job"))["phase"]; }
+
+  std::string db_;
+  std::unique_ptr<server::Store> store_;
+  std::unique_ptr<server::JobService> service_;
+  std::unique_ptr<server::HttpServer> http_;
+  std::thread serve_;
+  int port_ = 0;
+  std::vector<std::unique_ptr<SimRank>> ranks_;
+};
+
+TEST_F(RankClientTest, ProfilesRunsThePlanAndSurvivesTheServerGoingAway) {
+  ASSERT_TRUE(RunUntil([&] { return Phase() == "running"; }))
+      << (*service_->JobSummary("job")).dump() << " " << ranks_[0]->client->Stats().last_error << " "
+      << ranks_[0]->client->Stats().plan_kind << " " << ranks_[0]->client->Stats().measurements_sent;
+  // Every rank ends up running its stage's fastest frontier plan, clock by clock.
+  ASSERT_TRUE(RunUntil([&] {
+    for (auto& r : ranks_) {
+      if (r->client->Stats().plan_kind != "frontier") return false;
+    }
+    return true;
+  }));
+  for (auto& r : ranks_) r->Step();
+  for (int i = 0; i < 4; ++i) {
+    SimRank& r = *ranks_[i];
+    Json plan = Json::parse(*service_->RankPlan("job", i, -1));
+    EXPECT_EQ(plan["plan_index"], 0);
+    std::vector<int> expected;
+    for (const Json& s : plan["instructions"]) expected.push_back(s["sm_clock_mhz"]);
+    EXPECT_EQ(r.last_clocks, expected) << "rank " << i;
+    EXPECT_EQ(r.client->Stats().schedule_mismatches, 0);
+  }
+  Result<Profile> profile = ParseProfileCsv(*service_->ProfileCsv("job"), "profile", 2);
+  ASSERT_TRUE(profile.ok());
+  EXPECT_GT(profile->stages[0].at(Instruction::kForward).size(), 2u);
+
+  // The server goes away: training goes on with the last plan.
+  StopServer();
+  const int64_t version = ranks_[0]->client->Stats().plan_version;
+  for (int i = 0; i < 5; ++i) {
+    for (auto& r : ranks_) r->Step();
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_FALSE(ranks_[0]->client->Stats().connected);
+  EXPECT_EQ(ranks_[0]->client->Stats().plan_version, version);
+  // It comes back on the same port and database; a straggler reaches the ranks.
+  StartServer(port_);
+  ASSERT_TRUE(service_->DeclareStraggler("job", {{"pipeline", 1}, {"slowdown", 1.3}}).ok());
+  ASSERT_TRUE(RunUntil([&] { return ranks_[0]->client->Stats().plan_index > 0; }));
+  EXPECT_TRUE(ranks_[0]->client->Stats().connected);
+  EXPECT_EQ(ranks_[2]->client->Stats().plan_index, 0);  // the straggler's own pipeline stays fastest
+  EXPECT_GT(ranks_[0]->client->Stats().iterations_sent, 0);
+}
+
+TEST_F(RankClientTest, ClosingUnlocksTheClock) {
+  ASSERT_TRUE(RunUntil([&] { return ranks_[0]->client->Stats().plan_kind == "profiling"; }));
+  ranks_[0]->Step();
+  ranks_[0]->client->Close();
+  EXPECT_EQ(ranks_[0]->gpu->CurrentSmClockMhz(), ranks_[0]->gpu->spec().max_sm_clock_mhz);
+  ranks_[0]->client->OnStepBegin();  // hooks stay harmless after Close
+  ranks_[0]->client->OnStepEnd();
+}
+
+}  // namespace
+}  // namespace perseus::client

@@ -1,0 +1,39 @@
+#include "runtime/client/rank_plan.h"
+
+#include <gtest/gtest.h>
+
+namespace perseus::client {
+namespace {
+
+TEST(RankPlanTest, Unchanged) {
+  Result<std::optional<RankPlan>> p = ParseRankPlan(R"({"changed":false,"version":7})");
+  ASSERT_TRUE(p.ok());
+  EXPECT_FALSE(p->has_value());
+}
+
+TEST(RankPlanTest, FrontierPlan) {
+  Result<std::optional<RankPlan>> p = ParseRankPlan(
+      R"({"changed":true,"version":9,"phase":"running","kind":"frontier","plan_index":2,"predicted_time_s":1.5,
+          "instructions":[{"instruction":"forward","microbatch":0,"chunk":0,"sm_clock_mhz":1200},
+                          {"instruction":"backward","microbatch":0,"chunk":0,"sm_clock_mhz":1410}]})");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  const RankPlan& plan = **p;
+  EXPECT_EQ(plan.version, 9);
+  EXPECT_EQ(plan.kind, PlanKind::kFrontier);
+  EXPECT_EQ(plan.plan_index, 2);
+  ASSERT_EQ(plan.steps.size(), 2u);
+  EXPECT_EQ(plan.steps[1].instruction, Instruction::kBackward);
+  EXPECT_EQ(plan.steps[0].sm_clock_mhz, 1200);
+}
+
+TEST(RankPlanTest, Errors) {
+  EXPECT_EQ(ParseRankPlan("[]").status().message(), "plan: not a JSON object");
+  EXPECT_EQ(ParseRankPlan(R"({"changed":true,"version":1,"kind":"turbo","instructions":[]})").status().message(),
+            "plan: unknown kind 'turbo'");
+  EXPECT_EQ(ParseRankPlan(R"({"changed":true,"version":1,"kind":"max","instructions":[
+              {"instruction":"sideways","microbatch":0,"sm_clock_mhz":1}]})").status().message(),
+            "plan: instructions[0]: unknown instruction 'sideways'");
+}
+
+}  // namespace
+}  // namespace perseus::client

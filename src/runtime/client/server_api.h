@@ -1,0 +1,51 @@
+// ServerApi: the rank's side of the perseus HTTP API (docs/http_api.md).
+//
+// Every call has short timeouts (1 s to connect, 5 s to answer) and returns
+// kUnavailable when the server cannot be reached, so callers can retry;
+// HTTP errors come back with the server's message. Only the client's
+// background thread uses it, never a training hook.
+// Thread safety: not thread-safe; one instance per thread.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "perseus/status.h"
+#include "runtime/client/rank_plan.h"
+
+namespace httplib {
+class Client;
+}
+
+namespace perseus::client {
+
+struct ServerAddress {
+  std::string url;    // "http://127.0.0.1:7787"
+  std::string token;  // empty: no Authorization header
+};
+
+class ServerApi {
+ public:
+  explicit ServerApi(ServerAddress address);
+  ~ServerApi();
+
+  // POSTs `body` to `path`; returns the reply body. 4xx/5xx -> error with the
+  // server's message (409 -> kUnavailable "conflict: ...").
+  Result<nlohmann::json> Post(const std::string& path, const nlohmann::json& body);
+  // The rank's plan if its version differs from `known_version`.
+  Result<std::optional<RankPlan>> FetchPlan(const std::string& job, int rank, int64_t known_version);
+  Result<nlohmann::json> Get(const std::string& path);
+  // True when the last request got an HTTP reply (even an error).
+  bool reached_server() const { return reached_; }
+
+ private:
+  Result<std::string> Check(const std::string& what, int http_status, const std::string& body);
+  ServerAddress address_;
+  std::unique_ptr<httplib::Client> http_;
+  bool reached_ = false;
+};
+
+}  // namespace perseus::client

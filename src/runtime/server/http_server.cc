@@ -1,0 +1,105 @@
+#include "runtime/server/http_server.h"
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
+#include <chrono>
+
+#include "runtime/server/http_util.h"
+
+namespace perseus::server {
+
+namespace {
+
+constexpr int kListenBacklog = 4096;
+
+bool IsMutating(const std::string& method) { return method != "GET" && method != "HEAD"; }
+
+}  // namespace
+
+HttpServer::HttpServer(JobService* service, JsonLog* log, ServerOptions options)
+    : service_(service), log_(log), options_(std::move(options)), server_(std::make_unique<httplib::Server>()) {
+  httplib::Server& s = *server_;
+  const int threads = options_.threads;
+  s.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  s.set_payload_max_length(options_.max_body_bytes);
+  s.set_keep_alive_max_count(1000000);
+  s.set_keep_alive_timeout(30);
+  s.set_read_timeout(30);
+  // libcpp-httplib listens with a backlog of 5; remember the socket to raise it.
+  s.set_socket_options([this](int fd) {
+    int yes = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    // Replies go out in several writes; without this, Nagle's algorithm and
+    // delayed ACKs add ~40 ms to each keep-alive request. Accepted sockets inherit it.
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof(yes));
+    listen_fd_ = fd;
+  });
+  s.set_error_handler([max = options_.max_body_bytes](const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty()) return;
+    if (res.status == 413) {
+      SendJson(res, 413, ErrorBody("payload_too_large", "body: larger than " + std::to_string(max) + " bytes"));
+    } else if (res.status == 404) {
+      SendJson(res, 404, ErrorBody("not_found", "no endpoint " + req.method + " " + req.path));
+    } else {
+      SendJson(res, res.status, ErrorBody("http_error", "HTTP " + std::to_string(res.status)));
+    }
+  });
+  s.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+    std::string what = "unknown exception";
+    try {
+      std::rethrow_exception(ep);
+    } catch (const std::exception& e) {
+      what = e.what();
+    } catch (...) {
+    }
+    SendJson(res, 500, ErrorBody("internal", what));
+  });
+  s.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
+    if (log_ == nullptr) return;
+    if (!options_.log_all_requests && !IsMutating(req.method) && res.status < 400) return;
+    Json fields = {{"method", req.method}, {"path", req.path}, {"status", res.status},
+                   {"remote", req.remote_addr}};
+    if (res.status >= 400) {
+      Json body = Json::parse(res.body, nullptr, false);
+      if (body.is_object() && body.contains("error")) fields["error"] = body["error"]["message"];
+      log_->Warn("http_request", std::move(fields));
+    } else {
+      log_->Info("http_request", std::move(fields));
+    }
+  });
+  RouteContext ctx{service_, options_.token, log_};
+  AddRankRoutes(s, ctx);  // first: httplib tries routes in order, and plan polls are most requests
+  AddJobRoutes(s, ctx);
+  AddProfilingRoutes(s, ctx);
+  AddIterationRoutes(s, ctx);
+  AddStragglerRoutes(s, ctx);
+  AddMetricsRoutes(s, ctx);
+}
+
+HttpServer::~HttpServer() { Stop(); }
+
+Result<int> HttpServer::Bind() {
+  int port = options_.port;
+  if (port == 0) {
+    port = server_->bind_to_any_port(options_.host);
+  } else if (!server_->bind_to_port(options_.host, port)) {
+    port = -1;
+  }
+  if (port < 0) {
+    return Status::Unavailable("cannot listen on " + options_.host + ":" + std::to_string(options_.port) +
+                               " (address in use or not local)");
+  }
+  if (listen_fd_ >= 0) ::listen(listen_fd_, kListenBacklog);  // re-listen raises the backlog
+  if (log_) log_->Info("server_listening", {{"host", options_.host}, {"port", port}, {"auth", !options_.token.empty()}});
+  return port;
+}
+
+void HttpServer::Serve() { server_->listen_after_bind(); }
+
+void HttpServer::Stop() {
+  if (server_) server_->stop();
+}
+
+}  // namespace perseus::server

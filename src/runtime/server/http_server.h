@@ -1,0 +1,50 @@
+// HttpServer: the perseus server's HTTP front end (cpp-httplib).
+//
+// Binds to 127.0.0.1 by default, limits request bodies (413 with a JSON error
+// beyond `max_body_bytes`), requires `Authorization: Bearer <token>` on every
+// mutating request when a token is set, and logs mutating requests and errors
+// as JSON lines. Routes live in routes_*.cc, one file per resource.
+// Thread safety: Stop() may be called from any thread; the rest from one.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "perseus/status.h"
+#include "runtime/server/job_service.h"
+#include "runtime/server/json_log.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace perseus::server {
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";
+  int port = 7787;  // 0: any free port
+  std::string token;
+  size_t max_body_bytes = 1 << 20;
+  int threads = 256;  // connections served at once (keep-alive holds one each)
+  bool log_all_requests = false;
+};
+
+class HttpServer {
+ public:
+  HttpServer(JobService* service, JsonLog* log, ServerOptions options);
+  ~HttpServer();
+  // Binds and listens; returns the bound port.
+  Result<int> Bind();
+  // Serves requests until Stop(). REQUIRES: Bind() succeeded.
+  void Serve();
+  void Stop();
+
+ private:
+  JobService* service_;
+  JsonLog* log_;
+  ServerOptions options_;
+  std::unique_ptr<httplib::Server> server_;
+  int listen_fd_ = -1;
+};
+
+}  // namespace perseus::server

@@ -1,0 +1,50 @@
+// Helpers shared by the HTTP routes: JSON replies, Status -> HTTP status,
+// bearer-token checks and path parameters.
+//
+// Error bodies are {"error": {"code": "invalid_argument", "message": "...",
+// "field": "pp"}}; "field" is present when the message names one. Status
+// codes: kInvalidArgument 400, kNotFound 404, kUnavailable 409 (conflicts
+// with the job's state), kIoError/kInternal 500. Thread safety: pure.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include <httplib.h>
+
+#include "perseus/status.h"
+#include "runtime/server/job_service.h"
+#include "runtime/server/json_fields.h"
+#include "runtime/server/json_log.h"
+
+namespace perseus::server {
+
+struct RouteContext {
+  JobService* service = nullptr;
+  std::string token;  // empty: no authentication
+  JsonLog* log = nullptr;
+};
+
+int HttpStatusFor(const Status& status);
+Json ErrorBody(const std::string& code, const std::string& message);
+void SendJson(httplib::Response& res, int http_status, const Json& body);
+void SendError(httplib::Response& res, const Status& status);
+void SendReply(httplib::Response& res, const Result<Reply>& reply);
+
+// A handler that first checks `Authorization: Bearer <token>` (401 otherwise).
+httplib::Server::Handler Mutating(const RouteContext& ctx, httplib::Server::Handler handler);
+
+// The request body as a JSON object, or a 400-worthy error.
+Result<Json> RequestJson(const httplib::Request& req);
+// A non-negative integer path or query parameter; errors name it.
+Result<int64_t> ParseIntParam(const std::string& text, const std::string& name);
+
+// Route registration, one function per resource (routes_*.cc).
+void AddJobRoutes(httplib::Server& server, const RouteContext& ctx);
+void AddRankRoutes(httplib::Server& server, const RouteContext& ctx);
+void AddProfilingRoutes(httplib::Server& server, const RouteContext& ctx);
+void AddIterationRoutes(httplib::Server& server, const RouteContext& ctx);
+void AddStragglerRoutes(httplib::Server& server, const RouteContext& ctx);
+void AddMetricsRoutes(httplib::Server& server, const RouteContext& ctx);
+
+}  // namespace perseus::server

@@ -1,0 +1,60 @@
+// Job: the server's in-memory copy of one job, rebuilt from the Store at
+// start-up and updated only after the Store committed a change.
+// Thread safety: guarded by `mu`; `plans` is immutable once set.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "perseus/schedule.h"
+#include "runtime/server/job_spec.h"
+#include "runtime/server/job_state.h"
+#include "runtime/server/plan_book.h"
+#include "runtime/server/profiling_sweep.h"
+
+namespace perseus::server {
+
+// One iteration of one pipeline, over the ranks that reported it so far.
+struct IterationSample {
+  double max_compute_time_s = 0;
+  double energy_j = 0;
+  int ranks = 0;
+};
+
+struct Job {
+  std::mutex mu;
+  JobSpec spec;
+  Schedule schedule;
+  ControlState state;
+  std::vector<std::optional<RankInfo>> ranks;        // [rank]
+  std::map<std::tuple<int, int, int>, int> by_coords;  // (dp, pp, tp) -> rank
+  int registered = 0;
+  std::vector<std::vector<int>> stage_ranks;  // [stage] -> registered ranks
+  // [stage] -> ranks with iterations_per_clock reports at the stage's current clock.
+  std::vector<int> stage_ready;
+  MeasurementMap measurements;
+  std::string profile_csv;
+  std::shared_ptr<const PlanBook> plans;  // set once running
+  // [pipeline] iteration -> sample; only iterations run under the current plan.
+  std::vector<std::map<int64_t, IterationSample>> windows;
+  int64_t max_iteration = -1;
+  int64_t pruned_before = 0;
+
+  int ranks_per_pipeline() const { return spec.pp * spec.tp; }
+  // Ranks of each stage (all pipelines), registered ones only.
+  std::vector<std::vector<const RankInfo*>> RanksByStage() const;
+  std::vector<const RankInfo*> StageRanks(int stage) const;
+  // Records a registered rank in the per-stage index.
+  void IndexRank(const RankInfo& info);
+  // Ranks of `stage` with at least iterations_per_clock reports at its current clock.
+  int CountReady(int stage) const;
+  // The plan version rank `info` sees now.
+  int64_t RankVersion(const RankInfo& info) const;
+};
+
+}  // namespace perseus::server

@@ -1,0 +1,236 @@
+// JobService: construction, loading, job registration and read-only views.
+#include "runtime/server/job_service.h"
+
+#include <mutex>
+
+namespace perseus::server {
+
+std::vector<std::vector<const RankInfo*>> Job::RanksByStage() const {
+  std::vector<std::vector<const RankInfo*>> out(spec.pp);
+  for (const std::optional<RankInfo>& r : ranks) {
+    if (r) out[r->pp_rank].push_back(&*r);
+  }
+  return out;
+}
+
+std::vector<const RankInfo*> Job::StageRanks(int stage) const {
+  std::vector<const RankInfo*> out;
+  for (int r : stage_ranks[stage]) out.push_back(&*ranks[r]);
+  return out;
+}
+
+void Job::IndexRank(const RankInfo& info) {
+  if (stage_ranks.empty()) {
+    stage_ranks.resize(spec.pp);
+    stage_ready.assign(spec.pp, 0);
+  }
+  stage_ranks[info.pp_rank].push_back(info.rank);
+  by_coords[{info.dp_rank, info.pp_rank, info.tp_rank}] = info.rank;
+  ++registered;
+}
+
+int Job::CountReady(int stage) const {
+  if (state.phase != Phase::kProfiling || stage >= static_cast<int>(state.stages.size())) return 0;
+  const StageSweep& sweep = state.stages[stage];
+  if (sweep.done) return 0;
+  int ready = 0;
+  for (int r : stage_ranks[stage]) {
+    auto it = measurements.find({r, sweep.clock_mhz()});
+    if (it != measurements.end() && it->second.reports >= spec.profiling.iterations_per_clock) ++ready;
+  }
+  return ready;
+}
+
+int64_t Job::RankVersion(const RankInfo& info) const {
+  int64_t v = state.base_version;
+  if (state.phase == Phase::kProfiling && info.pp_rank < static_cast<int>(state.stages.size())) {
+    v = std::max(v, state.stages[info.pp_rank].version);
+  }
+  if (state.phase == Phase::kRunning && info.dp_rank < static_cast<int>(state.pipelines.size())) {
+    v = std::max(v, state.pipelines[info.dp_rank].version);
+  }
+  return v;
+}
+
+JobService::JobService(Store* store, JsonLog* log, SolverFn solver)
+    : store_(store), log_(log), solver_(std::move(solver)) {
+  if (!solver_) solver_ = [](const Problem& p, const FrontierOptions& o) { return SolveFrontier(p, o); };
+}
+
+void JobService::Log(const std::string& event, Json fields) {
+  if (log_ != nullptr) log_->Info(event, std::move(fields));
+}
+
+Result<std::unique_ptr<JobService>> JobService::Create(Store* store, JsonLog* log, SolverFn solver) {
+  std::unique_ptr<JobService> service(new JobService(store, log, std::move(solver)));
+  Result<std::vector<StoredJob>> stored = store->LoadAll();
+  if (!stored.ok()) return stored.status();
+  for (StoredJob& job : *stored) {
+    std::string id = job.id;
+    PERSEUS_RETURN_IF_ERROR(service->LoadJob(std::move(job)).WithContext("job " + id));
+  }
+  service->optimizer_ = std::thread([s = service.get()] { s->OptimizerLoop(); });
+  for (auto& [id, job] : service->jobs_) {
+    if (job->state.phase == Phase::kOptimizing) service->Enqueue(id);
+  }
+  return service;
+}
+
+JobService::~JobService() {
+  {
+    std::lock_guard<std::mutex> lock(queue_mu_);
+    stopping_ = true;
+  }
+  queue_cv_.notify_all();
+  if (optimizer_.joinable()) optimizer_.join();
+}
+
+Status JobService::LoadJob(StoredJob stored) {
+  auto job = std::make_unique<Job>();
+  Json spec_json = Json::parse(stored.spec_json, nullptr, false);
+  Result<JobSpec> spec = ParseJobSpec(spec_json);
+  if (!spec.ok()) return spec.status();
+  job->spec = *spec;
+  Result<Schedule> schedule = BuildSchedule(job->spec.schedule);
+  if (!schedule.ok()) return schedule.status();
+  job->schedule = std::move(*schedule);
+  Result<ControlState> state = ControlStateFromJson(Json::parse(stored.state_json, nullptr, false));
+  if (!state.ok()) return state.status();
+  job->state = std::move(*state);
+  job->ranks.resize(job->spec.world_size());
+  job->stage_ranks.resize(job->spec.pp);
+  job->stage_ready.assign(job->spec.pp, 0);
+  for (RankInfo& r : stored.ranks) {
+    job->ranks[r.rank] = std::move(r);
+    job->IndexRank(*job->ranks[r.rank]);
+  }
+  for (const Measurement& m : stored.measurements) job->measurements[{m.rank, m.freq_mhz}] = m;
+  for (int s = 0; s < job->spec.pp; ++s) job->stage_ready[s] = job->CountReady(s);
+  job->profile_csv = stored.profile_csv;
+  job->windows.resize(job->spec.dp);
+  if (!stored.frontier_json.empty()) {
+    Result<Frontier> frontier = FrontierFromJson(Json::parse(stored.frontier_json, nullptr, false));
+    if (!frontier.ok()) return frontier.status();
+    Result<Profile> profile = ParseProfileCsv(job->profile_csv, "stored profile", job->spec.pp);
+    if (!profile.ok()) return profile.status();
+    Result<std::shared_ptr<const PlanBook>> book =
+        PlanBook::Create(job->spec, *profile, job->state.blocking_power_w, std::move(*frontier));
+    if (!book.ok()) return book.status();
+    job->plans = *book;
+  }
+  for (const IterationReport& it : stored.iterations) AddToWindow(*job, it);
+  std::unique_lock<std::shared_mutex> lock(jobs_mu_);
+  jobs_[job->spec.id] = std::move(job);
+  return Status::Ok();
+}
+
+Result<Job*> JobService::FindJob(const std::string& job_id) {
+  std::shared_lock<std::shared_mutex> lock(jobs_mu_);
+  auto it = jobs_.find(job_id);
+  if (it == jobs_.end()) return Status::NotFound("job '" + job_id + "' is not registered");
+  return it->second.get();
+}
+
+Status JobService::CommitState(Job& job, const ControlState& state, StoreWrite write) {
+  write.job_id = job.spec.id;
+  write.state_json = ControlStateToJson(state).dump();
+  PERSEUS_RETURN_IF_ERROR(store_->Commit(write));
+  job.state = state;
+  return Status::Ok();
+}
+
+Result<Reply> JobService::RegisterJob(const Json& body) {
+  Result<JobSpec> spec = ParseJobSpec(body);
+  if (!spec.ok()) return spec.status();
+  std::unique_lock<std::shared_mutex> lock(jobs_mu_);
+  auto it = jobs_.find(spec->id);
+  if (it != jobs_.end()) {
+    if (JobSpecToJson(it->second->spec) != JobSpecToJson(*spec)) {
+      return Status::Unavailable("job '" + spec->id + "' is already registered with a different spec");
+    }
+    return Reply{200, {{"id", spec->id}, {"created", false}}};
+  }
+  auto job = std::make_unique<Job>();
+  job->spec = *spec;
+  Result<Schedule> schedule = BuildSchedule(spec->schedule);
+  if (!schedule.ok()) return schedule.status();
+  job->schedule = std::move(*schedule);
+  job->ranks.resize(spec->world_size());
+  job->stage_ranks.resize(spec->pp);
+  job->stage_ready.assign(spec->pp, 0);
+  job->windows.resize(spec->dp);
+  StoreWrite write;
+  write.job_id = spec->id;
+  write.spec_json = JobSpecToJson(*spec).dump();
+  write.state_json = ControlStateToJson(job->state).dump();
+  PERSEUS_RETURN_IF_ERROR(store_->Commit(write));
+  jobs_[spec->id] = std::move(job);
+  return Reply{201, {{"id", spec->id}, {"created", true}}};
+}
+
+Result<Reply> JobService::FinishJob(const std::string& job_id) {
+  Result<Job*> found = FindJob(job_id);
+  if (!found.ok()) return found.status();
+  Job& job = **found;
+  std::lock_guard<std::mutex> lock(job.mu);
+  if (job.state.phase == Phase::kDone) return Reply{200, {{"id", job_id}, {"phase", "done"}}};
+  ControlState state = job.state;
+  state.phase = Phase::kDone;
+  state.base_version = state.NextVersion();
+  PERSEUS_RETURN_IF_ERROR(CommitState(job, state, {}));
+  return Reply{200, {{"id", job_id}, {"phase", "done"}}};
+}
+
+Result<Json> JobService::JobSummary(const std::string& job_id) {
+  Result<Job*> found = FindJob(job_id);
+  if (!found.ok()) return found.status();
+  std::lock_guard<std::mutex> lock((*found)->mu);
+  return Summary(**found);
+}
+
+std::vector<Json> JobService::AllSummaries() {
+  std::vector<Job*> jobs;
+  {
+    std::shared_lock<std::shared_mutex> lock(jobs_mu_);
+    for (auto& [id, job] : jobs_) jobs.push_back(job.get());
+  }
+  std::vector<Json> out;
+  for (Job* job : jobs) {
+    std::lock_guard<std::mutex> lock(job->mu);
+    out.push_back(Summary(*job));
+  }
+  return out;
+}
+
+Result<std::string> JobService::ProfileCsv(const std::string& job_id) {
+  Result<Job*> found = FindJob(job_id);
+  if (!found.ok()) return found.status();
+  std::lock_guard<std::mutex> lock((*found)->mu);
+  if ((*found)->profile_csv.empty()) {
+    return Status::Unavailable("job '" + job_id + "' has no profile yet (phase " +
+                               PhaseName((*found)->state.phase) + ")");
+  }
+  return (*found)->profile_csv;
+}
+
+Result<Json> JobService::FrontierJson(const std::string& job_id) {
+  Result<Job*> found = FindJob(job_id);
+  if (!found.ok()) return found.status();
+  std::lock_guard<std::mutex> lock((*found)->mu);
+  const Job& job = **found;
+  if (!job.plans) {
+    return Status::Unavailable("job '" + job_id + "' has no frontier yet (phase " + PhaseName(job.state.phase) + ")");
+  }
+  const Frontier& f = job.plans->frontier();
+  Json plans = Json::array();
+  for (size_t i = 0; i < f.plans.size(); ++i) {
+    plans.push_back({{"index", i}, {"time_s", f.plans[i].time_s}, {"energy_j", f.plans[i].energy_j},
+                     {"lower_bound_j", f.plans[i].lower_bound_j}});
+  }
+  return Json{{"id", job_id},
+              {"all_max", {{"time_s", f.all_max.time_s}, {"energy_j", f.all_max.energy_j}}},
+              {"plans", plans},
+              {"blocking_power_w", job.state.blocking_power_w}};
+}
+
+}  // namespace perseus::server

@@ -1,0 +1,100 @@
+// JobService: the job lifecycle behind the HTTP API, independent of HTTP.
+//
+// register job -> ranks register -> online profiling (each stage sweeps its
+// clocks) -> optimisation (SolveFrontier on a background thread) -> running
+// (fastest frontier plan; slower plans for the other pipelines while one
+// straggles) -> done. Every change is committed to the Store before the
+// method returns. Errors: kInvalidArgument for bad input (the message names
+// the field), kNotFound for an unknown job or rank, kUnavailable for a
+// request that conflicts with the job's state (duplicate registration,
+// wrong phase, stale profiling clock), kIoError when the database fails.
+// Thread safety: thread-safe; one mutex per job.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <shared_mutex>
+#include <string>
+#include <thread>
+
+#include "perseus/optimizer.h"
+#include "runtime/server/job.h"
+#include "runtime/server/json_log.h"
+#include "runtime/server/store.h"
+
+namespace perseus::server {
+
+using SolverFn = std::function<Result<Frontier>(const Problem&, const FrontierOptions&)>;
+
+// A reply body and the HTTP status of success (200 or 201).
+struct Reply {
+  int http_status = 200;
+  Json body;
+};
+
+class JobService {
+ public:
+  // Loads every job from `store` and resumes unfinished optimisations.
+  // `solver` defaults to SolveFrontier; `log` may be nullptr.
+  static Result<std::unique_ptr<JobService>> Create(Store* store, JsonLog* log, SolverFn solver = nullptr);
+  ~JobService();
+
+  Result<Reply> RegisterJob(const Json& body);
+  Result<Reply> RegisterRank(const std::string& job_id, const Json& body);
+  // The rank's plan as JSON text; {"changed":false,...} when `known_version`
+  // is its current version.
+  Result<std::string> RankPlan(const std::string& job_id, int rank, int64_t known_version);
+  Result<Reply> ReportMeasurement(const std::string& job_id, int rank, const Json& body);
+  Result<Reply> ReportIterations(const std::string& job_id, int rank, const Json& body);
+  Result<Reply> DeclareStraggler(const std::string& job_id, const Json& body);
+  Result<Reply> ClearStraggler(const std::string& job_id, int pipeline);
+  Result<Reply> FinishJob(const std::string& job_id);
+
+  Result<Json> JobSummary(const std::string& job_id);
+  std::vector<Json> AllSummaries();
+  Result<std::string> ProfileCsv(const std::string& job_id);
+  Result<Json> FrontierJson(const std::string& job_id);
+
+  // Blocks until no optimisation is queued or running (tests).
+  void WaitForOptimizer();
+
+ private:
+  JobService(Store* store, JsonLog* log, SolverFn solver);
+  void Log(const std::string& event, Json fields);
+  Result<Job*> FindJob(const std::string& job_id);
+  Status LoadJob(StoredJob stored);
+  Status CommitState(Job& job, const ControlState& state, StoreWrite write);
+
+  // Profiling (job_service_profiling.cc).
+  static void StartProfiling(Job& job, ControlState* state);
+  // Moves `stage` on when `ready` of its ranks finished the current clock.
+  static Status AdvanceProfiling(Job& job, int stage, int ready, ControlState* state, StoreWrite* write);
+  void Enqueue(const std::string& job_id);
+  void OptimizerLoop();
+  void Optimize(const std::string& job_id);
+
+  // Running (job_service_running.cc).
+  static void AssignPlans(const Job& job, ControlState* state);
+  static void AddToWindow(Job& job, const IterationReport& report);
+  static bool DetectStragglers(const Job& job, ControlState* state);
+  static void ResetStaleWindows(Job& job, const ControlState& before);
+  Json Summary(const Job& job) const;
+
+  Store* store_;
+  JsonLog* log_;
+  SolverFn solver_;
+  std::shared_mutex jobs_mu_;
+  std::map<std::string, std::unique_ptr<Job>> jobs_;
+
+  std::mutex queue_mu_;
+  std::condition_variable queue_cv_;
+  std::deque<std::string> queue_;
+  int busy_ = 0;
+  bool stopping_ = false;
+  std::thread optimizer_;
+};
+
+}  // namespace perseus::server

@@ -1,0 +1,224 @@
+// JobService: iteration reports, straggler detection and plan switching.
+#include <algorithm>
+#include <mutex>
+
+#include "runtime/server/job_service.h"
+#include "runtime/server/straggler_detector.h"
+
+namespace perseus::server {
+
+namespace {
+
+constexpr size_t kMaxIterationsPerReport = 1000;
+
+Result<std::vector<IterationReport>> ParseIterations(const Json& body, int rank) {
+  auto it = body.find("iterations");
+  if (it == body.end()) return FieldError("iterations", "missing");
+  if (!it->is_array() || it->size() > kMaxIterationsPerReport) {
+    return FieldError("iterations", "expected an array of at most " + std::to_string(kMaxIterationsPerReport) +
+                                        " reports, got " + Quote(*it));
+  }
+  std::vector<IterationReport> out;
+  for (size_t i = 0; i < it->size(); ++i) {
+    const Json& r = (*it)[i];
+    const std::string path = "iterations[" + std::to_string(i) + "]";
+    if (!r.is_object()) return FieldError(path, "expected an object, got " + Quote(r));
+    IterationReport rep;
+    rep.rank = rank;
+    Result<int64_t> n = GetInt(r, "iteration", path + ".iteration", 0, INT64_MAX / 2);
+    if (!n.ok()) return n.status();
+    Result<double> t = GetNumber(r, "compute_time_s", path + ".compute_time_s", 1e-9, 1e6);
+    if (!t.ok()) return t.status();
+    Result<std::optional<double>> e = GetOptionalNumber(r, "energy_j", path + ".energy_j", 0, 1e10);
+    if (!e.ok()) return e.status();
+    Result<int64_t> v = GetInt(r, "plan_version", path + ".plan_version", 0, INT64_MAX / 2);
+    if (!v.ok()) return v.status();
+    rep.iteration = *n;
+    rep.compute_time_s = *t;
+    rep.energy_j = e->value_or(0);
+    rep.plan_version = *v;
+    out.push_back(rep);
+  }
+  return out;
+}
+
+Json StragglersJson(const std::vector<Straggler>& stragglers) {
+  Json out = Json::array();
+  for (const Straggler& s : stragglers) {
+    out.push_back({{"pipeline", s.pipeline}, {"slowdown", s.slowdown}, {"source", s.detected ? "detected" : "api"}});
+  }
+  return out;
+}
+
+}  // namespace
+
+void JobService::AssignPlans(const Job& job, ControlState* state) {
+  if (!job.plans || state->phase != Phase::kRunning) return;
+  const Frontier& f = job.plans->frontier();
+  const double t_fastest = f.plans.front().time_s, t_min_energy = f.MinEnergyPlan().time_s;
+  double s_max = 1;
+  for (const Straggler& s : state->stragglers) s_max = std::max(s_max, s.slowdown);
+  int64_t version = 0;
+  for (int p = 0; p < static_cast<int>(state->pipelines.size()); ++p) {
+    const Straggler* own = state->FindStraggler(p);
+    double s_p = own ? std::max(1.0, own->slowdown) : 1.0;
+    // A pipeline slowed by s_p meets the straggler's time T_fastest * s_max
+    // with a plan of time T_fastest * s_max / s_p; never slower than T*.
+    double target_s = std::min(t_fastest * s_max / s_p, t_min_energy) * (1 + 1e-9);
+    int index = job.plans->PlanIndexForTime(target_s);
+    if (index == state->pipelines[p].plan_index) continue;
+    if (version == 0) version = state->NextVersion();
+    state->pipelines[p] = {index, version};
+  }
+}
+
+void JobService::AddToWindow(Job& job, const IterationReport& report) {
+  if (job.state.phase != Phase::kRunning || !job.plans) return;
+  if (report.rank < 0 || report.rank >= static_cast<int>(job.ranks.size()) || !job.ranks[report.rank]) return;
+  const RankInfo& info = *job.ranks[report.rank];
+  job.max_iteration = std::max(job.max_iteration, report.iteration);
+  if (report.plan_version != job.RankVersion(info)) return;
+  std::map<int64_t, IterationSample>& window = job.windows[info.dp_rank];
+  IterationSample& s = window[report.iteration];
+  s.max_compute_time_s = std::max(s.max_compute_time_s, report.compute_time_s);
+  s.energy_j += report.energy_j;
+  ++s.ranks;
+  while (static_cast<int>(window.size()) > 4 * job.spec.straggler.window) window.erase(window.begin());
+}
+
+bool JobService::DetectStragglers(const Job& job, ControlState* state) {
+  std::vector<PipelineSamples> samples(job.spec.dp);
+  for (int p = 0; p < job.spec.dp; ++p) {
+    for (const auto& [iteration, s] : job.windows[p]) {
+      if (s.ranks >= job.ranks_per_pipeline()) samples[p].compute_times_s.push_back(s.max_compute_time_s);
+    }
+    samples[p].predicted_time_s = job.plans->frontier().plans[state->pipelines[p].plan_index].time_s;
+  }
+  std::vector<std::optional<double>> slowdowns = EstimateSlowdowns(samples, job.spec.straggler.window);
+  bool changed = false;
+  std::vector<Straggler> next = UpdateDetectedStragglers(state->stragglers, slowdowns, job.spec.straggler, &changed);
+  if (!changed) return false;
+  state->stragglers = std::move(next);
+  AssignPlans(job, state);
+  return true;
+}
+
+void JobService::ResetStaleWindows(Job& job, const ControlState& before) {
+  for (size_t p = 0; p < job.state.pipelines.size() && p < before.pipelines.size(); ++p) {
+    if (job.state.pipelines[p].version != before.pipelines[p].version) job.windows[p].clear();
+  }
+}
+
+Result<Reply> JobService::ReportIterations(const std::string& job_id, int rank, const Json& body) {
+  Result<Job*> found = FindJob(job_id);
+  if (!found.ok()) return found.status();
+  Job& job = **found;
+  std::lock_guard<std::mutex> lock(job.mu);
+  if (rank < 0 || rank >= job.spec.world_size() || !job.ranks[rank]) {
+    return Status::NotFound("job '" + job_id + "': rank " + std::to_string(rank) + " is not registered");
+  }
+  Result<std::vector<IterationReport>> reports = ParseIterations(body, rank);
+  if (!reports.ok()) return reports.status();
+  for (const IterationReport& r : *reports) AddToWindow(job, r);
+  ControlState before = job.state, state = job.state;
+  bool changed = job.state.phase == Phase::kRunning && job.plans && DetectStragglers(job, &state);
+  StoreWrite write;
+  write.iterations = std::move(*reports);
+  const int64_t keep = 8 * job.spec.straggler.window + 64;
+  if (job.max_iteration - job.pruned_before > 2 * keep) write.prune_iterations_before = job.max_iteration - keep;
+  write.job_id = job_id;
+  const size_t accepted = write.iterations.size();
+  const std::optional<int64_t> prune = write.prune_iterations_before;
+  if (changed) {
+    PERSEUS_RETURN_IF_ERROR(CommitState(job, state, std::move(write)));
+    ResetStaleWindows(job, before);
+    Log("stragglers_detected", {{"job", job_id}, {"stragglers", StragglersJson(state.stragglers)}});
+  } else {
+    PERSEUS_RETURN_IF_ERROR(store_->Commit(write));
+  }
+  if (prune) job.pruned_before = *prune;
+  return Reply{200, {{"accepted", accepted}, {"stragglers", StragglersJson(job.state.stragglers)}}};
+}
+
+Result<Reply> JobService::DeclareStraggler(const std::string& job_id, const Json& body) {
+  Result<Job*> found = FindJob(job_id);
+  if (!found.ok()) return found.status();
+  Job& job = **found;
+  std::lock_guard<std::mutex> lock(job.mu);
+  Result<int64_t> pipeline = GetInt(body, "pipeline", "pipeline", 0, job.spec.dp - 1);
+  if (!pipeline.ok()) return pipeline.status();
+  Result<double> slowdown = GetNumber(body, "slowdown", "slowdown", 1, 100);
+  if (!slowdown.ok()) return slowdown.status();
+  if (job.state.phase != Phase::kRunning) {
+    return Status::Unavailable("job '" + job_id + "' is not running (phase " + PhaseName(job.state.phase) + ")");
+  }
+  ControlState before = job.state, state = job.state;
+  std::erase_if(state.stragglers, [&](const Straggler& s) { return s.pipeline == *pipeline; });
+  state.stragglers.push_back({static_cast<int>(*pipeline), *slowdown, false});
+  std::sort(state.stragglers.begin(), state.stragglers.end(),
+            [](const Straggler& a, const Straggler& b) { return a.pipeline < b.pipeline; });
+  AssignPlans(job, &state);
+  PERSEUS_RETURN_IF_ERROR(CommitState(job, state, {}));
+  ResetStaleWindows(job, before);
+  Log("straggler_declared", {{"job", job_id}, {"pipeline", *pipeline}, {"slowdown", *slowdown}});
+  return Reply{200, {{"stragglers", StragglersJson(state.stragglers)}}};
+}
+
+Result<Reply> JobService::ClearStraggler(const std::string& job_id, int pipeline) {
+  Result<Job*> found = FindJob(job_id);
+  if (!found.ok()) return found.status();
+  Job& job = **found;
+  std::lock_guard<std::mutex> lock(job.mu);
+  if (job.state.FindStraggler(pipeline) == nullptr) {
+    return Status::NotFound("job '" + job_id + "': pipeline " + std::to_string(pipeline) + " is not a straggler");
+  }
+  ControlState before = job.state, state = job.state;
+  std::erase_if(state.stragglers, [&](const Straggler& s) { return s.pipeline == pipeline; });
+  AssignPlans(job, &state);
+  PERSEUS_RETURN_IF_ERROR(CommitState(job, state, {}));
+  ResetStaleWindows(job, before);
+  Log("straggler_cleared", {{"job", job_id}, {"pipeline", pipeline}});
+  return Reply{200, {{"stragglers", StragglersJson(state.stragglers)}}};
+}
+
+Json JobService::Summary(const Job& job) const {
+  const ControlState& st = job.state;
+  Json j = {{"id", job.spec.id}, {"spec", JobSpecToJson(job.spec)}, {"phase", PhaseName(st.phase)},
+            {"error", st.error}, {"ranks_registered", job.registered}, {"world_size", job.spec.world_size()},
+            {"blocking_power_w", st.blocking_power_w}, {"stragglers", StragglersJson(st.stragglers)}};
+  Json stages = Json::array();
+  for (size_t s = 0; s < st.stages.size(); ++s) {
+    stages.push_back({{"stage", s}, {"sm_clock_mhz", st.stages[s].clock_mhz()}, {"clock_index", st.stages[s].index},
+                      {"clocks", st.stages[s].clocks_mhz.size()}, {"done", st.stages[s].done}});
+  }
+  j["profiling"] = stages;
+  Json pipelines = Json::array();
+  for (size_t p = 0; p < st.pipelines.size() && job.plans; ++p) {
+    const FrontierPlan& plan = job.plans->frontier().plans[st.pipelines[p].plan_index];
+    std::vector<double> times;
+    double energy = 0;
+    int complete = 0;
+    for (const auto& [it, s] : job.windows[p]) {
+      if (s.ranks < job.ranks_per_pipeline()) continue;
+      times.push_back(s.max_compute_time_s);
+      energy += s.energy_j;
+      ++complete;
+    }
+    Json pj = {{"pipeline", p}, {"plan_index", st.pipelines[p].plan_index}, {"version", st.pipelines[p].version},
+               {"predicted_time_s", plan.time_s}, {"predicted_energy_j", plan.energy_j}};
+    pj["measured_time_s"] = complete ? Json(Median(times)) : Json(nullptr);
+    pj["measured_energy_j"] = complete ? Json(energy / complete) : Json(nullptr);
+    pipelines.push_back(pj);
+  }
+  j["pipelines"] = pipelines;
+  if (job.plans) {
+    const Frontier& f = job.plans->frontier();
+    j["frontier"] = {{"plans", f.plans.size()},
+                     {"all_max", {{"time_s", f.all_max.time_s}, {"energy_j", f.all_max.energy_j}}},
+                     {"fastest", {{"time_s", f.plans.front().time_s}, {"energy_j", f.plans.front().energy_j}}},
+                     {"min_energy", {{"time_s", f.plans.back().time_s}, {"energy_j", f.plans.back().energy_j}}}};
+  }
+  return j;
+}
+
+}  // namespace perseus::server

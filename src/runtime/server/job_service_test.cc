@@ -1,0 +1,206 @@
+#include "runtime/server/job_service.h"
+
+#include <gtest/gtest.h>
+
+#include "runtime/server/test_util.h"
+
+namespace perseus::server {
+namespace {
+
+using testing::JobBody;
+using testing::Plan;
+using testing::RankBody;
+
+class JobServiceTest : public ::testing::Test {
+ protected:
+  void Open(const std::string& path) {
+    service_.reset();
+    store_.reset();
+    Result<std::unique_ptr<Store>> store = Store::Open(path, false);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    store_ = std::move(*store);
+    Result<std::unique_ptr<JobService>> service = JobService::Create(store_.get(), nullptr, testing::UniformPlansSolver);
+    ASSERT_TRUE(service.ok()) << service.status().ToString();
+    service_ = std::move(*service);
+  }
+  void SetUp() override { Open(":memory:"); }
+  std::string Phase(const std::string& job) { return (*service_->JobSummary(job))["phase"]; }
+
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<JobService> service_;
+};
+
+TEST_F(JobServiceTest, JobSpecErrorsNameTheField) {
+  Json body = JobBody("j", 1, 2, 4);
+  body.erase("microbatches");
+  EXPECT_EQ(service_->RegisterJob(body).status().message(), "field 'microbatches': missing");
+  body = JobBody("j", 1, 2, 4);
+  body["pp"] = "two";
+  EXPECT_EQ(service_->RegisterJob(body).status().message(), "field 'pp': expected an integer, got \"two\"");
+  body = JobBody("bad id!", 1, 2, 4);
+  EXPECT_EQ(service_->RegisterJob(body).status().message(),
+            "field 'id': expected 1-64 characters of [A-Za-z0-9._-], got \"bad id!\"");
+  body = JobBody("j", 1, 2, 4);
+  body["schedule"] = "zigzag";
+  EXPECT_EQ(service_->RegisterJob(body).status().message(),
+            "field 'schedule': expected '1f1b', 'gpipe' or 'interleaved-1f1b', got \"zigzag\"");
+  EXPECT_TRUE(service_->AllSummaries().empty());
+}
+
+TEST_F(JobServiceTest, RegistrationIsIdempotentButNotConflicting) {
+  ASSERT_EQ(service_->RegisterJob(JobBody("j", 1, 2, 4))->http_status, 201);
+  EXPECT_EQ(service_->RegisterJob(JobBody("j", 1, 2, 4))->http_status, 200);
+  Result<Reply> clash = service_->RegisterJob(JobBody("j", 2, 2, 4));
+  EXPECT_EQ(clash.status().code(), Status::Code::kUnavailable);
+  ASSERT_EQ(service_->RegisterRank("j", RankBody(0, 0, 0))->http_status, 201);
+  EXPECT_EQ(service_->RegisterRank("j", RankBody(0, 0, 0))->http_status, 200);
+  Json other = RankBody(0, 0, 0);
+  other["gpu_uuid"] = "GPU-other";
+  EXPECT_EQ(service_->RegisterRank("j", other).status().message(),
+            "job 'j': rank 0 (GPU-0 at dp 0, pp 0, tp 0) is already registered with different details");
+  EXPECT_EQ(service_->RegisterRank("j", RankBody(1, 0, 0)).status().message(),
+            "job 'j': rank 0 (GPU-0 at dp 0, pp 0, tp 0) already holds those dp/pp/tp ranks");
+  EXPECT_EQ(service_->RegisterRank("j", RankBody(2, 0, 1)).status().message(),
+            "field 'rank': expected an integer in [0, 1], got 2");
+  EXPECT_EQ(service_->RegisterRank("nope", RankBody(0, 0, 0)).status().code(), Status::Code::kNotFound);
+  EXPECT_EQ((*service_->JobSummary("j"))["ranks_registered"], 1);
+}
+
+TEST_F(JobServiceTest, ProfilesSweepsDownAndStopsAfterEnergyRises) {
+  ASSERT_TRUE(service_->RegisterJob(JobBody("j", 2, 2, 4)).ok());
+  for (int r = 0; r < 3; ++r) ASSERT_TRUE(service_->RegisterRank("j", RankBody(r, r / 2, r % 2)).ok());
+  EXPECT_EQ(Plan(*service_, "j", 0)["kind"], "max");
+  ASSERT_TRUE(service_->RegisterRank("j", RankBody(3, 1, 1)).ok());
+  EXPECT_EQ(Phase("j"), "profiling");
+  Json plan = Plan(*service_, "j", 0);
+  EXPECT_EQ(plan["kind"], "profiling");
+  EXPECT_EQ(plan["sm_clock_mhz"], 1410);
+  EXPECT_EQ(plan["instructions"].size(), 8u);
+  // Stale and unsupported clocks are refused without changing anything.
+  EXPECT_EQ(service_->ReportMeasurement("j", 0, testing::MeasurementBody(0, 1305, 4)).status().message(),
+            "stage 0 is profiling 1410 MHz, not 1305 MHz");
+  EXPECT_EQ(service_->ReportMeasurement("j", 0, testing::MeasurementBody(0, 1411, 4)).status().message(),
+            "field 'sm_clock_mhz': 1411 MHz is not a supported clock of rank 0 (Synthetic)");
+  // One rank of stage 0 is not enough; both are.
+  ASSERT_TRUE(service_->ReportMeasurement("j", 0, testing::MeasurementBody(0, 1410, 4)).ok());
+  EXPECT_EQ(Plan(*service_, "j", 0)["sm_clock_mhz"], 1410);
+  ASSERT_TRUE(service_->ReportMeasurement("j", 2, testing::MeasurementBody(0, 1410, 4)).ok());
+  EXPECT_EQ(Plan(*service_, "j", 0)["sm_clock_mhz"], 1305);
+  EXPECT_EQ(Plan(*service_, "j", 1)["sm_clock_mhz"], 1410);
+  testing::RegisterAndProfile(*service_, "j", 2, 2, 4);
+  service_->WaitForOptimizer();
+  EXPECT_EQ(Phase("j"), "running");
+  Result<std::string> csv = service_->ProfileCsv("j");
+  ASSERT_TRUE(csv.ok());
+  Result<Profile> profile = ParseProfileCsv(*csv, "profile", 2);
+  ASSERT_TRUE(profile.ok()) << profile.status().ToString();
+  // Energy bottoms out near 900 MHz and rises three times after it: 885, 780 and no lower.
+  EXPECT_EQ(profile->stages[0].at(Instruction::kForward).back().freq_mhz, 780);
+  EXPECT_DOUBLE_EQ((*service_->JobSummary("j"))["blocking_power_w"].get<double>(), 60);
+}
+
+TEST_F(JobServiceTest, RunsTheFastestPlanAndSlowsOthersForAStraggler) {
+  ASSERT_TRUE(service_->RegisterJob(JobBody("j", 3, 2, 4)).ok());
+  testing::RegisterAndProfile(*service_, "j", 3, 2, 4);
+  service_->WaitForOptimizer();
+  ASSERT_EQ(Phase("j"), "running");
+  Json p0 = Plan(*service_, "j", 0);
+  EXPECT_EQ(p0["kind"], "frontier");
+  EXPECT_EQ(p0["plan_index"], 0);
+  const int64_t v0 = p0["version"];
+  EXPECT_EQ(Plan(*service_, "j", 0, v0)["changed"], false);
+  Json frontier = *service_->FrontierJson("j");
+  const double t0 = frontier["plans"][0]["time_s"];
+
+  Json bad = {{"pipeline", 3}, {"slowdown", 1.2}};
+  EXPECT_EQ(service_->DeclareStraggler("j", bad).status().message(),
+            "field 'pipeline': expected an integer in [0, 2], got 3");
+  ASSERT_TRUE(service_->DeclareStraggler("j", {{"pipeline", 1}, {"slowdown", 1.2}}).ok());
+  EXPECT_EQ(Plan(*service_, "j", 2, v0)["changed"], false);  // rank 2 is in the straggler pipeline 1
+  Json slowed = Plan(*service_, "j", 0, v0);
+  ASSERT_EQ(slowed["changed"], true);
+  const int index = slowed["plan_index"];
+  EXPECT_GT(index, 0);
+  // The chosen plan is the frontier's largest time <= min(1.2 T0, T*).
+  double t_star = frontier["plans"].back()["time_s"];
+  double target = std::min(1.2 * t0, t_star);
+  EXPECT_LE(frontier["plans"][index]["time_s"].get<double>(), target * (1 + 1e-9));
+  if (index + 1 < static_cast<int>(frontier["plans"].size())) {
+    EXPECT_GT(frontier["plans"][index + 1]["time_s"].get<double>(), target);
+  }
+  ASSERT_TRUE(service_->ClearStraggler("j", 1).ok());
+  EXPECT_EQ(Plan(*service_, "j", 0)["plan_index"], 0);
+  EXPECT_EQ(service_->ClearStraggler("j", 1).status().code(), Status::Code::kNotFound);
+}
+
+TEST_F(JobServiceTest, DetectsAndForgetsAStragglerFromIterationTimes) {
+  ASSERT_TRUE(service_->RegisterJob(JobBody("j", 2, 2, 4)).ok());
+  testing::RegisterAndProfile(*service_, "j", 2, 2, 4);
+  service_->WaitForOptimizer();
+  ASSERT_EQ(Phase("j"), "running");
+  int64_t iteration = 0;
+  auto report = [&](double slow_0) {
+    for (int r = 0; r < 4; ++r) {
+      Json plan = Plan(*service_, "j", r);
+      double t = plan["predicted_time_s"].get<double>() * (r / 2 == 0 ? slow_0 : 1.0);
+      Json body = {{"iterations", {{{"iteration", iteration}, {"compute_time_s", t}, {"plan_version", plan["version"]}}}}};
+      ASSERT_TRUE(service_->ReportIterations("j", r, body).ok());
+    }
+    ++iteration;
+  };
+  for (int i = 0; i < 5; ++i) report(1.0);
+  EXPECT_TRUE((*service_->JobSummary("j"))["stragglers"].empty());
+  for (int i = 0; i < 5; ++i) report(1.25);
+  Json s = (*service_->JobSummary("j"))["stragglers"];
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0]["pipeline"], 0);
+  EXPECT_NEAR(s[0]["slowdown"].get<double>(), 1.25, 1e-9);
+  EXPECT_GT(Plan(*service_, "j", 2)["plan_index"].get<int>(), 0);
+  for (int i = 0; i < 10; ++i) report(1.0);
+  EXPECT_TRUE((*service_->JobSummary("j"))["stragglers"].empty());
+  EXPECT_EQ(Plan(*service_, "j", 2)["plan_index"], 0);
+}
+
+TEST_F(JobServiceTest, RestartRestoresEverything) {
+  const std::string path = testing::TempDbPath("service_restart");
+  Open(path);
+  ASSERT_TRUE(service_->RegisterJob(JobBody("j", 2, 2, 4)).ok());
+  for (int r = 0; r < 4; ++r) ASSERT_TRUE(service_->RegisterRank("j", RankBody(r, r / 2, r % 2)).ok());
+  ASSERT_TRUE(service_->ReportMeasurement("j", 0, testing::MeasurementBody(0, 1410, 4)).ok());
+  ASSERT_TRUE(service_->ReportMeasurement("j", 2, testing::MeasurementBody(0, 1410, 4)).ok());
+  Json before = *service_->JobSummary("j");
+  Json plan_before = Plan(*service_, "j", 0);
+  Open(path);  // mid-profiling
+  EXPECT_EQ(*service_->JobSummary("j"), before);
+  EXPECT_EQ(Plan(*service_, "j", 0), plan_before);
+  testing::RegisterAndProfile(*service_, "j", 2, 2, 4);
+  service_->WaitForOptimizer();
+  ASSERT_TRUE(service_->DeclareStraggler("j", {{"pipeline", 0}, {"slowdown", 1.1}}).ok());
+  before = *service_->JobSummary("j");
+  plan_before = Plan(*service_, "j", 3);
+  Open(path);  // running
+  EXPECT_EQ(*service_->JobSummary("j"), before);
+  EXPECT_EQ(Plan(*service_, "j", 3), plan_before);
+  EXPECT_EQ(*service_->ProfileCsv("j"), *service_->ProfileCsv("j"));
+}
+
+TEST_F(JobServiceTest, SolverFailureFailsTheJobAndRanksRunAtMax) {
+  Result<std::unique_ptr<Store>> store = Store::Open(":memory:", false);
+  ASSERT_TRUE(store.ok());
+  auto failing = [](const Problem&, const FrontierOptions&) -> Result<Frontier> {
+    return Status::Internal("solver stopped");
+  };
+  Result<std::unique_ptr<JobService>> service = JobService::Create(store->get(), nullptr, failing);
+  ASSERT_TRUE(service.ok());
+  ASSERT_TRUE((*service)->RegisterJob(JobBody("j", 1, 2, 4)).ok());
+  testing::RegisterAndProfile(**service, "j", 1, 2, 4);
+  (*service)->WaitForOptimizer();
+  EXPECT_EQ((*(*service)->JobSummary("j"))["phase"], "failed");
+  EXPECT_EQ((*(*service)->JobSummary("j"))["error"], "optimization: solver stopped");
+  Json plan = Plan(**service, "j", 1);
+  EXPECT_EQ(plan["kind"], "max");
+  EXPECT_EQ(plan["sm_clock_mhz"], 1410);
+}
+
+}  // namespace
+}  // namespace perseus::server

@@ -1,0 +1,47 @@
+// JobSpec: what a training job tells the server when it registers.
+//
+// Parsed from the POST /jobs body (docs/http_api.md) and stored verbatim as
+// JSON, so a restarted server rebuilds the same job. Thread safety: values.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "perseus/schedule.h"
+#include "perseus/status.h"
+#include "runtime/server/json_fields.h"
+
+namespace perseus::server {
+
+struct ProfilingOptions {
+  int iterations_per_clock = 2;  // reports every rank of a stage sends per clock
+  int clock_stride = 1;          // sweep every n-th supported clock (the lowest is always included)
+  int max_energy_rises = 3;      // a stage stops after this many energy rises in a row
+  int min_clock_mhz = 0;         // do not sweep below this clock (0: the lowest supported)
+};
+
+struct StragglerOptions {
+  int window = 5;            // iterations per pipeline compared (median)
+  double threshold = 1.05;   // a pipeline this much slower than the others is a straggler
+};
+
+struct JobSpec {
+  std::string id;
+  int dp = 1, pp = 1, tp = 1;
+  ScheduleSpec schedule;  // stages == pp
+  std::optional<double> blocking_power_w;  // per GPU; measured when absent
+  double unit_time_s = 1e-3;               // frontier sweep step
+  ProfilingOptions profiling;
+  StragglerOptions straggler;
+
+  int world_size() const { return dp * pp * tp; }
+  int pipelines() const { return dp; }
+  int stages() const { return pp; }
+};
+
+// Validates every field; errors name it ("field 'pp': ...").
+Result<JobSpec> ParseJobSpec(const Json& body);
+// The canonical JSON form (ParseJobSpec(JobSpecToJson(s)) == s).
+Json JobSpecToJson(const JobSpec& spec);
+
+}  // namespace perseus::server

@@ -1,0 +1,78 @@
+#include "runtime/server/job_state.h"
+
+namespace perseus::server {
+
+namespace {
+const char* kPhaseNames[] = {"registering", "profiling", "optimizing", "running", "done", "failed"};
+}
+
+const char* PhaseName(Phase phase) { return kPhaseNames[static_cast<int>(phase)]; }
+
+Result<Phase> ParsePhase(const std::string& name) {
+  for (int i = 0; i < 6; ++i) {
+    if (name == kPhaseNames[i]) return static_cast<Phase>(i);
+  }
+  return Status::InvalidArgument("unknown phase '" + name + "'");
+}
+
+const Straggler* ControlState::FindStraggler(int pipeline) const {
+  for (const Straggler& s : stragglers) {
+    if (s.pipeline == pipeline) return &s;
+  }
+  return nullptr;
+}
+
+Json ControlStateToJson(const ControlState& state) {
+  Json stages = Json::array();
+  for (const StageSweep& s : state.stages) {
+    stages.push_back({{"clocks_mhz", s.clocks_mhz}, {"index", s.index}, {"rises", s.rises},
+                      {"last_energy_j", s.last_energy_j}, {"done", s.done}, {"version", s.version}});
+  }
+  Json pipelines = Json::array();
+  for (const PipelinePlan& p : state.pipelines) {
+    pipelines.push_back({{"plan_index", p.plan_index}, {"version", p.version}});
+  }
+  Json stragglers = Json::array();
+  for (const Straggler& s : state.stragglers) {
+    stragglers.push_back({{"pipeline", s.pipeline}, {"slowdown", s.slowdown}, {"detected", s.detected}});
+  }
+  return {{"phase", PhaseName(state.phase)}, {"error", state.error},
+          {"version_counter", state.version_counter}, {"base_version", state.base_version},
+          {"stages", stages}, {"pipelines", pipelines}, {"stragglers", stragglers},
+          {"blocking_power_w", state.blocking_power_w}};
+}
+
+Result<ControlState> ControlStateFromJson(const Json& j) {
+  ControlState state;
+  try {
+    Result<Phase> phase = ParsePhase(j.at("phase").get<std::string>());
+    if (!phase.ok()) return phase.status();
+    state.phase = *phase;
+    state.error = j.at("error").get<std::string>();
+    state.version_counter = j.at("version_counter").get<int64_t>();
+    state.base_version = j.at("base_version").get<int64_t>();
+    state.blocking_power_w = j.at("blocking_power_w").get<double>();
+    for (const Json& s : j.at("stages")) {
+      StageSweep sweep;
+      sweep.clocks_mhz = s.at("clocks_mhz").get<std::vector<int>>();
+      sweep.index = s.at("index").get<int>();
+      sweep.rises = s.at("rises").get<int>();
+      sweep.last_energy_j = s.at("last_energy_j").get<double>();
+      sweep.done = s.at("done").get<bool>();
+      sweep.version = s.at("version").get<int64_t>();
+      state.stages.push_back(std::move(sweep));
+    }
+    for (const Json& p : j.at("pipelines")) {
+      state.pipelines.push_back({p.at("plan_index").get<int>(), p.at("version").get<int64_t>()});
+    }
+    for (const Json& s : j.at("stragglers")) {
+      state.stragglers.push_back(
+          {s.at("pipeline").get<int>(), s.at("slowdown").get<double>(), s.at("detected").get<bool>()});
+    }
+  } catch (const Json::exception& e) {
+    return Status::Internal(std::string("stored job state: ") + e.what());
+  }
+  return state;
+}
+
+}  // namespace perseus::server

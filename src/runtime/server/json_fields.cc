@@ -1,0 +1,117 @@
+#include "runtime/server/json_fields.h"
+
+#include <cmath>
+
+namespace perseus::server {
+
+Status FieldError(const std::string& field, const std::string& what) {
+  return Status::InvalidArgument("field '" + field + "': " + what);
+}
+
+std::string Quote(const Json& value) {
+  std::string text = value.dump();
+  if (text.size() > 40) text = text.substr(0, 37) + "...";
+  return text;
+}
+
+namespace {
+
+std::string Range(double lo, double hi) {
+  auto fmt = [](double v) {
+    Json j = v;
+    if (v == std::floor(v) && std::fabs(v) < 1e15) j = static_cast<int64_t>(v);
+    return j.dump();
+  };
+  return "[" + fmt(lo) + ", " + fmt(hi) + "]";
+}
+
+Result<int64_t> ToInt(const Json& v, const std::string& path, int64_t lo, int64_t hi) {
+  if (!v.is_number_integer() && !(v.is_number_float() && std::floor(v.get<double>()) == v.get<double>() &&
+                                   std::fabs(v.get<double>()) < 9e15)) {
+    return FieldError(path, "expected an integer, got " + Quote(v));
+  }
+  int64_t x = v.is_number_float() ? static_cast<int64_t>(v.get<double>()) : v.get<int64_t>();
+  if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) x = INT64_MAX;
+  if (x < lo || x > hi) {
+    return FieldError(path, "expected an integer in " + Range(lo, hi) + ", got " + Quote(v));
+  }
+  return x;
+}
+
+Result<double> ToNumber(const Json& v, const std::string& path, double lo, double hi) {
+  if (!v.is_number()) return FieldError(path, "expected a number, got " + Quote(v));
+  double x = v.get<double>();
+  if (!std::isfinite(x) || x < lo || x > hi) {
+    return FieldError(path, "expected a number in " + Range(lo, hi) + ", got " + Quote(v));
+  }
+  return x;
+}
+
+}  // namespace
+
+Result<int64_t> GetInt(const Json& object, const std::string& key, const std::string& path, int64_t min_value,
+                       int64_t max_value) {
+  auto it = object.find(key);
+  if (it == object.end()) return FieldError(path, "missing");
+  return ToInt(*it, path, min_value, max_value);
+}
+
+Result<std::optional<int64_t>> GetOptionalInt(const Json& object, const std::string& key, const std::string& path,
+                                              int64_t min_value, int64_t max_value) {
+  auto it = object.find(key);
+  if (it == object.end() || it->is_null()) return std::optional<int64_t>();
+  Result<int64_t> v = ToInt(*it, path, min_value, max_value);
+  if (!v.ok()) return v.status();
+  return std::optional<int64_t>(*v);
+}
+
+Result<double> GetNumber(const Json& object, const std::string& key, const std::string& path, double min_value,
+                         double max_value) {
+  auto it = object.find(key);
+  if (it == object.end()) return FieldError(path, "missing");
+  return ToNumber(*it, path, min_value, max_value);
+}
+
+Result<std::optional<double>> GetOptionalNumber(const Json& object, const std::string& key, const std::string& path,
+                                               double min_value, double max_value) {
+  auto it = object.find(key);
+  if (it == object.end() || it->is_null()) return std::optional<double>();
+  Result<double> v = ToNumber(*it, path, min_value, max_value);
+  if (!v.ok()) return v.status();
+  return std::optional<double>(*v);
+}
+
+Result<std::string> GetString(const Json& object, const std::string& key, const std::string& path,
+                              size_t max_length) {
+  auto it = object.find(key);
+  if (it == object.end()) return FieldError(path, "missing");
+  if (!it->is_string()) return FieldError(path, "expected a string, got " + Quote(*it));
+  const std::string& s = it->get_ref<const std::string&>();
+  if (s.size() > max_length) {
+    return FieldError(path, "longer than " + std::to_string(max_length) + " characters");
+  }
+  return s;
+}
+
+Result<Json> ParseJsonObject(const std::string& body) {
+  Json j;
+  try {
+    j = Json::parse(body);
+  } catch (const Json::parse_error& e) {
+    return Status::InvalidArgument("body: malformed JSON at byte " + std::to_string(e.byte));
+  }
+  if (!j.is_object()) return Status::InvalidArgument("body: expected a JSON object, got " + Quote(j));
+  return j;
+}
+
+bool IsValidId(const std::string& id) {
+  if (id.empty() || id.size() > 64) return false;
+  for (char c : id) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+              c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+}  // namespace perseus::server

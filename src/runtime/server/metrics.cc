@@ -1,0 +1,101 @@
+#include "runtime/server/metrics.h"
+
+#include <map>
+#include <sstream>
+
+#include "runtime/server/http_util.h"
+#include "runtime/server/job_state.h"
+
+namespace perseus::server {
+
+namespace {
+
+// Collects samples per metric so each metric's HELP/TYPE header appears once.
+class Exposition {
+ public:
+  void Add(const std::string& name, const std::string& help, const std::string& labels, const Json& value) {
+    if (value.is_null()) return;
+    Family& f = families_[name];
+    f.help = help;
+    std::ostringstream line;
+    line.precision(10);
+    line << name << "{" << labels << "} " << (value.is_boolean() ? (value.get<bool>() ? 1.0 : 0.0) : value.get<double>());
+    f.lines.push_back(line.str());
+  }
+  std::string Text() const {
+    std::string out;
+    for (const auto& [name, f] : families_) {
+      out += "# HELP " + name + " " + f.help + "\n# TYPE " + name + " gauge\n";
+      for (const std::string& l : f.lines) out += l + "\n";
+    }
+    return out;
+  }
+
+ private:
+  struct Family {
+    std::string help;
+    std::vector<std::string> lines;
+  };
+  std::map<std::string, Family> families_;
+};
+
+void AddPipelines(Exposition& e, const std::string& job, const Json& s) {
+  for (const Json& p : s["pipelines"]) {
+    const std::string l = job + ",pipeline=\"" + std::to_string(p["pipeline"].get<int>()) + "\"";
+    e.Add("perseus_pipeline_plan_index", "Frontier plan in use (0 = fastest).", l, p["plan_index"]);
+    e.Add("perseus_pipeline_predicted_iteration_seconds", "Predicted iteration time of the plan in use.", l,
+          p["predicted_time_s"]);
+    e.Add("perseus_pipeline_predicted_energy_joules", "Predicted energy per iteration of the plan in use.", l,
+          p["predicted_energy_j"]);
+    e.Add("perseus_pipeline_measured_iteration_seconds", "Median measured compute time of recent iterations.", l,
+          p["measured_time_s"]);
+    e.Add("perseus_pipeline_measured_energy_joules", "Mean measured GPU energy of recent iterations.", l,
+          p["measured_energy_j"]);
+  }
+  for (const Json& st : s["stragglers"]) {
+    const std::string l = job + ",pipeline=\"" + std::to_string(st["pipeline"].get<int>()) + "\",source=\"" +
+                          st["source"].get<std::string>() + "\"";
+    e.Add("perseus_straggler_slowdown", "Slowdown of a straggling pipeline.", l, st["slowdown"]);
+  }
+}
+
+}  // namespace
+
+std::string RenderMetrics(const std::vector<Json>& summaries) {
+  Exposition e;
+  for (const Json& s : summaries) {
+    const std::string job = "job=\"" + s["id"].get<std::string>() + "\"";
+    for (const char* phase : {"registering", "profiling", "optimizing", "running", "done", "failed"}) {
+      e.Add("perseus_job_phase", "1 for the job's current phase.", job + ",phase=\"" + phase + "\"",
+            s["phase"] == phase);
+    }
+    e.Add("perseus_job_ranks_registered", "Ranks registered.", job, s["ranks_registered"]);
+    e.Add("perseus_job_world_size", "Ranks expected (dp * pp * tp).", job, s["world_size"]);
+    e.Add("perseus_job_stragglers", "Pipelines currently straggling.", job, s["stragglers"].size());
+    for (const Json& st : s["profiling"]) {
+      const std::string l = job + ",stage=\"" + std::to_string(st["stage"].get<int>()) + "\"";
+      e.Add("perseus_profiling_sm_clock_mhz", "SM clock the stage is profiling.", l, st["sm_clock_mhz"]);
+      e.Add("perseus_profiling_stage_done", "1 when the stage finished profiling.", l, st["done"]);
+    }
+    AddPipelines(e, job, s);
+    if (s.contains("frontier")) {
+      const Json& f = s["frontier"];
+      e.Add("perseus_frontier_plans", "Plans on the time-energy frontier.", job, f["plans"]);
+      e.Add("perseus_frontier_all_max_energy_joules", "Energy per pipeline iteration at all-maximum clocks.", job,
+            f["all_max"]["energy_j"]);
+      e.Add("perseus_frontier_all_max_seconds", "Iteration time at all-maximum clocks.", job, f["all_max"]["time_s"]);
+    }
+  }
+  return e.Text();
+}
+
+void AddMetricsRoutes(httplib::Server& server, const RouteContext& ctx) {
+  JobService* service = ctx.service;
+  server.Get("/metrics", [service](const httplib::Request&, httplib::Response& res) {
+    res.status = 200;
+    res.set_content(RenderMetrics(service->AllSummaries()), "text/plain; version=0.0.4");
+  });
+  server.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { SendJson(res, 200, {{"ok", true}}); });
+}
+
+}  // namespace perseus::server

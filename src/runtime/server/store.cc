@@ -1,0 +1,236 @@
+#include "runtime/server/store.h"
+
+#include <sqlite3.h>
+
+#include "runtime/server/json_fields.h"
+
+namespace perseus::server {
+
+namespace {
+
+const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS jobs (
+  id TEXT PRIMARY KEY, spec_json TEXT NOT NULL, state_json TEXT NOT NULL DEFAULT '',
+  profile_csv TEXT NOT NULL DEFAULT '', frontier_json TEXT NOT NULL DEFAULT '');
+CREATE TABLE IF NOT EXISTS ranks (
+  job_id TEXT NOT NULL, rank INTEGER NOT NULL, dp_rank INTEGER NOT NULL, pp_rank INTEGER NOT NULL,
+  tp_rank INTEGER NOT NULL, gpu_name TEXT NOT NULL, gpu_uuid TEXT NOT NULL, sm_clocks_json TEXT NOT NULL,
+  PRIMARY KEY (job_id, rank));
+CREATE TABLE IF NOT EXISTS measurements (
+  job_id TEXT NOT NULL, rank INTEGER NOT NULL, freq_mhz INTEGER NOT NULL,
+  fwd_count INTEGER NOT NULL, fwd_time_s REAL NOT NULL, fwd_energy_j REAL NOT NULL,
+  bwd_count INTEGER NOT NULL, bwd_time_s REAL NOT NULL, bwd_energy_j REAL NOT NULL,
+  blocking_time_s REAL NOT NULL, blocking_energy_j REAL NOT NULL, reports INTEGER NOT NULL,
+  PRIMARY KEY (job_id, rank, freq_mhz));
+CREATE TABLE IF NOT EXISTS iterations (
+  job_id TEXT NOT NULL, rank INTEGER NOT NULL, iteration INTEGER NOT NULL,
+  compute_time_s REAL NOT NULL, energy_j REAL NOT NULL, plan_version INTEGER NOT NULL,
+  PRIMARY KEY (job_id, rank, iteration));
+)sql";
+
+// A prepared statement that finalizes itself.
+class Stmt {
+ public:
+  Stmt(sqlite3* db, const char* sql) : db_(db) { rc_ = sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr); }
+  ~Stmt() { sqlite3_finalize(stmt_); }
+  Stmt(const Stmt&) = delete;
+  Stmt& operator=(const Stmt&) = delete;
+
+  Status status() const {
+    return rc_ == SQLITE_OK ? Status::Ok() : Status::IoError(std::string("sqlite: ") + sqlite3_errmsg(db_));
+  }
+  Stmt& Bind(int i, const std::string& v) {
+    sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+    return *this;
+  }
+  Stmt& Bind(int i, int64_t v) {
+    sqlite3_bind_int64(stmt_, i, v);
+    return *this;
+  }
+  Stmt& Bind(int i, int v) { return Bind(i, static_cast<int64_t>(v)); }
+  Stmt& Bind(int i, double v) {
+    sqlite3_bind_double(stmt_, i, v);
+    return *this;
+  }
+  // Runs a statement that returns no rows.
+  Status Run() {
+    if (rc_ != SQLITE_OK) return status();
+    int rc = sqlite3_step(stmt_);
+    if (rc != SQLITE_DONE) return Status::IoError(std::string("sqlite: ") + sqlite3_errmsg(db_));
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+    return Status::Ok();
+  }
+  // Advances to the next row; false at the end (check status()).
+  bool Next() {
+    if (rc_ != SQLITE_OK) return false;
+    int rc = sqlite3_step(stmt_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc != SQLITE_DONE) rc_ = rc;
+    return false;
+  }
+  std::string Text(int col) const {
+    const unsigned char* p = sqlite3_column_text(stmt_, col);
+    return p ? std::string(reinterpret_cast<const char*>(p), sqlite3_column_bytes(stmt_, col)) : std::string();
+  }
+  int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
+  double Real(int col) const { return sqlite3_column_double(stmt_, col); }
+
+ private:
+  sqlite3* db_;
+  sqlite3_stmt* stmt_ = nullptr;
+  int rc_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Store>> Store::Open(const std::string& path, bool full_sync) {
+  sqlite3* db = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                           nullptr);
+  if (rc != SQLITE_OK) {
+    std::string msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+    sqlite3_close(db);
+    return Status::IoError(path + ": " + msg);
+  }
+  std::unique_ptr<Store> store(new Store(db));
+  store->path_ = path;
+  sqlite3_busy_timeout(db, 5000);
+  PERSEUS_RETURN_IF_ERROR(store->Exec("PRAGMA journal_mode=WAL"));
+  PERSEUS_RETURN_IF_ERROR(store->Exec(full_sync ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL"));
+  PERSEUS_RETURN_IF_ERROR(store->Exec("PRAGMA foreign_keys=ON"));
+  PERSEUS_RETURN_IF_ERROR(store->Exec(kSchema));
+  return store;
+}
+
+Store::~Store() { sqlite3_close(db_); }
+
+Status Store::Exec(const std::string& sql) {
+  char* err = nullptr;
+  if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string msg = err ? err : "unknown error";
+    sqlite3_free(err);
+    return Status::IoError(path_ + ": sqlite: " + msg);
+  }
+  return Status::Ok();
+}
+
+Status Store::Commit(const StoreWrite& write) {
+  std::lock_guard<std::mutex> lock(mu_);
+  PERSEUS_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
+  Status st = Apply(write);
+  if (!st.ok()) {
+    (void)Exec("ROLLBACK");
+    return st;
+  }
+  return Exec("COMMIT");
+}
+
+Status Store::Apply(const StoreWrite& w) {
+  if (w.spec_json) {
+    Stmt s(db_, "INSERT INTO jobs (id, spec_json) VALUES (?, ?)");
+    PERSEUS_RETURN_IF_ERROR(s.Bind(1, w.job_id).Bind(2, *w.spec_json).Run());
+  }
+  const std::pair<const std::optional<std::string>*, const char*> columns[] = {
+      {&w.state_json, "UPDATE jobs SET state_json = ? WHERE id = ?"},
+      {&w.profile_csv, "UPDATE jobs SET profile_csv = ? WHERE id = ?"},
+      {&w.frontier_json, "UPDATE jobs SET frontier_json = ? WHERE id = ?"}};
+  for (const auto& [value, sql] : columns) {
+    if (!*value) continue;
+    Stmt s(db_, sql);
+    PERSEUS_RETURN_IF_ERROR(s.Bind(1, **value).Bind(2, w.job_id).Run());
+  }
+  if (w.rank) {
+    const RankInfo& r = *w.rank;
+    Stmt s(db_, "INSERT INTO ranks VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+    PERSEUS_RETURN_IF_ERROR(s.Bind(1, w.job_id).Bind(2, r.rank).Bind(3, r.dp_rank).Bind(4, r.pp_rank)
+                                .Bind(5, r.tp_rank).Bind(6, r.gpu_name).Bind(7, r.gpu_uuid)
+                                .Bind(8, Json(r.sm_clocks_mhz).dump()).Run());
+  }
+  if (!w.measurements.empty()) {
+    Stmt s(db_, "INSERT OR REPLACE INTO measurements VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    for (const Measurement& m : w.measurements) {
+      PERSEUS_RETURN_IF_ERROR(s.Bind(1, w.job_id).Bind(2, m.rank).Bind(3, m.freq_mhz).Bind(4, m.forward.count)
+                                  .Bind(5, m.forward.time_s).Bind(6, m.forward.energy_j).Bind(7, m.backward.count)
+                                  .Bind(8, m.backward.time_s).Bind(9, m.backward.energy_j)
+                                  .Bind(10, m.blocking_time_s).Bind(11, m.blocking_energy_j).Bind(12, m.reports)
+                                  .Run());
+    }
+  }
+  if (!w.iterations.empty()) {
+    Stmt s(db_, "INSERT OR IGNORE INTO iterations VALUES (?, ?, ?, ?, ?, ?)");
+    for (const IterationReport& it : w.iterations) {
+      PERSEUS_RETURN_IF_ERROR(s.Bind(1, w.job_id).Bind(2, it.rank).Bind(3, it.iteration)
+                                  .Bind(4, it.compute_time_s).Bind(5, it.energy_j).Bind(6, it.plan_version).Run());
+    }
+  }
+  if (w.prune_iterations_before) {
+    Stmt s(db_, "DELETE FROM iterations WHERE job_id = ? AND iteration < ?");
+    PERSEUS_RETURN_IF_ERROR(s.Bind(1, w.job_id).Bind(2, *w.prune_iterations_before).Run());
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<StoredJob>> Store::LoadAll() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<StoredJob> jobs;
+  PERSEUS_RETURN_IF_ERROR(LoadJobRows(&jobs));
+  for (StoredJob& job : jobs) {
+    PERSEUS_RETURN_IF_ERROR(LoadRanks(&job));
+    PERSEUS_RETURN_IF_ERROR(LoadMeasurements(&job));
+    PERSEUS_RETURN_IF_ERROR(LoadIterations(&job));
+  }
+  return jobs;
+}
+
+Status Store::LoadJobRows(std::vector<StoredJob>* jobs) {
+  Stmt s(db_, "SELECT id, spec_json, state_json, profile_csv, frontier_json FROM jobs ORDER BY rowid");
+  while (s.Next()) jobs->push_back({s.Text(0), s.Text(1), s.Text(2), s.Text(3), s.Text(4), {}, {}, {}});
+  return s.status();
+}
+
+Status Store::LoadRanks(StoredJob* job) {
+  Stmt s(db_, "SELECT rank, dp_rank, pp_rank, tp_rank, gpu_name, gpu_uuid, sm_clocks_json FROM ranks "
+              "WHERE job_id = ? ORDER BY rank");
+  s.Bind(1, job->id);
+  while (s.Next()) {
+    RankInfo r{static_cast<int>(s.Int(0)), static_cast<int>(s.Int(1)), static_cast<int>(s.Int(2)),
+               static_cast<int>(s.Int(3)), s.Text(4), s.Text(5), {}};
+    Json clocks = Json::parse(s.Text(6), nullptr, false);
+    if (!clocks.is_array()) return Status::Internal("stored rank " + std::to_string(r.rank) + ": bad clock list");
+    r.sm_clocks_mhz = clocks.get<std::vector<int>>();
+    job->ranks.push_back(std::move(r));
+  }
+  return s.status();
+}
+
+Status Store::LoadMeasurements(StoredJob* job) {
+  Stmt s(db_, "SELECT rank, freq_mhz, fwd_count, fwd_time_s, fwd_energy_j, bwd_count, bwd_time_s, bwd_energy_j, "
+              "blocking_time_s, blocking_energy_j, reports FROM measurements WHERE job_id = ? ORDER BY rank, freq_mhz");
+  s.Bind(1, job->id);
+  while (s.Next()) {
+    Measurement m;
+    m.rank = static_cast<int>(s.Int(0));
+    m.freq_mhz = static_cast<int>(s.Int(1));
+    m.forward = {s.Int(2), s.Real(3), s.Real(4)};
+    m.backward = {s.Int(5), s.Real(6), s.Real(7)};
+    m.blocking_time_s = s.Real(8);
+    m.blocking_energy_j = s.Real(9);
+    m.reports = static_cast<int>(s.Int(10));
+    job->measurements.push_back(m);
+  }
+  return s.status();
+}
+
+Status Store::LoadIterations(StoredJob* job) {
+  Stmt s(db_, "SELECT rank, iteration, compute_time_s, energy_j, plan_version FROM iterations WHERE job_id = ? "
+              "ORDER BY iteration, rank");
+  s.Bind(1, job->id);
+  while (s.Next()) {
+    job->iterations.push_back(
+        {static_cast<int>(s.Int(0)), s.Int(1), s.Real(2), s.Real(3), s.Int(4)});
+  }
+  return s.status();
+}
+
+}  // namespace perseus::server

@@ -1,0 +1,69 @@
+// Store: the server's SQLite database, and the only code that touches SQLite.
+//
+// The database runs in WAL mode. Every StoreWrite is one transaction that is
+// committed before Commit returns, so an HTTP reply is sent only for state
+// that survives a SIGKILL of the server. With `full_sync` each commit is also
+// fsynced (survives power loss); without it commits survive process crashes.
+// Thread safety: thread-safe (one connection behind a mutex).
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "perseus/status.h"
+#include "runtime/server/job_state.h"
+
+struct sqlite3;
+
+namespace perseus::server {
+
+// One atomic change to one job. Unset members are left alone.
+struct StoreWrite {
+  std::string job_id;
+  std::optional<std::string> spec_json;      // inserts the job (must be new)
+  std::optional<std::string> state_json;     // ControlState
+  std::optional<std::string> profile_csv;
+  std::optional<std::string> frontier_json;
+  std::optional<RankInfo> rank;              // inserts a rank (must be new)
+  std::vector<Measurement> measurements;     // replace the (rank, freq) totals
+  std::vector<IterationReport> iterations;   // inserted; duplicates are ignored
+  std::optional<int64_t> prune_iterations_before;  // deletes older iterations of the job
+};
+
+// Everything stored about one job.
+struct StoredJob {
+  std::string id, spec_json, state_json, profile_csv, frontier_json;
+  std::vector<RankInfo> ranks;
+  std::vector<Measurement> measurements;
+  std::vector<IterationReport> iterations;
+};
+
+class Store {
+ public:
+  // Opens or creates the database at `path` (":memory:" for tests).
+  static Result<std::unique_ptr<Store>> Open(const std::string& path, bool full_sync);
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  Status Commit(const StoreWrite& write);
+  Result<std::vector<StoredJob>> LoadAll();
+
+ private:
+  explicit Store(sqlite3* db) : db_(db) {}
+  Status Exec(const std::string& sql);
+  Status Apply(const StoreWrite& write);
+  Status LoadJobRows(std::vector<StoredJob>* jobs);
+  Status LoadRanks(StoredJob* job);
+  Status LoadMeasurements(StoredJob* job);
+  Status LoadIterations(StoredJob* job);
+
+  std::mutex mu_;
+  sqlite3* db_;
+  std::string path_;
+};
+
+}  // namespace perseus::server

@@ -1,0 +1,82 @@
+// End to end: the server is SIGKILLed mid-profiling and mid-run and restarted
+// on the same database; the job continues with nothing lost, and the ranks
+// keep training while the server is gone.
+#include <gtest/gtest.h>
+
+#include "tests/e2e/runtime_emulation.h"
+#include "tests/e2e/runtime_server_process.h"
+
+namespace perseus::e2e {
+namespace {
+
+constexpr char kJob[] = "restart";
+
+Json Job(const ServerProcess& server) { return HttpGet(server.url(), std::string("/jobs/") + kJob).json(); }
+
+int StageClockIndexSum(const Json& job) {
+  int sum = 0;
+  for (const Json& s : job["profiling"]) sum += s["clock_index"].get<int>() + (s["done"].get<bool>() ? 1 : 0);
+  return sum;
+}
+
+TEST(RuntimeRestartTest, SigkilledServerRestartsOnTheSameDatabaseAndTheJobContinues) {
+  const ClusterShape shape{4, 4, 4, 8, "a100"};  // 64 ranks
+  ServerProcess server(PerseusBinary(), TempPath("restart.db"), {});
+  ASSERT_TRUE(server.Start());
+  Json body = {{"id", kJob}, {"dp", shape.dp}, {"pp", shape.pp}, {"tp", shape.tp},
+               {"microbatches", shape.microbatches}, {"profiling", {{"iterations_per_clock", 2}, {"clock_stride", 5}}}};
+  ASSERT_EQ(HttpSend("POST", server.url(), "/jobs", body.dump(), "").status, 201);
+  ClusterOptions options;
+  options.server_url = server.url();
+  options.job = kJob;
+  Cluster cluster(shape, options);
+  cluster.Start();
+
+  // Mid-profiling: hold the ranks, let their reports drain, snapshot, kill, restart.
+  ASSERT_TRUE(WaitUntil([&] { return StageClockIndexSum(Job(server)) >= 3; }, 300)) << Job(server).dump();
+  cluster.Pause();
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  const Json before = Job(server);
+  ASSERT_EQ(before["phase"], "profiling");
+  server.Kill();
+  EXPECT_EQ(HttpGet(server.url(), "/healthz").status, -1);
+  ASSERT_TRUE(server.Start());
+  EXPECT_EQ(Job(server), before);
+  cluster.Resume();
+
+  // The job finishes profiling and runs.
+  ASSERT_TRUE(WaitUntil([&] { return Job(server)["phase"] == "running"; }, 400)) << Job(server).dump();
+  const std::string profile = HttpGet(server.url(), std::string("/jobs/") + kJob + "/profile").body;
+
+  // Mid-run, with the ranks going: declare a straggler, kill, keep training, restart.
+  ASSERT_EQ(HttpSend("POST", server.url(), std::string("/jobs/") + kJob + "/stragglers",
+                     Json{{"pipeline", 0}, {"slowdown", 1.15}}.dump(), "").status, 200);
+  const Json running = Job(server);
+  server.Kill();
+  ASSERT_TRUE(WaitUntil([&] { return !cluster.client(0)->Stats().connected; }, 30));
+  const int64_t mark = cluster.iterations();
+  ASSERT_TRUE(WaitUntil([&] { return cluster.iterations() >= mark + 20; }, 60));  // training goes on
+  ASSERT_TRUE(server.Start());
+  Json after = Job(server);
+  EXPECT_EQ(after["phase"], "running");
+  EXPECT_EQ(after["stragglers"], running["stragglers"]);
+  for (int d = 0; d < shape.dp; ++d) {
+    EXPECT_EQ(after["pipelines"][d]["plan_index"], running["pipelines"][d]["plan_index"]);
+    EXPECT_EQ(after["pipelines"][d]["version"], running["pipelines"][d]["version"]);
+  }
+  EXPECT_EQ(HttpGet(server.url(), std::string("/jobs/") + kJob + "/profile").body, profile);
+
+  // The ranks reconnect and follow the next change.
+  ASSERT_EQ(HttpSend("DELETE", server.url(), std::string("/jobs/") + kJob + "/stragglers/0", "", "").status, 200);
+  ASSERT_TRUE(WaitUntil([&] {
+    for (int r = 0; r < shape.world_size(); ++r) {
+      client::RankClientStats st = cluster.client(r)->Stats();
+      if (!st.connected || st.plan_index != 0) return false;
+    }
+    return true;
+  }, 60));
+  cluster.Stop();
+}
+
+}  // namespace
+}  // namespace perseus::e2e
