@@ -14,10 +14,14 @@ namespace perseus {
 
 using optimizer::NodeCosts;
 
+namespace {
+constexpr double kSameTime = 1e-12;  // relative
+}  // namespace
+
 const FrontierPlan* Frontier::PlanForTime(double time_s) const {
   const FrontierPlan* best = nullptr;
   for (const FrontierPlan& p : plans) {
-    if (p.time_s <= time_s * (1 + 1e-12)) best = &p;  // time ascending, energy descending
+    if (p.time_s <= time_s * (1 + kSameTime)) best = &p;  // time ascending, energy descending
   }
   return best;
 }
@@ -40,9 +44,15 @@ std::vector<FrontierPlan> ParetoFilter(std::vector<FrontierPlan> plans) {
   std::sort(plans.begin(), plans.end(), [](const FrontierPlan& a, const FrontierPlan& b) {
     return a.time_s != b.time_s ? a.time_s < b.time_s : a.energy_j < b.energy_j;
   });
+  // Times within kSameTime of each other differ only by floating-point
+  // summation order; of such plans the cheaper one stands for both.
   std::vector<FrontierPlan> kept;
   for (FrontierPlan& p : plans) {
-    if (kept.empty() || p.energy_j < kept.back().energy_j * (1 - 1e-12)) kept.push_back(std::move(p));
+    if (!kept.empty() && p.time_s <= kept.back().time_s * (1 + kSameTime)) {
+      if (p.energy_j < kept.back().energy_j) kept.back() = std::move(p);
+    } else if (kept.empty() || p.energy_j < kept.back().energy_j * (1 - 1e-12)) {
+      kept.push_back(std::move(p));
+    }
   }
   return kept;
 }

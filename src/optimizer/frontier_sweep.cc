@@ -11,8 +11,9 @@ namespace {
 constexpr int kMaxPathRounds = 64;
 }  // namespace
 
-FrontierSweep::FrontierSweep(const Problem& problem, const std::vector<NodeCosts>& costs, double unit_s)
-    : problem_(problem), costs_(costs), unit_s_(unit_s), cut_(2 * problem.num_nodes() + 2) {
+FrontierSweep::FrontierSweep(const Problem& problem, const std::vector<NodeCosts>& costs, double unit_s,
+                             MinCut::Engine engine)
+    : problem_(problem), costs_(costs), unit_s_(unit_s), cut_(2 * problem.num_nodes() + 2, engine) {
   const int n = problem.num_nodes();
   duration_s_.resize(n);
   for (int i = 0; i < n; ++i) {

@@ -22,7 +22,8 @@ namespace perseus::optimizer {
 class FrontierSweep {
  public:
   // Starts with every computation at its cheapest hull vertex (time T*).
-  FrontierSweep(const Problem& problem, const std::vector<NodeCosts>& costs, double unit_s);
+  FrontierSweep(const Problem& problem, const std::vector<NodeCosts>& costs, double unit_s,
+                MinCut::Engine engine = MinCut::Engine::kWarmDinic);
 
   // Shortens the iteration; returns false once no critical path can shrink.
   bool Step();

@@ -11,7 +11,7 @@ namespace {
 constexpr double kEps = 1e-9;
 }  // namespace
 
-MinCut::MinCut(int num_nodes) : num_nodes_(num_nodes) {}
+MinCut::MinCut(int num_nodes, Engine engine) : num_nodes_(num_nodes), engine_(engine) {}
 
 int MinCut::AddArc(int from, int to) {
   from_.push_back(from);
@@ -177,6 +177,10 @@ void MinCut::Augment() {
 }
 
 double MinCut::Solve(std::vector<char>& source_side) {
+  return engine_ == Engine::kWarmDinic ? SolveWarm(source_side) : SolveWithLemonPreflow(source_side);
+}
+
+double MinCut::SolveWarm(std::vector<char>& source_side) {
   if (!finalized_) Finalize();
   double constant = FoldLowerBounds();
   TrimToCapacities();

@@ -28,15 +28,18 @@ class MinCut {
   static constexpr int kSource = 0;
   static constexpr int kSink = 1;
 
-  explicit MinCut(int num_nodes);
+  enum class Engine { kWarmDinic, kLemonPreflow };
+  explicit MinCut(int num_nodes, Engine engine = Engine::kWarmDinic);
   // Adds an arc with bounds [0, 0]; returns its id. Only before the first Solve.
   int AddArc(int from, int to);
   // REQUIRES: 0 <= lower <= upper (upper may be kInfiniteCapacity).
   void SetBounds(int arc, double lower, double upper);
 
   // Returns the minimum cut value (>= kInfiniteCapacity/2: no finite cut) and
-  // marks the source side in `source_side`.
+  // marks the source side in `source_side`, with the engine chosen at
+  // construction; the two named variants force one.
   double Solve(std::vector<char>& source_side);
+  double SolveWarm(std::vector<char>& source_side);
   double SolveWithLemonPreflow(std::vector<char>& source_side);
 
  private:
@@ -52,6 +55,7 @@ class MinCut {
   int Order(int v) const;  // position of node v in topological order
 
   int num_nodes_;
+  Engine engine_;
   bool finalized_ = false;
   // Arcs 0..num_user_arcs_-1 are the caller's; then per node one arc to the
   // sink and one from the source carry the folded lower bounds.

@@ -1,0 +1,143 @@
+// Optimizer benchmark: prints the figures the optimizer issue asks for.
+//  1. Full-frontier run time and peak memory on the shared GPT-3 175B A100
+//     profile (or the bundled gpt3-175b-a100 model when ../shared is absent)
+//     for 4x8, 8x16, 8x32, 8x96 and (with --large) 16x256 stages x microbatches.
+//  2. Gap to the exact discrete frontier (exhaustive search) on random tiny
+//     instances: worst and mean.
+//  3. The sweep with its warm-started min cut against LEMON's Preflow from
+//     scratch (why the min cut is hand-written).
+// Usage: optimizer_bench [--large] [--shared DIR]
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <random>
+#include <string>
+
+#include "optimizer/frontier_sweep.h"
+#include "optimizer/node_costs.h"
+#include "optimizer/testing/brute_force.h"
+#include "perseus/gpu_model.h"
+#include "perseus/optimizer.h"
+
+namespace {
+
+using perseus::Frontier;
+using perseus::FrontierOptions;
+using perseus::Problem;
+using perseus::Profile;
+
+double Now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+double PeakRssMiB() {
+  rusage r{};
+  getrusage(RUSAGE_SELF, &r);
+  return r.ru_maxrss / 1024.0;
+}
+
+// The 8-stage profile stretched or shrunk to `stages` stages.
+Profile Restage(const Profile& p, int stages) {
+  Profile out;
+  for (int s = 0; s < stages; ++s) out.stages.push_back(p.stages[s * p.num_stages() / stages]);
+  return out;
+}
+
+Problem Build(const Profile& p, int stages, int microbatches) {
+  perseus::ProblemSpec spec;
+  spec.schedule = {perseus::ScheduleKind::k1F1B, stages, microbatches, 1};
+  spec.blocking_power_w = 83.64;
+  return *perseus::BuildProblem(Restage(p, stages), spec);
+}
+
+void SpeedTable(const Profile& profile, bool large) {
+  std::printf("\n== Full frontier, one core (unit time 1 ms, 3 lower-bound cross-checks) ==\n");
+  std::printf("%-8s %6s %7s %7s %10s %10s %12s %10s\n", "shape", "nodes", "plans", "steps", "sweep_s", "total_s",
+              "no-slow sav", "peak_MiB");
+  std::vector<std::pair<int, int>> shapes = {{4, 8}, {8, 16}, {8, 32}, {8, 96}};
+  if (large) shapes.push_back({16, 256});
+  for (auto [s, m] : shapes) {
+    Problem problem = Build(profile, s, m);
+    double t0 = Now();
+    Frontier f = *perseus::SolveFrontier(problem, FrontierOptions{});
+    double total = Now() - t0;
+    const auto* ns = f.NoSlowdownPlan();
+    std::printf("%2dx%-5d %6d %7zu %7d %10.3f %10.3f %11.2f%% %10.1f\n", s, m, problem.num_nodes(), f.plans.size(),
+                f.stats.sweep_steps, f.stats.solve_s, total, 100 * (1 - ns->energy_j / f.all_max.energy_j),
+                PeakRssMiB());
+    std::fflush(stdout);
+  }
+  std::printf("targets: 8x96 < 1 s, 16x256 < 30 s, memory < 1 GiB; original (Python): 4x8 10 s, 8x16 130 s, 8x32 653 s\n");
+}
+
+void GapToExact() {
+  std::printf("\n== Gap to the exact discrete frontier (exhaustive search, random tiny instances) ==\n");
+  std::mt19937 rng(11);
+  double worst = 0, sum = 0, worst_at_allmax = 0;
+  int count = 0, instances = 0;
+  for (int trial = 0; trial < 80; ++trial) {
+    int stages = 2 + trial % 2, microbatches = 2 + (trial / 2) % 2;
+    Problem problem = Build(perseus::testing::RandomProfile(rng, stages, 2 + (trial % 3 == 0)), stages, microbatches);
+    if (problem.num_nodes() > 12 && trial % 3 == 0) continue;
+    FrontierOptions options;
+    options.unit_time_s = 1e-4;
+    Frontier f = *perseus::SolveFrontier(problem, options);
+    auto exact = perseus::testing::ExactFrontier(problem);
+    ++instances;
+    for (const auto& e : exact) {
+      const auto* ours = f.PlanForTime(e.time_s);
+      if (!ours) continue;  // faster than our fastest plan (never faster than all-max... see below)
+      double gap = ours->energy_j / e.energy_j - 1;
+      worst = std::max(worst, gap);
+      sum += gap;
+      ++count;
+    }
+    const auto* ns = f.NoSlowdownPlan();
+    worst_at_allmax = std::max(worst_at_allmax, ns->energy_j / perseus::testing::ExactEnergyAtMost(exact, f.all_max.time_s) - 1);
+  }
+  std::printf("instances %d, exact frontier points compared %d\n", instances, count);
+  std::printf("gap to exact: worst %.3f%%, mean %.4f%%; at the all-max time: worst %.3f%%\n", 100 * worst,
+              100 * sum / count, 100 * worst_at_allmax);
+}
+
+void MinCutEngines(const Profile& profile) {
+  std::printf("\n== Sweep min cut: warm-started (hand-written) vs LEMON Preflow from scratch ==\n");
+  for (auto [s, m] : std::vector<std::pair<int, int>>{{8, 12}, {8, 24}}) {
+    Problem problem = Build(profile, s, m);
+    auto costs = perseus::optimizer::BuildNodeCosts(problem);
+    for (auto engine : {perseus::optimizer::MinCut::Engine::kWarmDinic, perseus::optimizer::MinCut::Engine::kLemonPreflow}) {
+      perseus::optimizer::FrontierSweep sweep(problem, costs, 1e-3, engine);
+      double t0 = Now();
+      while (sweep.Step()) {
+      }
+      std::printf("%dx%-3d %-14s steps %5d  %.3f s  final T %.6f s\n", s, m,
+                  engine == perseus::optimizer::MinCut::Engine::kWarmDinic ? "warm Dinic" : "LEMON Preflow",
+                  sweep.steps(), Now() - t0, sweep.time_s());
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool large = false;
+  std::string shared = PERSEUS_SHARED_DATA;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--large")) large = true;
+    else if (!std::strcmp(argv[i], "--shared") && i + 1 < argc) shared = argv[++i];
+  }
+  std::string path = shared + "/sosp24/stage_profile/gpt3-175b+a100_sxm_bf16.csv";
+  Profile profile;
+  if (std::filesystem::exists(path)) {
+    profile = *perseus::LoadProfileCsv(path, 8);
+    std::printf("profile: %s\n", path.c_str());
+  } else {
+    profile = perseus::FindExample("gpt3-175b-a100")->profile;
+    std::printf("profile: bundled gpt3-175b-a100 model (shared data not found at %s)\n", path.c_str());
+  }
+  SpeedTable(profile, large);
+  GapToExact();
+  MinCutEngines(profile);
+  return 0;
+}

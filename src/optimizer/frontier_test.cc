@@ -1,0 +1,112 @@
+// Property tests of SolveFrontier against exhaustive search on many random
+// tiny instances: every reported point is honestly evaluated, Pareto-ordered,
+// never slower than all-max at the fast end, and every lower bound is below
+// the exact optimum. Also the independent relaxation check and edge cases.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "optimizer/testing/brute_force.h"
+#include "perseus/optimizer.h"
+
+namespace perseus {
+namespace {
+
+Problem MakeProblem(const Profile& profile, ScheduleKind kind, int stages, int microbatches, int chunks,
+                    double blocking_w) {
+  ProblemSpec spec;
+  spec.schedule = {kind, stages, microbatches, chunks};
+  spec.blocking_power_w = blocking_w;
+  Result<Problem> p = BuildProblem(profile, spec);
+  EXPECT_TRUE(p.ok()) << p.status().ToString();
+  return std::move(*p);
+}
+
+void CheckAgainstExact(const Problem& problem, const std::string& label) {
+  FrontierOptions options;
+  options.unit_time_s = 1e-4;
+  options.lower_bound_samples = 4;
+  Result<Frontier> f = SolveFrontier(problem, options);
+  ASSERT_TRUE(f.ok()) << label << ": " << f.status().ToString();
+  ASSERT_FALSE(f->plans.empty());
+  EXPECT_TRUE(f->stats.lower_bound_checked) << label << ": relaxation error " << f->stats.lower_bound_max_error;
+  std::vector<testing::ExactPoint> exact = testing::ExactFrontier(problem);
+  EXPECT_LE(f->plans.front().time_s, f->all_max.time_s) << label;
+  for (size_t i = 0; i < f->plans.size(); ++i) {
+    const FrontierPlan& p = f->plans[i];
+    PlanCost honest = EvaluatePlan(problem, p.choice);
+    EXPECT_EQ(honest.time_s, p.time_s) << label << " plan " << i;
+    EXPECT_EQ(honest.energy_j, p.energy_j) << label << " plan " << i;
+    if (i > 0) {
+      EXPECT_GT(p.time_s, f->plans[i - 1].time_s) << label;
+      EXPECT_LT(p.energy_j, f->plans[i - 1].energy_j) << label;
+    }
+    double best = testing::ExactEnergyAtMost(exact, p.time_s);
+    EXPECT_LE(best, p.energy_j * (1 + 1e-12)) << label;
+    EXPECT_LE(p.lower_bound_j, best * (1 + 1e-9)) << label << " plan " << i << ": lower bound above the optimum";
+    EXPECT_GT(p.lower_bound_j, 0) << label;
+  }
+  // The frontier reaches the minimum energy within a small gap.
+  double min_energy = exact.back().energy_j;
+  EXPECT_LE(f->MinEnergyPlan().energy_j, min_energy * 1.05) << label;
+}
+
+TEST(SolveFrontier, MatchesExhaustiveSearchOnRandom1F1B) {
+  std::mt19937 rng(2024);
+  for (int trial = 0; trial < 60; ++trial) {
+    int stages = 2 + trial % 2, microbatches = 2 + (trial / 2) % 2;
+    Profile profile = testing::RandomProfile(rng, stages, trial % 3 == 0 ? 3 : 2);
+    Problem problem = MakeProblem(profile, ScheduleKind::k1F1B, stages, microbatches, 1, 40 + trial);
+    if (problem.num_nodes() > 12 && trial % 3 == 0) continue;  // keep enumeration small
+    CheckAgainstExact(problem, "1f1b trial " + std::to_string(trial));
+  }
+}
+
+TEST(SolveFrontier, MatchesExhaustiveSearchOnGPipeAndInterleaved) {
+  std::mt19937 rng(99);
+  for (int trial = 0; trial < 20; ++trial) {
+    Profile profile = testing::RandomProfile(rng, 2, 2);
+    CheckAgainstExact(MakeProblem(profile, ScheduleKind::kGPipe, 2, 3, 1, 60), "gpipe trial " + std::to_string(trial));
+    CheckAgainstExact(MakeProblem(profile, ScheduleKind::kInterleaved1F1B, 2, 2, 2, 60),
+                      "interleaved trial " + std::to_string(trial));
+  }
+}
+
+TEST(SolveFrontier, SingleOptionGivesOnePlan) {
+  Profile profile;
+  profile.stages.resize(2);
+  for (auto& s : profile.stages) {
+    s.points[0] = {{1410, 0.01, 3}};
+    s.points[1] = {{1410, 0.02, 6}};
+  }
+  Problem problem = MakeProblem(profile, ScheduleKind::k1F1B, 2, 3, 1, 50);
+  Result<Frontier> f = SolveFrontier(problem, FrontierOptions{});
+  ASSERT_TRUE(f.ok());
+  ASSERT_EQ(f->plans.size(), 1u);
+  EXPECT_EQ(f->plans[0].time_s, f->all_max.time_s);
+  EXPECT_EQ(f->plans[0].energy_j, f->all_max.energy_j);
+}
+
+TEST(SolveFrontier, RejectsBadOptions) {
+  std::mt19937 rng(1);
+  Problem problem = MakeProblem(testing::RandomProfile(rng, 2, 2), ScheduleKind::k1F1B, 2, 2, 1, 50);
+  FrontierOptions options;
+  options.unit_time_s = 0;
+  EXPECT_EQ(SolveFrontier(problem, options).status().message(), "unit time: expected a positive number of seconds");
+  options.unit_time_s = 1e-3;
+  options.lower_bound_samples = -1;
+  EXPECT_EQ(SolveFrontier(problem, options).status().message(), "lower bound samples: expected 0..10000");
+}
+
+TEST(SolveFrontier, PlanForTimePicksLeastEnergyWithinTime) {
+  std::mt19937 rng(5);
+  Problem problem = MakeProblem(testing::RandomProfile(rng, 3, 3), ScheduleKind::k1F1B, 3, 4, 1, 70);
+  Result<Frontier> f = SolveFrontier(problem, FrontierOptions{});
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ(f->PlanForTime(f->plans.front().time_s * 0.5), nullptr);
+  for (const FrontierPlan& p : f->plans) EXPECT_EQ(f->PlanForTime(p.time_s), &p);
+  EXPECT_EQ(f->PlanForTime(1e9), &f->MinEnergyPlan());
+}
+
+}  // namespace
+}  // namespace perseus

@@ -1,0 +1,59 @@
+// Exhaustive enumeration of plans.
+#include "optimizer/testing/brute_force.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace perseus::testing {
+
+std::vector<ExactPoint> ExactFrontier(const Problem& problem) {
+  const int n = problem.num_nodes();
+  PlanChoice choice(n, 0);
+  std::vector<ExactPoint> all;
+  while (true) {
+    PlanCost c = EvaluatePlan(problem, choice);
+    all.push_back({c.time_s, c.energy_j});
+    int i = 0;
+    while (i < n && ++choice[i] == static_cast<int>(problem.nodes[i].options.size())) choice[i++] = 0;
+    if (i == n) break;
+  }
+  std::sort(all.begin(), all.end(), [](const ExactPoint& a, const ExactPoint& b) {
+    return a.time_s != b.time_s ? a.time_s < b.time_s : a.energy_j < b.energy_j;
+  });
+  std::vector<ExactPoint> front;
+  for (const ExactPoint& p : all) {
+    if (front.empty() || p.energy_j < front.back().energy_j) front.push_back(p);
+  }
+  return front;
+}
+
+double ExactEnergyAtMost(const std::vector<ExactPoint>& frontier, double time_s) {
+  double best = std::numeric_limits<double>::infinity();
+  for (const ExactPoint& p : frontier) {
+    if (p.time_s <= time_s) best = std::min(best, p.energy_j);
+  }
+  return best;
+}
+
+Profile RandomProfile(std::mt19937& rng, int stages, int options) {
+  std::uniform_real_distribution<double> u(0, 1);
+  Profile profile;
+  profile.stages.resize(stages);
+  for (int s = 0; s < stages; ++s) {
+    for (int ins = 0; ins < kNumInstructions; ++ins) {
+      double base_s = (ins ? 0.08 : 0.04) * (0.6 + 0.8 * u(rng));
+      double power_w = 200 + 200 * u(rng);
+      for (int k = 0; k < options; ++k) {
+        int freq = 1410 - 150 * k;
+        double slow = 1.0 + 0.12 * k * (0.5 + u(rng));
+        if (k == 1 && u(rng) < 0.15) slow = 0.995;  // a noisy profile: max frequency not fastest
+        double time_s = base_s * slow;
+        double watts = power_w * (1.0 - 0.18 * k * (0.4 + u(rng)));
+        profile.stages[s].points[ins].push_back({freq, time_s, watts * time_s});
+      }
+    }
+  }
+  return profile;
+}
+
+}  // namespace perseus::testing
