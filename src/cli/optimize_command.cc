@@ -19,10 +19,10 @@ struct OptimizeArgs {
   std::string profile;
   std::string example;
   std::string out;
-  std::string schedule = "1f1b";
+  std::string schedule;  // empty: 1f1b, or the example's
   int stages = 0;
   int microbatches = 0;
-  int chunks = 1;
+  int chunks = 0;  // 0: 1, or the example's
   double blocking_power_w = -1;
   int gpus_per_stage = 0;
   double unit_time_ms = 1.0;
@@ -54,12 +54,14 @@ Result<Job> ResolveJob(const OptimizeArgs& a) {
     job.spec.gpus_per_stage = 1;
     job.name = a.profile;
   }
-  Result<ScheduleKind> kind = ParseScheduleKind(a.schedule);
-  if (!kind.ok()) return kind.status().WithContext("--schedule");
-  if (a.example.empty() || a.schedule != "1f1b") job.spec.schedule.kind = *kind;
+  if (!a.schedule.empty()) {
+    Result<ScheduleKind> kind = ParseScheduleKind(a.schedule);
+    if (!kind.ok()) return kind.status().WithContext("--schedule");
+    job.spec.schedule.kind = *kind;
+  }
   if (a.stages) job.spec.schedule.stages = a.stages;
   if (a.microbatches) job.spec.schedule.microbatches = a.microbatches;
-  if (a.chunks != 1 || job.spec.schedule.kind == ScheduleKind::kInterleaved1F1B) job.spec.schedule.chunks = a.chunks;
+  if (a.chunks) job.spec.schedule.chunks = a.chunks;
   if (a.gpus_per_stage) job.spec.gpus_per_stage = a.gpus_per_stage;
   if (a.blocking_power_w >= 0) job.spec.blocking_power_w = a.blocking_power_w;
   if (a.example.empty()) {
@@ -146,7 +148,7 @@ void RegisterOptimizeCommand(CLI::App& app) {
   cmd->add_option("--out", args->out, "Output directory")->required();
   cmd->add_option("--stages", args->stages, "Pipeline stages (GPUs per pipeline)")->check(CLI::PositiveNumber);
   cmd->add_option("--microbatches", args->microbatches, "Microbatches per iteration")->check(CLI::PositiveNumber);
-  cmd->add_option("--schedule", args->schedule, "1f1b, gpipe or interleaved-1f1b")->capture_default_str();
+  cmd->add_option("--schedule", args->schedule, "1f1b (default), gpipe or interleaved-1f1b");
   cmd->add_option("--chunks", args->chunks, "Model chunks per GPU (interleaved-1f1b)")->check(CLI::PositiveNumber);
   cmd->add_option("--blocking-power", args->blocking_power_w, "Watts a GPU draws while blocked on communication")
       ->check(CLI::NonNegativeNumber);

@@ -60,7 +60,7 @@ int CsvTable::Column(const std::string& name) const {
 
 Result<int> CsvTable::RequireColumn(const std::string& name) const {
   int c = Column(name);
-  if (c < 0) return Status::InvalidArgument(source + ":1: missing column '" + name + "'");
+  if (c < 0) return Status::InvalidArgument(source + ":" + std::to_string(header_line) + ": missing column '" + name + "'");
   return c;
 }
 
@@ -93,8 +93,8 @@ Result<CsvTable> ParseCsv(const std::string& text, const std::string& source) {
     int at = line;
     PERSEUS_RETURN_IF_ERROR(SplitRecord(text, pos, line, source, fields));
     if (AllEmpty(fields)) continue;
-    (void)at;
     table.header = fields;
+    table.header_line = at;
   }
   if (table.header.empty()) return Status::InvalidArgument(source + ": empty file, expected a header row");
   while (pos < text.size()) {

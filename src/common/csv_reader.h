@@ -21,6 +21,7 @@ struct CsvRow {
 struct CsvTable {
   std::string source;               // file name used in messages
   std::vector<std::string> header;  // trimmed column names
+  int header_line = 1;              // 1-based line of the header row
   std::vector<CsvRow> rows;         // data rows, blank lines skipped
 
   // Index of column `name`, or -1.

@@ -21,6 +21,9 @@ FrontierSweep::FrontierSweep(const Problem& problem, const std::vector<NodeCosts
     relaxation_cost_j_ += costs[i].HullCost(duration_s_[i]);
   }
   direction_.assign(n, 0);
+  shorten_rate_.resize(n);
+  lengthen_rate_.resize(n);
+  for (int i = 0; i < n; ++i) RefreshRates(i);
   time_s_ = ForwardPass(problem_, duration_s_, earliest_start_);
   for (int i = 0; i < n; ++i) cut_.AddArc(Start(i), Start(i) + 1);
   for (int i = 0; i < n; ++i) {
@@ -28,6 +31,11 @@ FrontierSweep::FrontierSweep(const Problem& problem, const std::vector<NodeCosts
     if (problem.nodes[i].preds.empty()) source_arcs_.emplace_back(i, cut_.AddArc(MinCut::kSource, Start(i)));
     if (problem.nodes[i].succs.empty()) sink_arcs_.emplace_back(i, cut_.AddArc(Start(i) + 1, MinCut::kSink));
   }
+}
+
+void FrontierSweep::RefreshRates(int i) {
+  shorten_rate_[i] = costs_[i].ShortenRate(duration_s_[i]);
+  lengthen_rate_[i] = costs_[i].LengthenRate(duration_s_[i]);
 }
 
 void FrontierSweep::BuildCutNetwork(double tol) {
@@ -42,7 +50,7 @@ void FrontierSweep::BuildCutNetwork(double tol) {
     if (latest_finish_[i] - earliest_start_[i] - d <= tol) {
       critical_flag_[i] = 1;
       critical_.push_back(i);
-      const double upper = costs_[i].ShortenRate(d), lower = costs_[i].LengthenRate(d);
+      const double upper = shorten_rate_[i], lower = lengthen_rate_[i];
       cut_.SetBounds(i, lower, std::isinf(upper) ? kInfiniteCapacity : std::max(upper, lower));
     } else {
       cut_.SetBounds(i, 0, 0);
@@ -123,6 +131,7 @@ bool FrontierSweep::Step() {
       relaxation_cost_j_ -= costs_[i].HullCost(duration_s_[i]);
       duration_s_[i] = std::clamp(duration_s_[i] + step * direction_[i], costs_[i].min_time_s(), costs_[i].max_time_s());
       relaxation_cost_j_ += costs_[i].HullCost(duration_s_[i]);
+      RefreshRates(i);
     }
     time_s_ = ForwardPass(problem_, duration_s_, earliest_start_);
     ++steps_;

@@ -37,6 +37,7 @@ class FrontierSweep {
  private:
   static int Start(int node) { return 2 + 2 * node; }  // start event; finish is +1
   void BuildCutNetwork(double tolerance_s);
+  void RefreshRates(int node);
   // Fills direction_ from the cut (-1 shorten, +1 lengthen); false if nothing shortens.
   bool ReadCut();
   double BreakpointLimit() const;
@@ -64,6 +65,7 @@ class FrontierSweep {
   std::vector<char> critical_flag_;
   std::vector<int> critical_, moved_, best_pred_;
   std::vector<signed char> direction_;
+  std::vector<double> shorten_rate_, lengthen_rate_;  // at duration_s_, refreshed for moved nodes
   std::vector<char> source_side_;
   MinCut cut_;
 };

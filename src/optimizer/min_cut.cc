@@ -167,11 +167,11 @@ void MinCut::Augment() {
   // Dinic: blocking flows along shortest residual paths.
   BuildResidualIndex();
   double total = 0;
-  while (total < kInfiniteCapacity / 2 && BuildLevels(true)) {
+  while (BuildLevels(true)) {
     cursor_.assign(adj_start_.begin(), adj_start_.end() - 1);
     while (double pushed = Push(kSource, kInfiniteCapacity)) {
       total += pushed;
-      if (total >= kInfiniteCapacity / 2) break;
+      if (total >= kInfiniteCapacity / 2) return;  // no finite cut; the caller stops
     }
   }
 }
@@ -184,8 +184,7 @@ double MinCut::SolveWarm(std::vector<char>& source_side) {
   if (!finalized_) Finalize();
   double constant = FoldLowerBounds();
   TrimToCapacities();
-  Augment();
-  BuildLevels(false);  // the source side is what the source still reaches
+  Augment();  // ends with a search that did not reach the sink: level_ marks the source side
   source_side.assign(num_nodes_, 0);
   for (int v = 0; v < num_nodes_; ++v) source_side[v] = level_[v] >= 0 ? 1 : 0;
   double value = 0;

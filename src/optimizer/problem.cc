@@ -1,6 +1,7 @@
 // Building the computation DAG from a schedule and a profile.
 #include "perseus/problem.h"
 
+#include <algorithm>
 #include <map>
 #include <tuple>
 
@@ -57,6 +58,9 @@ Result<Problem> BuildProblem(const Profile& profile, const ProblemSpec& spec) {
     }
   }
   auto add_arc = [&](int a, int b) {
+    // A pipeline dependency can coincide with GPU order (forward then
+    // backward of a microbatch on the last stage); keep one arc.
+    if (std::find(raw[a].succs.begin(), raw[a].succs.end(), b) != raw[a].succs.end()) return;
     raw[a].succs.push_back(b);
     raw[b].preds.push_back(a);
   };

@@ -18,6 +18,8 @@ const char* InstructionName(Instruction ins) {
 
 namespace {
 
+constexpr int kMaxProfileStages = 4096 * 64;  // stages x model chunks the schedules accept
+
 struct Columns {
   int stage, instruction, frequency, time, energy;
 };
@@ -69,6 +71,10 @@ Result<Parsed> ParseRow(const CsvTable& t, const CsvRow& row, const Columns& c, 
     return Status::InvalidArgument(t.Where(row, "stage") + "stage " + std::to_string(*stage) +
                                    " is out of range (the pipeline has " + std::to_string(expected_stages) +
                                    " stages, 0.." + std::to_string(expected_stages - 1) + ")");
+  }
+  if (*stage >= kMaxProfileStages) {
+    return Status::InvalidArgument(t.Where(row, "stage") + "stage " + std::to_string(*stage) +
+                                   " is out of range (at most " + std::to_string(kMaxProfileStages) + " stages)");
   }
   p.stage = *stage;
   const std::string ins = c.instruction < static_cast<int>(row.fields.size()) ? row.fields[c.instruction] : "";

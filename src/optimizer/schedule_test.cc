@@ -180,8 +180,10 @@ TEST(ScheduleValidation, ErrorsNameTheField) {
   EXPECT_EQ(Error({ScheduleKind::k1F1B, 4097, 4, 1}), "stages: expected 1..4096, got 4097");
   EXPECT_EQ(Error({ScheduleKind::k1F1B, 4, 0, 1}), "microbatches: expected 1..65536, got 0");
   EXPECT_EQ(Error({ScheduleKind::kInterleaved1F1B, 2, 0, 2}), "microbatches: expected 1..65536, got 0");
-  EXPECT_EQ(Error({ScheduleKind::k1F1B, 4, 8, 2}), "chunks: only the interleaved-1f1b schedule takes model chunks, got 2");
-  EXPECT_EQ(Error({ScheduleKind::kGPipe, 4, 8, 0}), "chunks: only the interleaved-1f1b schedule takes model chunks, got 0");
+  EXPECT_EQ(Error({ScheduleKind::k1F1B, 4, 8, 2}),
+            "chunks: only the interleaved-1f1b schedule takes model chunks, got 2");
+  EXPECT_EQ(Error({ScheduleKind::kGPipe, 4, 8, 0}),
+            "chunks: only the interleaved-1f1b schedule takes model chunks, got 0");
   EXPECT_EQ(Error({ScheduleKind::kInterleaved1F1B, 2, 3, 2}),
             "microbatches: interleaved-1f1b needs a multiple of stages (2), got 3");
   EXPECT_EQ(Error({ScheduleKind::kInterleaved1F1B, 4, 2, 2}),

@@ -1,0 +1,156 @@
+// The emulator: whole data-parallel pipeline training jobs (D pipelines x S
+// stages x G tensor-parallel GPUs per stage) run for many iterations under
+// several frequency policies, with stragglers, so a user can see how much
+// energy Perseus saves on their job, at their scale, against what they run
+// today, and what it costs in time.
+//
+// Every computation runs at the frequency its policy planned, with its
+// profiled time and energy; a GPU that is not computing draws blocking power,
+// both inside its pipeline and while waiting at the data-parallel gradient
+// synchronisation; the iteration ends when the slowest pipeline ends. The
+// model and its assumptions are in docs/emulator.md.
+//
+// Usage: fill an EmulationSpec, call Emulate, then EmulationReportFiles for
+// report.md, report.json (schema "perseus.emulation/v1") and SVG plots.
+// Thread safety: Emulate is reentrant (it shares nothing between calls).
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "perseus/problem.h"
+#include "perseus/profile.h"
+#include "perseus/status.h"
+
+namespace perseus {
+
+// The paper's straggler: pipelines whose every computation takes `factor`
+// times longer at unchanged power (so energy also grows by `factor`), from
+// iteration `start_iteration` up to, not including, `end_iteration`.
+struct SlowPipelineEvent {
+  double factor = 1;
+  int first_pipeline = 0, last_pipeline = 0;  // inclusive
+  int start_iteration = 0;
+  int end_iteration = -1;  // -1: until the last iteration
+};
+
+// Thermal throttling: one GPU (tensor-parallel rank `gpu` of `stage` in
+// `pipeline`) cannot run above `max_freq_mhz`; the rest of its tensor-parallel
+// group waits for it.
+struct GpuCapEvent {
+  int pipeline = 0, stage = 0, gpu = 0;
+  int max_freq_mhz = 0;
+  int start_iteration = 0;
+  int end_iteration = -1;  // -1: until the last iteration
+};
+
+// Parses the CLI forms (errors quote the text):
+//   "1.2"  or  "factor=1.2,pipelines=0-3,iterations=10-20"  (end exclusive; "10-" = open)
+Result<SlowPipelineEvent> ParseStragglerFlag(const std::string& text);
+//   "pipeline=3,stage=5,gpu=2,freq=1100,iterations=10-20"
+Result<GpuCapEvent> ParseThrottleFlag(const std::string& text);
+
+struct EmulationSpec {
+  std::string job_name;            // shown in reports, e.g. the profile path
+  Profile profile;                 // per-GPU time and energy per computation
+  ProblemSpec problem;             // schedule, per-GPU blocking power, GPUs per stage
+  double profile_scale = 1;        // multiplies every profiled time and energy (the paper uses 10)
+  int pipelines = 1;               // data-parallel degree D
+  int iterations = 100;
+  std::vector<SlowPipelineEvent> stragglers;
+  std::vector<GpuCapEvent> throttles;
+  double slowdown_budget = 0.05;   // Zeus-style knobs may slow the job by this fraction
+  double unit_time_s = 1e-3;       // frontier sweep step on the unscaled profile
+  std::vector<double> sweep_factors;  // straggler factors of the savings plot; empty: 1.0, 1.05, ..., 1.5
+};
+
+// One policy's figures for the whole job (all GPUs).
+struct PolicyResult {
+  std::string name;                 // "allmax", "zeus-global", "zeus-per-stage", "envpipe", "perseus-intrinsic", "perseus"
+  std::string description;
+  double iteration_time_s = 0;      // mean over iterations
+  double energy_per_iteration_j = 0;  // mean over iterations
+  double total_time_s = 0, total_energy_j = 0;
+  double savings_vs_allmax = 0;     // 1 - energy / allmax energy (fraction)
+  double slowdown_vs_allmax = 0;    // time / allmax time - 1 (fraction)
+  std::vector<double> energy_per_pipeline_j;  // totals over all iterations
+  std::vector<double> energy_per_gpu_j;       // totals; index (pipeline * S + stage) * G + gpu
+  std::vector<double> iteration_times_s;      // per iteration
+  std::vector<double> iteration_energies_j;   // per iteration, whole job
+  std::vector<double> tracked_gpu_energies_j[2];  // per iteration: [0] an on-time GPU, [1] a straggling GPU
+  double lower_bound_energy_j = 0;  // "perseus" only: the ideal, summed over iterations (0: not computable)
+};
+
+// One computation in a timeline plot.
+struct TimelineBox {
+  int stage = 0;
+  double start_s = 0, end_s = 0;
+  int freq_mhz = 0;
+  std::string label;  // "F3", "B3"
+};
+
+struct PipelineTimeline {
+  std::string policy;  // "allmax", "perseus"
+  std::string title;
+  int stages = 0;
+  double iteration_time_s = 0;  // when the job's iteration ends (gradient sync)
+  int min_freq_mhz = 0, max_freq_mhz = 0;  // the profile's clock range (colour scale)
+  std::vector<TimelineBox> boxes;
+};
+
+// Savings of every policy with one straggler pipeline slowed by `factor`.
+struct SweepPoint {
+  double factor = 1;
+  std::vector<std::pair<std::string, double>> savings_vs_allmax;  // (policy, fraction)
+  double lower_bound_savings = 0;  // ideal savings (0: not computable)
+};
+
+struct FrontierSummary {
+  double all_max_time_s = 0, all_max_energy_j = 0;   // one pipeline, one iteration
+  double fastest_time_s = 0, fastest_energy_j = 0;   // the no-slowdown plan
+  double min_energy_time_s = 0, min_energy_j = 0;    // T* and its energy
+  int plans = 0;
+  double solve_s = 0;
+};
+
+struct GpuId {
+  int pipeline = 0, stage = 0, gpu = 0;
+};
+
+struct EmulationResult {
+  EmulationSpec spec;
+  int stages = 0, microbatches = 0, gpus_per_stage = 1;
+  int total_gpus = 0;
+  std::vector<GpuId> tracked_gpus;               // [0] on time, [1] straggling (absent without events)
+  std::vector<PolicyResult> policies;            // allmax first
+  FrontierSummary frontier;
+  std::vector<SweepPoint> sweep;
+  std::vector<PipelineTimeline> timelines;       // a pipeline under allmax and under perseus
+  double emulation_s = 0;                        // wall time of the iteration loop, all policies
+  double gpu_iterations_per_s = 0;               // GPUs x iterations x policies / emulation_s
+};
+
+// Validates the spec (errors name the field or flag), solves the frontier once,
+// and runs every policy over every iteration.
+Result<EmulationResult> Emulate(const EmulationSpec& spec);
+
+// report.md, report.json, energy_per_gpu.csv and the SVG plots, as
+// (file name, contents) pairs for the caller to write.
+std::vector<std::pair<std::string, std::string>> EmulationReportFiles(const EmulationResult& result);
+
+// Reproduces the Perseus paper's large-scale emulation (Table 6, Fig. 7) from
+// the artifact profiles in `sosp24_dir` (shared/data/sosp24) and returns the
+// report files (report.md and report.json with ours beside the paper's
+// numbers, and savings-against-straggler plots). `summary`, if not null,
+// receives a short text table for the terminal.
+struct PaperReproductionOptions {
+  std::string sosp24_dir;
+  int iterations = 10;
+  double slowdown_budget = 0.05;
+  std::vector<double> sweep_factors;  // empty: 1.0, 1.05, ..., 1.5
+};
+Result<std::vector<std::pair<std::string, std::string>>> ReproducePaper(const PaperReproductionOptions& options,
+                                                                          std::string* summary);
+
+}  // namespace perseus

@@ -1,0 +1,190 @@
+// `perseus emulate`.
+#include "cli/emulate_command.h"
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <memory>
+
+#include "cli/cli_util.h"
+#include "perseus/emulator.h"
+#include "perseus/gpu_model.h"
+
+namespace perseus::cli {
+namespace {
+
+struct EmulateArgs {
+  std::string profile;
+  std::string example;
+  std::string out;
+  std::string schedule = "1f1b";
+  int stages = 0;
+  int microbatches = 0;
+  int chunks = 1;
+  int gpus_per_stage = 0;
+  double blocking_power_w = -1;
+  int pipelines = 16;
+  int iterations = 100;
+  double scale = 1;
+  double slowdown_budget = 0.05;
+  double unit_time_ms = 1;
+  std::vector<std::string> stragglers;
+  std::vector<std::string> throttles;
+  std::vector<double> sweep;
+  bool reproduce_paper = false;
+  std::string paper_data = "../shared/data/sosp24";
+};
+
+// The profile and ProblemSpec from --example or PROFILE plus flags; flags override the example.
+Status ResolveJob(const EmulateArgs& a, EmulationSpec& spec) {
+  if (!a.example.empty() == !a.profile.empty()) return Status::InvalidArgument("give exactly one of PROFILE.csv or --example NAME");
+  spec.problem.gpus_per_stage = 1;
+  if (!a.example.empty()) {
+    Result<Example> ex = FindExample(a.example);
+    if (!ex.ok()) return ex.status();
+    spec.profile = ex->profile;
+    spec.problem = ex->spec;
+    spec.job_name = "example " + ex->name;
+  }
+  Result<ScheduleKind> kind = ParseScheduleKind(a.schedule);
+  if (!kind.ok()) return kind.status().WithContext("--schedule");
+  ScheduleSpec& s = spec.problem.schedule;
+  if (a.example.empty() || a.schedule != "1f1b") s.kind = *kind;
+  if (a.stages) s.stages = a.stages;
+  if (a.microbatches) s.microbatches = a.microbatches;
+  s.chunks = a.chunks;
+  if (a.gpus_per_stage) spec.problem.gpus_per_stage = a.gpus_per_stage;
+  if (a.blocking_power_w >= 0) spec.problem.blocking_power_w = a.blocking_power_w;
+  if (!a.example.empty()) return Status::Ok();
+  if (s.stages <= 0) return Status::InvalidArgument("--stages is required with a profile");
+  if (s.microbatches <= 0) return Status::InvalidArgument("--microbatches is required with a profile");
+  if (a.blocking_power_w < 0) return Status::InvalidArgument("--blocking-power is required with a profile");
+  Result<Profile> p = LoadProfileCsv(a.profile, s.chunks > 1 ? -1 : s.stages);
+  if (!p.ok()) return p.status();
+  spec.profile = std::move(*p);
+  spec.job_name = a.profile;
+  return Status::Ok();
+}
+
+Result<EmulationSpec> BuildSpec(const EmulateArgs& a) {
+  EmulationSpec spec;
+  PERSEUS_RETURN_IF_ERROR(ResolveJob(a, spec));
+  spec.pipelines = a.pipelines;
+  spec.iterations = a.iterations;
+  spec.profile_scale = a.scale;
+  spec.slowdown_budget = a.slowdown_budget;
+  spec.unit_time_s = a.unit_time_ms / 1000;
+  spec.sweep_factors = a.sweep;
+  for (const std::string& text : a.stragglers) {
+    Result<SlowPipelineEvent> e = ParseStragglerFlag(text);
+    if (!e.ok()) return e.status();
+    spec.stragglers.push_back(*e);
+  }
+  for (const std::string& text : a.throttles) {
+    Result<GpuCapEvent> e = ParseThrottleFlag(text);
+    if (!e.ok()) return e.status();
+    spec.throttles.push_back(*e);
+  }
+  return spec;
+}
+
+void PrintSummary(const EmulationResult& r) {
+  std::printf("job:       %d stages x %d microbatches (%s), %d pipelines x %d GPUs per stage = %d GPUs, %d iterations\n",
+              r.stages, r.microbatches, ScheduleName(r.spec.problem.schedule.kind), r.spec.pipelines, r.gpus_per_stage,
+              r.total_gpus, r.spec.iterations);
+  std::printf("%-20s %16s %22s %10s %10s\n", "policy", "iteration (s)", "energy/iteration (J)", "savings", "slowdown");
+  for (const PolicyResult& p : r.policies) {
+    std::printf("%-20s %16.4f %22.1f %9.2f%% %9.2f%%\n", p.name.c_str(), p.iteration_time_s, p.energy_per_iteration_j,
+                100 * p.savings_vs_allmax, 100 * p.slowdown_vs_allmax);
+  }
+  const PolicyResult& perseus = r.policies.back();
+  if (perseus.lower_bound_energy_j > 0) {
+    const double lb_j = perseus.lower_bound_energy_j / r.spec.iterations;
+    std::printf("%-20s %16.4f %22.1f %9.2f%%\n", "ideal (lower bound)", perseus.iteration_time_s, lb_j,
+                100 * (1 - lb_j / r.policies.front().energy_per_iteration_j));
+  }
+  std::printf("frontier:  %d plans solved in %.2f s\n", r.frontier.plans, r.frontier.solve_s);
+  std::printf("emulated:  %d GPUs x %d iterations x %zu policies in %.3f s (%.3g GPU-iterations/s)\n", r.total_gpus,
+              r.spec.iterations, r.policies.size(), r.emulation_s, r.gpu_iterations_per_s);
+}
+
+int RunReproduce(const EmulateArgs& a) {
+  if (!a.profile.empty() || !a.example.empty()) {
+    return ReportError(Status::InvalidArgument("--reproduce-paper takes no PROFILE.csv or --example"));
+  }
+  PaperReproductionOptions o;
+  o.sosp24_dir = a.paper_data;
+  o.iterations = a.iterations;
+  o.slowdown_budget = a.slowdown_budget;
+  o.sweep_factors = a.sweep;
+  std::string summary;
+  auto files = ReproducePaper(o, &summary);
+  if (!files.ok()) return ReportError(files.status());
+  Status st = WriteOutputs(a.out, *files);
+  if (!st.ok()) return ReportError(st);
+  std::printf("%swrote:     %s/report.md, report.json and %zu plots\n", summary.c_str(), a.out.c_str(),
+              files->size() - 2);
+  return 0;
+}
+
+int RunEmulate(const EmulateArgs& a) {
+  if (a.reproduce_paper) return RunReproduce(a);
+  Result<EmulationSpec> spec = BuildSpec(a);
+  if (!spec.ok()) return ReportError(spec.status());
+  Result<EmulationResult> r = Emulate(*spec);
+  if (!r.ok()) return ReportError(r.status());
+  std::vector<std::pair<std::string, std::string>> files = EmulationReportFiles(*r);
+  Status st = WriteOutputs(a.out, files);
+  if (!st.ok()) return ReportError(st);
+  PrintSummary(*r);
+  std::printf("wrote:     %s/", a.out.c_str());
+  for (size_t i = 0; i < files.size(); ++i) std::printf("%s%s", i ? "," : "{", files[i].first.c_str());
+  std::printf("}\n");
+  return 0;
+}
+
+void AddJobOptions(CLI::App* cmd, EmulateArgs& a) {
+  cmd->add_option("profile", a.profile, "Profile CSV: stage,instruction,frequency,time,energy");
+  cmd->add_option("--example", a.example, "Use a bundled example instead of a profile")->check(CLI::IsMember(ExampleNames()));
+  cmd->add_option("--out", a.out, "Output directory")->required();
+  cmd->add_option("--stages", a.stages, "Pipeline stages")->check(CLI::PositiveNumber);
+  cmd->add_option("--microbatches", a.microbatches, "Microbatches per iteration")->check(CLI::PositiveNumber);
+  cmd->add_option("--schedule", a.schedule, "1f1b, gpipe or interleaved-1f1b")->capture_default_str();
+  cmd->add_option("--chunks", a.chunks, "Model chunks per GPU (interleaved-1f1b)")->check(CLI::PositiveNumber);
+  cmd->add_option("--gpus-per-stage", a.gpus_per_stage, "Tensor-parallel GPUs per stage")->check(CLI::PositiveNumber);
+  cmd->add_option("--blocking-power", a.blocking_power_w, "Watts a GPU draws while blocked")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--pipelines", a.pipelines, "Data-parallel pipelines")->capture_default_str();
+  cmd->add_option("--iterations", a.iterations, "Training iterations to emulate")->capture_default_str();
+  cmd->add_option("--scale", a.scale, "Multiply every profiled time and energy (the paper uses 10)")->capture_default_str();
+}
+
+void AddPolicyOptions(CLI::App* cmd, EmulateArgs& a) {
+  cmd->add_option("--straggler", a.stragglers,
+                  "Slow pipelines: FACTOR, or factor=F,pipelines=A-B,iterations=START-END (repeatable)")
+      ->allow_extra_args(false);
+  cmd->add_option("--throttle", a.throttles,
+                  "Cap one GPU's clock: pipeline=P,stage=S,gpu=G,freq=MHZ[,iterations=START-END] (repeatable)")
+      ->allow_extra_args(false);
+  cmd->add_option("--slowdown-budget", a.slowdown_budget, "Slowdown the Zeus-style knobs may cause (fraction)")
+      ->capture_default_str();
+  cmd->add_option("--sweep", a.sweep, "Straggler factors of the savings plot (default 1,1.05,...,1.5)")
+      ->delimiter(',')->allow_extra_args(false);
+  cmd->add_option("--unit-time-ms", a.unit_time_ms, "Frontier sweep step on the unscaled profile, ms")
+      ->capture_default_str();
+  cmd->add_flag("--reproduce-paper", a.reproduce_paper, "Reproduce the paper's Table 6 and Fig. 7");
+  cmd->add_option("--paper-data", a.paper_data, "The shared sosp24 folder")->capture_default_str();
+}
+
+}  // namespace
+
+void RegisterEmulateCommand(CLI::App& app) {
+  auto args = std::make_shared<EmulateArgs>();
+  CLI::App* cmd = app.add_subcommand("emulate", "Emulate a whole training job under several frequency policies");
+  AddJobOptions(cmd, *args);
+  AddPolicyOptions(cmd, *args);
+  cmd->callback([args] {
+    int rc = RunEmulate(*args);
+    if (rc != 0) throw CLI::RuntimeError(rc);
+  });
+}
+
+}  // namespace perseus::cli

@@ -1,0 +1,174 @@
+// Emulate(): one job, every policy, the straggler sweep.
+#include <algorithm>
+#include <chrono>
+#include <memory>
+
+#include "emulator/emulation_loop.h"
+#include "emulator/policy.h"
+#include "emulator/spec_validation.h"
+#include "perseus/emulator.h"
+#include "perseus/optimizer.h"
+
+namespace perseus {
+namespace {
+
+using emulator::LoopSpec;
+using emulator::Policy;
+
+Profile ScaledProfile(const Profile& profile, double scale) {
+  Profile p = profile;
+  for (StageProfile& stage : p.stages) {
+    for (auto& points : stage.points) {
+      for (FreqPoint& fp : points) {
+        fp.time_s *= scale;
+        fp.energy_j *= scale;
+      }
+    }
+  }
+  return p;
+}
+
+std::vector<std::unique_ptr<Policy>> MakePolicies(const Problem& problem, const Frontier& frontier, double budget) {
+  std::vector<std::unique_ptr<Policy>> p;
+  p.push_back(emulator::MakeAllMaxPolicy(problem));
+  p.push_back(emulator::MakeZeusGlobalPolicy(problem, budget));
+  p.push_back(emulator::MakeZeusPerStagePolicy(problem, budget));
+  p.push_back(emulator::MakeEnvPipePolicy(problem));
+  p.push_back(emulator::MakePerseusIntrinsicPolicy(problem, frontier));
+  p.push_back(emulator::MakePerseusPolicy(problem, frontier));
+  return p;
+}
+
+bool Touched(const EmulationSpec& spec, int pipeline) {
+  for (const SlowPipelineEvent& e : spec.stragglers) {
+    if (pipeline >= e.first_pipeline && pipeline <= e.last_pipeline) return true;
+  }
+  for (const GpuCapEvent& e : spec.throttles) {
+    if (pipeline == e.pipeline) return true;
+  }
+  return false;
+}
+
+// [0] a GPU of a pipeline no event touches; [1] the first event's GPU.
+std::vector<GpuId> TrackedGpus(const EmulationSpec& spec) {
+  int on_time = spec.pipelines - 1;
+  for (int p = 0; p < spec.pipelines; ++p) {
+    if (!Touched(spec, p)) {
+      on_time = p;
+      break;
+    }
+  }
+  std::vector<GpuId> tracked{{on_time, 0, 0}};
+  if (!spec.stragglers.empty()) tracked.push_back({spec.stragglers[0].first_pipeline, 0, 0});
+  else if (!spec.throttles.empty()) tracked.push_back({spec.throttles[0].pipeline, spec.throttles[0].stage, spec.throttles[0].gpu});
+  return tracked;
+}
+
+int FirstEventIteration(const EmulationSpec& spec) {
+  int first = spec.iterations;
+  for (const SlowPipelineEvent& e : spec.stragglers) first = std::min(first, e.start_iteration);
+  for (const GpuCapEvent& e : spec.throttles) first = std::min(first, e.start_iteration);
+  return first == spec.iterations ? 0 : first;
+}
+
+void FillComparisons(std::vector<PolicyResult>& policies) {
+  const PolicyResult& base = policies.front();
+  for (PolicyResult& p : policies) {
+    p.savings_vs_allmax = base.total_energy_j > 0 ? 1 - p.total_energy_j / base.total_energy_j : 0;
+    p.slowdown_vs_allmax = base.total_time_s > 0 ? p.total_time_s / base.total_time_s - 1 : 0;
+  }
+}
+
+std::vector<double> SweepFactors(const std::vector<double>& given) {
+  if (!given.empty()) return given;
+  std::vector<double> f;
+  for (int k = 0; k <= 10; ++k) f.push_back(1.0 + 0.05 * k);
+  return f;
+}
+
+// One iteration with pipeline 0 slowed by each factor, every policy.
+std::vector<SweepPoint> StragglerSweep(const Problem& problem, const EmulationSpec& spec,
+                                       std::vector<std::unique_ptr<Policy>>& policies) {
+  std::vector<SweepPoint> sweep;
+  for (double factor : SweepFactors(spec.sweep_factors)) {
+    LoopSpec loop;
+    loop.pipelines = spec.pipelines;
+    loop.iterations = 1;
+    loop.per_gpu_totals = false;
+    if (factor > 1) loop.stragglers.push_back(SlowPipelineEvent{factor, 0, 0, 0, -1});
+    SweepPoint point;
+    point.factor = factor;
+    double base_j = 0;
+    for (auto& policy : policies) {
+      emulator::LoopResult r = emulator::RunPolicyLoop(problem, *policy, loop);
+      if (base_j == 0) base_j = r.result.total_energy_j;
+      point.savings_vs_allmax.emplace_back(r.result.name, 1 - r.result.total_energy_j / base_j);
+      if (r.result.name == "perseus" && r.lower_bound_valid) point.lower_bound_savings = 1 - r.result.lower_bound_energy_j / base_j;
+    }
+    sweep.push_back(std::move(point));
+  }
+  return sweep;
+}
+
+FrontierSummary Summarise(const Frontier& f) {
+  FrontierSummary s;
+  s.all_max_time_s = f.all_max.time_s;
+  s.all_max_energy_j = f.all_max.energy_j;
+  const FrontierPlan* fastest = f.NoSlowdownPlan();
+  s.fastest_time_s = fastest->time_s;
+  s.fastest_energy_j = fastest->energy_j;
+  s.min_energy_time_s = f.MinEnergyPlan().time_s;
+  s.min_energy_j = f.MinEnergyPlan().energy_j;
+  s.plans = static_cast<int>(f.plans.size());
+  s.solve_s = f.stats.solve_s + f.stats.lower_bound_s;
+  return s;
+}
+
+void RunPolicies(const Problem& problem, const EmulationSpec& spec, std::vector<std::unique_ptr<Policy>>& policies,
+                 EmulationResult& out) {
+  LoopSpec loop;
+  loop.pipelines = spec.pipelines;
+  loop.iterations = spec.iterations;
+  loop.stragglers = spec.stragglers;
+  loop.throttles = spec.throttles;
+  loop.tracked = out.tracked_gpus;
+  loop.timeline_iteration = FirstEventIteration(spec);
+  loop.timeline_pipeline = out.tracked_gpus[0].pipeline;
+  auto t0 = std::chrono::steady_clock::now();
+  for (auto& policy : policies) {
+    emulator::LoopResult r = emulator::RunPolicyLoop(problem, *policy, loop);
+    if (r.result.name == "allmax" || r.result.name == "perseus") out.timelines.push_back(std::move(r.timeline));
+    if (!r.lower_bound_valid) r.result.lower_bound_energy_j = 0;
+    out.policies.push_back(std::move(r.result));
+  }
+  out.emulation_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double gpu_iterations = static_cast<double>(out.total_gpus) * spec.iterations * policies.size();
+  out.gpu_iterations_per_s = out.emulation_s > 0 ? gpu_iterations / out.emulation_s : 0;
+  FillComparisons(out.policies);
+}
+
+}  // namespace
+
+Result<EmulationResult> Emulate(const EmulationSpec& spec) {
+  PERSEUS_RETURN_IF_ERROR(emulator::ValidateSpec(spec));
+  Result<Problem> problem = BuildProblem(ScaledProfile(spec.profile, spec.profile_scale), spec.problem);
+  if (!problem.ok()) return problem.status();
+  FrontierOptions options;
+  options.unit_time_s = spec.unit_time_s * spec.profile_scale;
+  Result<Frontier> frontier = SolveFrontier(*problem, options);
+  if (!frontier.ok()) return frontier.status();
+  EmulationResult out;
+  out.spec = spec;
+  out.stages = problem->num_stages();
+  out.microbatches = spec.problem.schedule.microbatches;
+  out.gpus_per_stage = problem->gpus_per_stage;
+  out.total_gpus = spec.pipelines * out.stages * out.gpus_per_stage;
+  out.tracked_gpus = TrackedGpus(spec);
+  out.frontier = Summarise(*frontier);
+  std::vector<std::unique_ptr<Policy>> policies = MakePolicies(*problem, *frontier, spec.slowdown_budget);
+  RunPolicies(*problem, spec, policies, out);
+  out.sweep = StragglerSweep(*problem, spec, policies);
+  return out;
+}
+
+}  // namespace perseus

@@ -1,0 +1,154 @@
+// report.md.
+#include "emulator/report_markdown.h"
+
+#include <cstdio>
+
+#include "emulator/markdown.h"
+
+namespace perseus::emulator {
+namespace {
+
+std::string Until(int end, int iterations) { return std::to_string((end < 0 ? iterations : end) - 1); }
+
+std::string EventsText(const EmulationSpec& s) {
+  std::string out;
+  for (const SlowPipelineEvent& e : s.stragglers) {
+    std::string who = e.first_pipeline == e.last_pipeline
+                          ? "pipeline " + std::to_string(e.first_pipeline)
+                          : "pipelines " + std::to_string(e.first_pipeline) + "-" + std::to_string(e.last_pipeline);
+    out += (out.empty() ? "" : "; ") + who + " slowed x" + Fixed(e.factor, 3) + " in iterations " +
+           std::to_string(e.start_iteration) + "-" + Until(e.end_iteration, s.iterations);
+  }
+  for (const GpuCapEvent& e : s.throttles) {
+    out += (out.empty() ? "" : "; ") + std::string("pipeline ") + std::to_string(e.pipeline) + " stage " +
+           std::to_string(e.stage) + " gpu " + std::to_string(e.gpu) + " capped at " + std::to_string(e.max_freq_mhz) +
+           " MHz in iterations " + std::to_string(e.start_iteration) + "-" + Until(e.end_iteration, s.iterations);
+  }
+  return out.empty() ? "none" : out;
+}
+
+std::string JobSection(const EmulationResult& r) {
+  const EmulationSpec& s = r.spec;
+  MarkdownTable t({"Job", ""});
+  t.AddRow({"Profile", "`" + s.job_name + "`"});
+  t.AddRow({"Pipeline", std::to_string(r.stages) + " stages x " + std::to_string(r.microbatches) + " microbatches, " +
+                            ScheduleName(s.problem.schedule.kind)});
+  t.AddRow({"Data parallel", std::to_string(s.pipelines) + " pipelines"});
+  t.AddRow({"GPUs", std::to_string(r.gpus_per_stage) + " per stage (tensor parallel), " + Thousands(r.total_gpus) +
+                        " in total"});
+  t.AddRow({"Blocking power", Fixed(s.problem.blocking_power_w, 2) + " W per GPU"});
+  t.AddRow({"Profile scale", "time and energy x" + Fixed(s.profile_scale, 3)});
+  t.AddRow({"Iterations", std::to_string(s.iterations)});
+  t.AddRow({"Stragglers and throttling", EventsText(s)});
+  t.AddRow({"Zeus slowdown budget", Percent(s.slowdown_budget, 1)});
+  return "## Job\n\n" + t.Render();
+}
+
+std::string PoliciesSection(const EmulationResult& r) {
+  MarkdownTable t({"Policy", "Iteration time (s)", "Energy per iteration (MJ)", "Savings vs AllMax", "Slowdown vs AllMax"});
+  for (const PolicyResult& p : r.policies) {
+    t.AddRow({"`" + p.name + "`", Fixed(p.iteration_time_s, 4), Fixed(p.energy_per_iteration_j / 1e6, 4),
+              Percent(p.savings_vs_allmax), Percent(p.slowdown_vs_allmax)});
+  }
+  std::string notes;
+  for (const PolicyResult& p : r.policies) {
+    if (p.name == "perseus" && p.lower_bound_energy_j > 0) {
+      const double lb_j = p.lower_bound_energy_j / r.spec.iterations;
+      t.AddRow({"ideal (lower bound)", Fixed(p.iteration_time_s, 4), Fixed(lb_j / 1e6, 4),
+                Percent(1 - lb_j / r.policies.front().energy_per_iteration_j), Percent(p.slowdown_vs_allmax)});
+    }
+    notes += "- `" + p.name + "`: " + p.description + ".\n";
+  }
+  return "## Policies on the same job (all GPUs, mean per iteration)\n\n" + t.Render() + "\n" + notes +
+         "\n![Policies on the time-energy plane](policies.svg)\n";
+}
+
+std::string SweepSection(const EmulationResult& r) {
+  if (r.sweep.empty()) return "";
+  std::vector<std::string> header{"Straggler factor"};
+  for (const auto& [name, s] : r.sweep.front().savings_vs_allmax) {
+    if (name != "allmax") header.push_back("`" + name + "`");
+  }
+  header.push_back("ideal");
+  MarkdownTable t(header);
+  for (const SweepPoint& p : r.sweep) {
+    std::vector<std::string> row{Fixed(p.factor, 2)};
+    for (const auto& [name, s] : p.savings_vs_allmax) {
+      if (name != "allmax") row.push_back(Percent(s));
+    }
+    row.push_back(p.lower_bound_savings > 0 ? Percent(p.lower_bound_savings) : "n/a");
+    t.AddRow(row);
+  }
+  return "## Savings against the straggler factor\n\nOne iteration with pipeline 0 slowed by the factor (1.00: no "
+         "straggler), savings of the whole job against AllMax with the same straggler.\n\n"
+         "![Savings against straggler factor](savings_vs_straggler.svg)\n\n" + t.Render();
+}
+
+std::string FrontierSection(const EmulationResult& r) {
+  const FrontierSummary& f = r.frontier;
+  MarkdownTable t({"One pipeline, one iteration", "Time (s)", "Energy (J)", "Savings vs AllMax"});
+  t.AddRow({"all-max", Fixed(f.all_max_time_s, 4), Fixed(f.all_max_energy_j, 1), Percent(0)});
+  t.AddRow({"fastest frontier plan (intrinsic)", Fixed(f.fastest_time_s, 4), Fixed(f.fastest_energy_j, 1),
+            Percent(1 - f.fastest_energy_j / f.all_max_energy_j)});
+  t.AddRow({"minimum energy (T*)", Fixed(f.min_energy_time_s, 4), Fixed(f.min_energy_j, 1),
+            Percent(1 - f.min_energy_j / f.all_max_energy_j)});
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "\n%d Pareto-optimal plans, solved in %.2f s.\n", f.plans, f.solve_s);
+  return "## Frontier of one pipeline\n\n" + t.Render() + buf;
+}
+
+std::string PlotsSection(const EmulationResult& r) {
+  std::string out = "## Energy per GPU over iterations\n\n![Energy per GPU](energy_per_gpu.svg)\n\n";
+  out += "Per-GPU totals for every policy are in `energy_per_gpu.csv`";
+  out += r.total_gpus > 65536 ? " (not written: more than 65,536 GPUs).\n\n" : ".\n\n";
+  out += "## Timeline of one pipeline\n\n";
+  for (const PipelineTimeline& t : r.timelines) {
+    out += "![" + t.title + "](timeline_" + t.policy + ".svg)\n\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string DefinitionsMarkdown() {
+  return "## Definitions\n\n"
+         "- **Energy** of a GPU in an iteration: the profiled energy of its computations at their planned clocks "
+         "plus blocking power for every other moment until the job's iteration ends (waiting inside the pipeline "
+         "and at the data-parallel gradient synchronisation). Job energy sums all GPUs of all pipelines.\n"
+         "- **Iteration time**: when the slowest pipeline finishes (the gradient synchronisation itself is not "
+         "modelled).\n"
+         "- **Savings vs AllMax** = 1 - E(policy) / E(AllMax), on the same job with the same stragglers; "
+         "**slowdown** = T(policy) / T(AllMax) - 1.\n"
+         "- **Intrinsic savings** (the paper's Table 6): the fastest frontier plan (least energy with no slowdown) "
+         "against all-max, no straggler; identical for one pipeline and the whole job.\n"
+         "- **Straggler** (the paper's model): a pipeline whose every computation takes `factor` times longer at "
+         "unchanged power, so its time and energy grow by `factor`. Under every policy the straggler runs that "
+         "policy's own plan, slowed. Perseus' other pipelines switch to the frontier plan with time "
+         "min(T_straggler, T*).\n"
+         "- **Throttled GPU**: one GPU whose SM clock is capped; its computations run at min(planned, cap) and the "
+         "rest of its tensor-parallel group waits for it at blocking power.\n"
+         "- **Ideal (lower bound)**: per pipeline, the frontier's certified lower bound at the time Perseus runs "
+         "it (stretched for a straggler), plus blocking power to the end of the iteration; not computed with "
+         "throttled GPUs.\n";
+}
+
+std::string EmulationMarkdown(const EmulationResult& r) {
+  const PolicyResult* perseus = nullptr;
+  for (const PolicyResult& p : r.policies) {
+    if (p.name == "perseus") perseus = &p;
+  }
+  std::string out = "# Emulation: " + r.spec.job_name + "\n\n";
+  if (perseus) {
+    out += "Perseus uses **" + Percent(perseus->savings_vs_allmax) + " less energy** than AllMax on this " +
+           Thousands(r.total_gpus) + "-GPU job, at " + Percent(perseus->slowdown_vs_allmax) + " slowdown.\n\n";
+  }
+  out += JobSection(r) + "\n" + PoliciesSection(r) + "\n" + SweepSection(r) + "\n" + PlotsSection(r) +
+         FrontierSection(r) + "\n" + DefinitionsMarkdown();
+  char buf[200];
+  std::snprintf(buf, sizeof buf, "\n## Emulation\n\n%s GPUs x %d iterations x %zu policies in %.3f s "
+                "(%.3g GPU-iterations per second).\n", Thousands(r.total_gpus).c_str(), r.spec.iterations,
+                r.policies.size(), r.emulation_s, r.gpu_iterations_per_s);
+  return out + buf;
+}
+
+}  // namespace perseus::emulator

@@ -1,0 +1,340 @@
+// End-to-end tests of `perseus optimize`: runs the real binary (PERSEUS_CLI)
+// in a fresh temporary directory and checks its exit code, its output files
+// and the exact error texts it prints.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#ifndef PERSEUS_CLI
+#error "PERSEUS_CLI must name the perseus binary"
+#endif
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string ReadText(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void WriteText(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+}
+
+std::string Quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'') out += "'\\''";
+    else out += c;
+  }
+  return out + "'";
+}
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+// Every file under `dir`, relative to it.
+std::vector<std::string> FilesUnder(const fs::path& dir) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) return files;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    if (!e.is_directory()) files.push_back(fs::relative(e.path(), dir).string());
+  }
+  return files;
+}
+
+// A two-stage profile with three clocks; times in the tens of milliseconds.
+std::string SmallProfile() {
+  std::string text = "stage,instruction,frequency,time,energy,gpu\n";
+  const int freqs[] = {1410, 1200, 1000};
+  for (int s = 0; s < 2; ++s) {
+    for (int ins = 0; ins < 2; ++ins) {
+      for (int f : freqs) {
+        const double t = (ins == 0 ? 0.010 : 0.021) * (1 + 0.1 * s) * 1410.0 / f;
+        const double power_w = 280.0 * (f / 1410.0) * (f / 1410.0);
+        char row[160];
+        std::snprintf(row, sizeof row, "%d,%s,%d,%.6f,%.6f,A100\n", s, ins == 0 ? "forward" : "backward", f, t,
+                      t * power_w);
+        text += row;
+      }
+    }
+  }
+  return text;
+}
+
+class OptimizeCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const char* base = std::getenv("TMPDIR");
+    std::string templ = std::string(base && *base ? base : "/tmp") + "/perseus_optimize_cli_XXXXXX";
+    std::vector<char> buf(templ.begin(), templ.end());
+    buf.push_back('\0');
+    ASSERT_NE(mkdtemp(buf.data()), nullptr);
+    dir_ = buf.data();
+    out_ = dir_ / "out";
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+
+  CliRun Perseus(const std::vector<std::string>& args) {
+    std::string cmd = Quote(PERSEUS_CLI);
+    for (const std::string& a : args) cmd += " " + Quote(a);
+    const fs::path out_file = dir_ / "stdout.txt", err_file = dir_ / "stderr.txt";
+    cmd += " >" + Quote(out_file.string()) + " 2>" + Quote(err_file.string());
+    CliRun r;
+    int status = std::system(cmd.c_str());
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = ReadText(out_file);
+    r.err = ReadText(err_file);
+    fs::remove(out_file);
+    fs::remove(err_file);
+    return r;
+  }
+
+  std::string WriteProfile(const std::string& name, const std::string& text) {
+    const fs::path p = dir_ / name;
+    WriteText(p, text);
+    return p.string();
+  }
+
+  // Checks the outputs every successful run writes; returns plans.json.
+  json ExpectOutputs() {
+    for (const char* f : {"plans.json", "frontier.csv", "frontier.svg", "timeline.svg"}) {
+      EXPECT_TRUE(fs::is_regular_file(out_ / f)) << f;
+      EXPECT_GT(fs::file_size(out_ / f), 0u) << f;
+    }
+    for (const std::string& f : FilesUnder(out_)) EXPECT_EQ(f.find(".partial."), std::string::npos) << f;
+    json j = json::parse(ReadText(out_ / "plans.json"), nullptr, false);
+    EXPECT_FALSE(j.is_discarded()) << "plans.json is not valid JSON";
+    if (j.is_discarded()) return j;
+    EXPECT_EQ(j["schema"], "perseus.frontier/v1");
+    const json& plans = j["plans"];
+    EXPECT_TRUE(plans.is_array() && !plans.empty());
+    for (size_t i = 1; i < plans.size(); ++i) {
+      EXPECT_LT(plans[i - 1]["time_s"].get<double>(), plans[i]["time_s"].get<double>()) << i;
+    }
+    if (!plans.empty()) {
+      EXPECT_LE(plans[0]["time_s"].get<double>(), j["all_max"]["time_s"].get<double>() * (1 + 1e-12));
+    }
+    EXPECT_EQ(ReadText(out_ / "frontier.csv").rfind("time_s,energy_j,lower_bound_j,savings_vs_all_max\n", 0), 0u);
+    EXPECT_EQ(ReadText(out_ / "frontier.svg").find("<svg"), 0u);
+    return j;
+  }
+
+  fs::path dir_, out_;
+};
+
+TEST_F(OptimizeCli, BundledExampleWritesEveryOutput) {
+  CliRun r = Perseus({"optimize", "--example", "gpt3-xl-a100", "--out", out_.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_NE(r.out.find("no-slowdown plan"), std::string::npos) << r.out;
+  json j = ExpectOutputs();
+  ASSERT_FALSE(j.is_discarded());
+  EXPECT_EQ(j["schedule"], "1f1b");
+  EXPECT_EQ(j["stages"], 4);
+  EXPECT_EQ(j["microbatches"], 16);
+  EXPECT_FALSE(fs::exists(out_ / "zeus"));
+  for (const auto& plan : j["plans"]) {
+    ASSERT_EQ(plan["stages"].size(), 4u);
+    for (const auto& stage : plan["stages"]) EXPECT_EQ(stage.size(), 32u);
+  }
+  // frontier.csv has one row per plan.
+  const std::string csv = ReadText(out_ / "frontier.csv");
+  EXPECT_EQ(static_cast<size_t>(std::count(csv.begin(), csv.end(), '\n')), j["plans"].size() + 1);
+}
+
+TEST_F(OptimizeCli, ZeusPlansAreWrittenOnRequest) {
+  CliRun r = Perseus({"optimize", "--example", "gpt3-xl-a100", "--out", out_.string(), "--zeus-plans"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = ExpectOutputs();
+  ASSERT_FALSE(j.is_discarded());
+  const fs::path first = out_ / "zeus" / "freqs_pipeline_00000.py";
+  ASSERT_TRUE(fs::is_regular_file(first));
+  EXPECT_EQ(ReadText(first).rfind("[\n[('forward', ", 0), 0u);
+  size_t zeus_files = 0;
+  for (const auto& e : fs::directory_iterator(out_ / "zeus")) zeus_files += e.path().extension() == ".py";
+  EXPECT_EQ(zeus_files, j["plans"].size());
+}
+
+TEST_F(OptimizeCli, BadProfileValueFailsWithFileLineAndWritesNothing) {
+  const std::string profile = WriteProfile("bad.csv",
+                                           "stage,instruction,frequency,time,energy\n"
+                                           "0,forward,1410,0.010,2.8\n"
+                                           "0,forward,1200,abc,2.4\n"
+                                           "0,backward,1410,0.021,5.9\n"
+                                           "1,forward,1410,0.011,3.1\n"
+                                           "1,backward,1410,0.023,6.4\n");
+  CliRun r = Perseus({"optimize", profile, "--stages", "2", "--microbatches", "4", "--blocking-power", "60", "--out",
+                   out_.string()});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_EQ(r.err, "perseus: error: " + profile + ":3: column 'time': expected a number, got 'abc'\n");
+  EXPECT_EQ(r.out, "");
+  EXPECT_TRUE(FilesUnder(out_).empty());
+}
+
+TEST_F(OptimizeCli, MissingProfileFile) {
+  const std::string profile = (dir_ / "nope.csv").string();
+  CliRun r = Perseus({"optimize", profile, "--stages", "2", "--microbatches", "4", "--blocking-power", "60", "--out",
+                   out_.string()});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_EQ(r.err, "perseus: error: " + profile + ": No such file or directory\n");
+  EXPECT_TRUE(FilesUnder(out_).empty());
+}
+
+TEST_F(OptimizeCli, ProfileWithTooFewStages) {
+  const std::string profile = WriteProfile("p.csv", SmallProfile());
+  CliRun r = Perseus({"optimize", profile, "--stages", "3", "--microbatches", "4", "--blocking-power", "60", "--out",
+                   out_.string()});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_EQ(r.err, "perseus: error: " + profile + ": stage 2: no 'forward' rows\n");
+  EXPECT_TRUE(FilesUnder(out_).empty());
+}
+
+TEST_F(OptimizeCli, ProfileNeedsBlockingPower) {
+  const std::string profile = WriteProfile("p.csv", SmallProfile());
+  CliRun r = Perseus({"optimize", profile, "--stages", "2", "--microbatches", "4", "--out", out_.string()});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_EQ(r.err, "perseus: error: --blocking-power is required with a profile\n");
+  EXPECT_TRUE(FilesUnder(out_).empty());
+}
+
+TEST_F(OptimizeCli, ProfileNeedsStagesAndMicrobatches) {
+  const std::string profile = WriteProfile("p.csv", SmallProfile());
+  CliRun r = Perseus({"optimize", profile, "--microbatches", "4", "--blocking-power", "60", "--out", out_.string()});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_EQ(r.err, "perseus: error: --stages is required with a profile\n");
+  r = Perseus({"optimize", profile, "--stages", "2", "--blocking-power", "60", "--out", out_.string()});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_EQ(r.err, "perseus: error: --microbatches is required with a profile\n");
+}
+
+TEST_F(OptimizeCli, ExampleAndProfileTogetherIsAnError) {
+  const std::string profile = WriteProfile("p.csv", SmallProfile());
+  CliRun r = Perseus({"optimize", profile, "--example", "gpt3-xl-a100", "--stages", "2", "--microbatches", "4",
+                   "--blocking-power", "60", "--out", out_.string()});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_EQ(r.err, "perseus: error: give exactly one of PROFILE.csv or --example NAME\n");
+  EXPECT_TRUE(FilesUnder(out_).empty());
+}
+
+TEST_F(OptimizeCli, NeitherExampleNorProfileIsAnError) {
+  CliRun r = Perseus({"optimize", "--out", out_.string()});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_EQ(r.err, "perseus: error: give exactly one of PROFILE.csv or --example NAME\n");
+}
+
+TEST_F(OptimizeCli, UnknownExampleIsRejected) {
+  CliRun r = Perseus({"optimize", "--example", "gpt5-a100", "--out", out_.string()});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("--example"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("gpt5-a100"), std::string::npos) << r.err;
+  EXPECT_TRUE(FilesUnder(out_).empty());
+}
+
+TEST_F(OptimizeCli, UnknownScheduleIsRejected) {
+  const std::string profile = WriteProfile("p.csv", SmallProfile());
+  CliRun r = Perseus({"optimize", profile, "--stages", "2", "--microbatches", "4", "--blocking-power", "60",
+                   "--schedule", "zigzag", "--out", out_.string()});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_EQ(r.err,
+            "perseus: error: --schedule: schedule: expected '1f1b', 'gpipe' or 'interleaved-1f1b', got 'zigzag'\n");
+}
+
+TEST_F(OptimizeCli, ChunksNeedTheInterleavedSchedule) {
+  const std::string profile = WriteProfile("p.csv", SmallProfile());
+  CliRun r = Perseus({"optimize", profile, "--stages", "2", "--microbatches", "4", "--blocking-power", "60",
+                      "--chunks", "2", "--out", out_.string()});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_EQ(r.err, "perseus: error: chunks: only the interleaved-1f1b schedule takes model chunks, got 2\n");
+  EXPECT_TRUE(FilesUnder(out_).empty());
+}
+
+TEST_F(OptimizeCli, SmallProfileWith1F1B) {
+  const std::string profile = WriteProfile("p.csv", SmallProfile());
+  CliRun r = Perseus({"optimize", profile, "--stages", "2", "--microbatches", "4", "--blocking-power", "60", "--out",
+                   out_.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("no-slowdown plan"), std::string::npos) << r.out;
+  json j = ExpectOutputs();
+  ASSERT_FALSE(j.is_discarded());
+  EXPECT_EQ(j["schedule"], "1f1b");
+  EXPECT_EQ(j["stages"], 2);
+  EXPECT_EQ(j["microbatches"], 4);
+  EXPECT_EQ(j["blocking_power_w"], 60);
+  for (const auto& plan : j["plans"]) {
+    ASSERT_EQ(plan["stages"].size(), 2u);
+    // Stage 0 of 1F1B with 2 stages runs F0 F1 B0 F2 B1 F3 B2 B3.
+    const auto& s0 = plan["stages"][0];
+    ASSERT_EQ(s0.size(), 8u);
+    EXPECT_EQ(s0[2][0], "backward");
+    EXPECT_EQ(s0[2][1], 0);
+    for (const auto& c : s0) {
+      const int f = c[2].get<int>();
+      EXPECT_TRUE(f == 1410 || f == 1200 || f == 1000) << f;
+    }
+  }
+}
+
+TEST_F(OptimizeCli, SmallProfileWithGPipe) {
+  const std::string profile = WriteProfile("p.csv", SmallProfile());
+  CliRun r = Perseus({"optimize", profile, "--stages", "2", "--microbatches", "4", "--blocking-power", "60",
+                   "--schedule", "gpipe", "--out", out_.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = ExpectOutputs();
+  ASSERT_FALSE(j.is_discarded());
+  EXPECT_EQ(j["schedule"], "gpipe");
+  const auto& s0 = j["plans"][0]["stages"][0];
+  ASSERT_EQ(s0.size(), 8u);
+  for (int k = 0; k < 4; ++k) EXPECT_EQ(s0[k][0], "forward");
+  for (int k = 4; k < 8; ++k) EXPECT_EQ(s0[k][0], "backward");
+}
+
+TEST_F(OptimizeCli, SmallProfileWithInterleaved1F1B) {
+  const std::string profile = WriteProfile("p.csv", SmallProfile());
+  CliRun r = Perseus({"optimize", profile, "--stages", "2", "--microbatches", "4", "--blocking-power", "60",
+                   "--schedule", "interleaved-1f1b", "--chunks", "2", "--out", out_.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = ExpectOutputs();
+  ASSERT_FALSE(j.is_discarded());
+  EXPECT_EQ(j["schedule"], "interleaved-1f1b");
+  EXPECT_EQ(j["chunks"], 2);
+  for (const auto& stage : j["plans"][0]["stages"]) {
+    ASSERT_EQ(stage.size(), 16u);
+    for (const auto& c : stage) EXPECT_EQ(c.size(), 4u);
+  }
+}
+
+TEST_F(OptimizeCli, InterleavedProfileWithWrongStageCount) {
+  // Three stages fit neither 2 GPUs nor 2 x 2 virtual stages.
+  std::string text = SmallProfile();
+  text += "2,forward,1410,0.01,2.8,A100\n2,backward,1410,0.02,5.6,A100\n";
+  const std::string profile = WriteProfile("p3.csv", text);
+  CliRun r = Perseus({"optimize", profile, "--stages", "2", "--microbatches", "4", "--blocking-power", "60",
+                   "--schedule", "interleaved-1f1b", "--chunks", "2", "--out", out_.string()});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_EQ(r.err, "perseus: error: profile has 3 stages but the pipeline needs 2 or 4\n");
+  EXPECT_TRUE(FilesUnder(out_).empty());
+}
+
+}  // namespace
