@@ -69,7 +69,8 @@ Status CheckOptions(const Problem& problem, const FrontierOptions& options) {
 }
 
 struct SweepResult {
-  std::vector<FrontierPlan> candidates;
+  std::vector<FrontierPlan> candidates;  // no candidate dominates another
+  int recorded = 0;
   optimizer::RelaxationCurve relaxation;
   int steps = 0;
 };
@@ -79,9 +80,17 @@ struct SweepResult {
 Result<SweepResult> Sweep(const Problem& problem, const std::vector<NodeCosts>& costs, const FrontierOptions& options,
                           double all_max_time_s) {
   optimizer::FrontierSweep sweep(problem, costs, options.unit_time_s);
-  SweepResult out{{}, optimizer::RelaxationCurve(problem.blocking_power_w * problem.num_stages()), 0};
+  SweepResult out{{}, 0, optimizer::RelaxationCurve(problem.blocking_power_w * problem.num_stages()), 0};
   auto record = [&](double deadline_s) {
-    out.candidates.push_back(MakePlan(problem, optimizer::Discretize(problem, costs, sweep.durations_s(), deadline_s)));
+    // The sweep walks from slow to fast, so a new plan can only dominate the
+    // latest ones; dropping them as we go keeps memory at the frontier's size.
+    FrontierPlan plan = MakePlan(problem, optimizer::Discretize(problem, costs, sweep.durations_s(), deadline_s));
+    ++out.recorded;
+    while (!out.candidates.empty() && out.candidates.back().time_s >= plan.time_s &&
+           out.candidates.back().energy_j >= plan.energy_j) {
+      out.candidates.pop_back();
+    }
+    out.candidates.push_back(std::move(plan));
   };
   record(sweep.time_s());
   out.relaxation.Add(sweep.time_s(), sweep.relaxation_cost_j());
@@ -159,7 +168,7 @@ Result<Frontier> SolveFrontier(const Problem& problem, const FrontierOptions& op
   if (!sweep.ok()) return sweep.status();
   f.stats.sweep_steps = sweep->steps;
   sweep->candidates.push_back(f.all_max);
-  f.stats.candidate_plans = static_cast<int>(sweep->candidates.size());
+  f.stats.candidate_plans = sweep->recorded + 1;
   f.plans = ParetoFilter(std::move(sweep->candidates));
   f.stats.solve_s = Seconds(t0);
   auto t1 = std::chrono::steady_clock::now();
