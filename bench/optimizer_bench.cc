@@ -107,7 +107,7 @@ void MinCutEngines(const Profile& profile) {
     Problem problem = Build(profile, s, m);
     auto costs = perseus::optimizer::BuildNodeCosts(problem);
     for (auto engine : {perseus::optimizer::MinCut::Engine::kWarmDinic, perseus::optimizer::MinCut::Engine::kLemonPreflow}) {
-      perseus::optimizer::FrontierSweep sweep(problem, costs, 1e-3, engine);
+      perseus::optimizer::FrontierSweep sweep(problem, costs, engine);
       double t0 = Now();
       while (sweep.Step()) {
       }

@@ -52,32 +52,32 @@ Result<SlowPipelineEvent> ParseStragglerFlag(const std::string& text);
 Result<GpuCapEvent> ParseThrottleFlag(const std::string& text);
 
 struct EmulationSpec {
-  std::string job_name;            // shown in reports, e.g. the profile path
-  Profile profile;                 // per-GPU time and energy per computation
-  ProblemSpec problem;             // schedule, per-GPU blocking power, GPUs per stage
-  double profile_scale = 1;        // multiplies every profiled time and energy (the paper uses 10)
-  int pipelines = 1;               // data-parallel degree D
+  std::string job_name;      // shown in reports, e.g. the profile path
+  Profile profile;           // per-GPU time and energy per computation
+  ProblemSpec problem;       // schedule, per-GPU blocking power, GPUs per stage
+  double profile_scale = 1;  // multiplies every profiled time and energy (the paper uses 10)
+  int pipelines = 1;         // data-parallel degree D
   int iterations = 100;
   std::vector<SlowPipelineEvent> stragglers;
   std::vector<GpuCapEvent> throttles;
-  double slowdown_budget = 0.05;   // Zeus-style knobs may slow the job by this fraction
-  double unit_time_s = 1e-3;       // frontier sweep step on the unscaled profile
+  double slowdown_budget = 0.05;      // Zeus-style knobs may slow the job by this fraction
+  double unit_time_s = 1e-3;          // frontier sweep step on the unscaled profile
   std::vector<double> sweep_factors;  // straggler factors of the savings plot; empty: 1.0, 1.05, ..., 1.5
 };
 
 // One policy's figures for the whole job (all GPUs).
 struct PolicyResult {
-  std::string name;                 // "allmax", "zeus-global", "zeus-per-stage", "envpipe", "perseus-intrinsic", "perseus"
+  std::string name;  // "allmax", "zeus-global", "zeus-per-stage", "envpipe", "perseus-intrinsic", "perseus"
   std::string description;
-  double iteration_time_s = 0;      // mean over iterations
+  double iteration_time_s = 0;        // mean over iterations
   double energy_per_iteration_j = 0;  // mean over iterations
   double total_time_s = 0, total_energy_j = 0;
-  double savings_vs_allmax = 0;     // 1 - energy / allmax energy (fraction)
-  double slowdown_vs_allmax = 0;    // time / allmax time - 1 (fraction)
-  std::vector<double> energy_per_pipeline_j;  // totals over all iterations
-  std::vector<double> energy_per_gpu_j;       // totals; index (pipeline * S + stage) * G + gpu
-  std::vector<double> iteration_times_s;      // per iteration
-  std::vector<double> iteration_energies_j;   // per iteration, whole job
+  double savings_vs_allmax = 0;                   // 1 - energy / allmax energy (fraction)
+  double slowdown_vs_allmax = 0;                  // time / allmax time - 1 (fraction)
+  std::vector<double> energy_per_pipeline_j;      // totals over all iterations
+  std::vector<double> energy_per_gpu_j;           // totals; index (pipeline * S + stage) * G + gpu
+  std::vector<double> iteration_times_s;          // per iteration
+  std::vector<double> iteration_energies_j;       // per iteration, whole job
   std::vector<double> tracked_gpu_energies_j[2];  // per iteration: [0] an on-time GPU, [1] a straggling GPU
   double lower_bound_energy_j = 0;  // "perseus" only: the ideal, summed over iterations (0: not computable)
 };
@@ -94,7 +94,7 @@ struct PipelineTimeline {
   std::string policy;  // "allmax", "perseus"
   std::string title;
   int stages = 0;
-  double iteration_time_s = 0;  // when the job's iteration ends (gradient sync)
+  double iteration_time_s = 0;             // when the job's iteration ends (gradient sync)
   int min_freq_mhz = 0, max_freq_mhz = 0;  // the profile's clock range (colour scale)
   std::vector<TimelineBox> boxes;
 };
@@ -103,13 +103,13 @@ struct PipelineTimeline {
 struct SweepPoint {
   double factor = 1;
   std::vector<std::pair<std::string, double>> savings_vs_allmax;  // (policy, fraction)
-  double lower_bound_savings = 0;  // ideal savings (0: not computable)
+  double lower_bound_savings = 0;                                 // ideal savings (0: not computable)
 };
 
 struct FrontierSummary {
-  double all_max_time_s = 0, all_max_energy_j = 0;   // one pipeline, one iteration
-  double fastest_time_s = 0, fastest_energy_j = 0;   // the no-slowdown plan
-  double min_energy_time_s = 0, min_energy_j = 0;    // T* and its energy
+  double all_max_time_s = 0, all_max_energy_j = 0;  // one pipeline, one iteration
+  double fastest_time_s = 0, fastest_energy_j = 0;  // the no-slowdown plan
+  double min_energy_time_s = 0, min_energy_j = 0;   // T* and its energy
   int plans = 0;
   double solve_s = 0;
 };
@@ -122,13 +122,13 @@ struct EmulationResult {
   EmulationSpec spec;
   int stages = 0, microbatches = 0, gpus_per_stage = 1;
   int total_gpus = 0;
-  std::vector<GpuId> tracked_gpus;               // [0] on time, [1] straggling (absent without events)
-  std::vector<PolicyResult> policies;            // allmax first
+  std::vector<GpuId> tracked_gpus;     // [0] on time, [1] straggling (absent without events)
+  std::vector<PolicyResult> policies;  // allmax first
   FrontierSummary frontier;
   std::vector<SweepPoint> sweep;
-  std::vector<PipelineTimeline> timelines;       // a pipeline under allmax and under perseus
-  double emulation_s = 0;                        // wall time of the iteration loop, all policies
-  double gpu_iterations_per_s = 0;               // GPUs x iterations x policies / emulation_s
+  std::vector<PipelineTimeline> timelines;  // a pipeline under allmax and under perseus
+  double emulation_s = 0;                   // wall time of the iteration loop, all policies
+  double gpu_iterations_per_s = 0;          // GPUs x iterations x policies / emulation_s
 };
 
 // Validates the spec (errors name the field or flag), solves the frontier once,
@@ -151,6 +151,6 @@ struct PaperReproductionOptions {
   std::vector<double> sweep_factors;  // empty: 1.0, 1.05, ..., 1.5
 };
 Result<std::vector<std::pair<std::string, std::string>>> ReproducePaper(const PaperReproductionOptions& options,
-                                                                          std::string* summary);
+                                                                        std::string* summary);
 
 }  // namespace perseus

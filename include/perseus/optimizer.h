@@ -23,7 +23,7 @@ struct FrontierOptions {
   // exactly at every step. This many iteration times are also solved
   // independently (a LEMON min-cost flow each) as a cross-check; should they
   // disagree, the bounds fall back to the independent solves. 0: no check.
-  int lower_bound_samples = 3;
+  int lower_bound_samples = 1;
 };
 
 struct FrontierPlan {

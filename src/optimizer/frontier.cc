@@ -29,6 +29,7 @@ const FrontierPlan* Frontier::PlanForTime(double time_s) const {
 namespace {
 
 constexpr long kMaxSweepSteps = 5'000'000;
+constexpr int kMaxRecordedPlans = 1'000'000;
 
 double Seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
@@ -75,16 +76,18 @@ struct SweepResult {
   int steps = 0;
 };
 
-// The sweep, recording a discrete plan about every unit of time and the
-// relaxation's cost at every step.
+// The sweep, recording a discrete plan every unit of time (and at the
+// all-max time) and the relaxation's cost at every step.
 Result<SweepResult> Sweep(const Problem& problem, const std::vector<NodeCosts>& costs, const FrontierOptions& options,
                           double all_max_time_s) {
-  optimizer::FrontierSweep sweep(problem, costs, options.unit_time_s);
+  optimizer::FrontierSweep sweep(problem, costs);
   SweepResult out{{}, 0, optimizer::RelaxationCurve(problem.blocking_power_w * problem.num_stages()), 0};
-  auto record = [&](double deadline_s) {
+  std::vector<double> durations;
+  auto record = [&](double time_s) {
+    sweep.DurationsAt(time_s, durations);
     // The sweep walks from slow to fast, so a new plan can only dominate the
     // latest ones; dropping them as we go keeps memory at the frontier's size.
-    FrontierPlan plan = MakePlan(problem, optimizer::Discretize(problem, costs, sweep.durations_s(), deadline_s));
+    FrontierPlan plan = MakePlan(problem, optimizer::Discretize(problem, costs, durations, time_s));
     ++out.recorded;
     while (!out.candidates.empty() && out.candidates.back().time_s >= plan.time_s &&
            out.candidates.back().energy_j >= plan.energy_j) {
@@ -94,24 +97,24 @@ Result<SweepResult> Sweep(const Problem& problem, const std::vector<NodeCosts>& 
   };
   record(sweep.time_s());
   out.relaxation.Add(sweep.time_s(), sweep.relaxation_cost_j());
-  double last_recorded = sweep.time_s();
+  double next_record = sweep.time_s() - options.unit_time_s;
   bool passed_all_max = sweep.time_s() <= all_max_time_s;
   while (sweep.Step()) {
-    if (sweep.steps() > kMaxSweepSteps) {
-      return Status::InvalidArgument("unit time " + std::to_string(options.unit_time_s) +
-                                     " s is too small for this problem (over 5 million steps); use a larger one");
-    }
+    if (sweep.steps() > kMaxSweepSteps) return Status::Internal("sweep did not converge (over 5 million steps)");
     out.relaxation.Add(sweep.time_s(), sweep.relaxation_cost_j());
+    for (; next_record >= sweep.time_s(); next_record -= options.unit_time_s) {
+      if (out.recorded > kMaxRecordedPlans) {
+        return Status::InvalidArgument("unit time " + std::to_string(options.unit_time_s) +
+                                       " s is too small for this problem (over 1 million plans); use a larger one");
+      }
+      record(next_record);
+    }
     if (!passed_all_max && sweep.time_s() <= all_max_time_s) {
       passed_all_max = true;
       record(all_max_time_s);
     }
-    if (sweep.time_s() <= last_recorded - options.unit_time_s * (1 - 1e-6)) {
-      record(sweep.time_s());
-      last_recorded = sweep.time_s();
-    }
   }
-  if (last_recorded != sweep.time_s()) record(sweep.time_s());
+  record(sweep.time_s());
   out.relaxation.Finish();
   out.steps = sweep.steps();
   return out;

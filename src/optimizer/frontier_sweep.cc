@@ -11,9 +11,8 @@ namespace {
 constexpr int kMaxPathRounds = 64;
 }  // namespace
 
-FrontierSweep::FrontierSweep(const Problem& problem, const std::vector<NodeCosts>& costs, double unit_s,
-                             MinCut::Engine engine)
-    : problem_(problem), costs_(costs), unit_s_(unit_s), cut_(2 * problem.num_nodes() + 2, engine) {
+FrontierSweep::FrontierSweep(const Problem& problem, const std::vector<NodeCosts>& costs, MinCut::Engine engine)
+    : problem_(problem), costs_(costs), cut_(2 * problem.num_nodes() + 2, engine) {
   const int n = problem.num_nodes();
   duration_s_.resize(n);
   for (int i = 0; i < n; ++i) {
@@ -82,8 +81,16 @@ bool FrontierSweep::ReadCut() {
   return shortens;
 }
 
+void FrontierSweep::DurationsAt(double time_s, std::vector<double>& out) const {
+  out = duration_s_;
+  const double back = time_s - time_s_;  // >= 0: how far before the last step's end
+  for (int i : moved_) {
+    out[i] = std::clamp(out[i] - back * direction_[i], costs_[i].min_time_s(), costs_[i].max_time_s());
+  }
+}
+
 double FrontierSweep::BreakpointLimit() const {
-  double step = unit_s_;
+  double step = time_s_;
   for (int i : moved_) {
     const double d = duration_s_[i];
     step = std::min(step, direction_[i] < 0 ? d - costs_[i].HullVertexBelow(d) : costs_[i].HullVertexAbove(d) - d);
@@ -121,7 +128,7 @@ double FrontierSweep::PathLimit(double step) {
 bool FrontierSweep::Step() {
   // The critical set is exact up to rounding; if rounding hid a path the cut
   // cannot shorten, widen the tolerance and cut again.
-  for (double tol = time_s_ * kTimeEps; tol < unit_s_; tol *= 100) {
+  for (double tol = time_s_ * kTimeEps; tol < time_s_ * 1e-4; tol *= 100) {
     BuildCutNetwork(tol);
     if (cut_.Solve(source_side_) >= kInfiniteCapacity / 2) return false;
     if (!ReadCut()) return false;

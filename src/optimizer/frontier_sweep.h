@@ -5,9 +5,9 @@
 // Each step takes the critical subgraph, finds with one min cut the cheapest
 // way to shorten every critical path (shortening forward-cut computations,
 // lengthening backward-cut ones), and moves as far as that cut stays optimal:
-// up to one unit of time, to the next breakpoint of a touched cost curve, or
-// until a non-critical path becomes critical, whichever comes first. The
-// durations after each step therefore solve the relaxation at that time.
+// to the next breakpoint of a moved computation's cost curve, or until a
+// non-critical path becomes critical. Within a step the relaxation's optimum
+// moves linearly, so DurationsAt() gives it at any time the step passed.
 // Not thread-safe.
 #pragma once
 
@@ -22,13 +22,16 @@ namespace perseus::optimizer {
 class FrontierSweep {
  public:
   // Starts with every computation at its cheapest hull vertex (time T*).
-  FrontierSweep(const Problem& problem, const std::vector<NodeCosts>& costs, double unit_s,
+  FrontierSweep(const Problem& problem, const std::vector<NodeCosts>& costs,
                 MinCut::Engine engine = MinCut::Engine::kWarmDinic);
 
   // Shortens the iteration; returns false once no critical path can shrink.
   bool Step();
 
   const std::vector<double>& durations_s() const { return duration_s_; }
+  // The relaxation's optimal durations at `time_s`, which must lie between
+  // the times before and after the last step.
+  void DurationsAt(double time_s, std::vector<double>& out) const;
   double time_s() const { return time_s_; }
   // Cost (sum of hull costs, J) of the relaxation's optimum at time_s().
   double relaxation_cost_j() const { return relaxation_cost_j_; }
@@ -46,7 +49,6 @@ class FrontierSweep {
 
   const Problem& problem_;
   const std::vector<NodeCosts>& costs_;
-  double unit_s_;
   std::vector<double> duration_s_;
   double time_s_ = 0;
   double relaxation_cost_j_ = 0;
