@@ -45,7 +45,8 @@ std::vector<int> ActiveEvents(const std::vector<SlowPipelineEvent>& stragglers,
                               const std::vector<GpuCapEvent>& throttles, int iteration) {
   std::vector<int> active;
   for (size_t i = 0; i < stragglers.size(); ++i) {
-    if (Active(stragglers[i].start_iteration, stragglers[i].end_iteration, iteration)) active.push_back(static_cast<int>(i));
+    if (Active(stragglers[i].start_iteration, stragglers[i].end_iteration, iteration))
+      active.push_back(static_cast<int>(i));
   }
   for (size_t i = 0; i < throttles.size(); ++i) {
     if (Active(throttles[i].start_iteration, throttles[i].end_iteration, iteration)) {

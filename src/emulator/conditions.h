@@ -17,8 +17,8 @@ struct GpuCap {
 };
 
 struct PipelineConditions {
-  double slowdown = 1;         // every computation's time and energy x this
-  std::vector<GpuCap> caps;    // sorted by (stage, gpu)
+  double slowdown = 1;       // every computation's time and energy x this
+  std::vector<GpuCap> caps;  // sorted by (stage, gpu)
   bool nominal() const { return slowdown == 1 && caps.empty(); }
   bool operator==(const PipelineConditions&) const = default;
   // A short stable text, e.g. "x1.2", "x1|cap 3.0@1100".
@@ -29,9 +29,9 @@ struct PipelineConditions {
 // class (possibly with no pipelines).
 struct JobConditions {
   std::vector<PipelineConditions> classes;
-  std::vector<int> pipeline_count;   // per class
-  std::vector<int> class_of;         // per pipeline
-  std::string Key() const;           // identifies the grouping and conditions
+  std::vector<int> pipeline_count;  // per class
+  std::vector<int> class_of;        // per pipeline
+  std::string Key() const;          // identifies the grouping and conditions
 };
 
 // The conditions of iteration `iteration` given the events (events that

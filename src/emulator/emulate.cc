@@ -59,8 +59,10 @@ std::vector<GpuId> TrackedGpus(const EmulationSpec& spec) {
     }
   }
   std::vector<GpuId> tracked{{on_time, 0, 0}};
-  if (!spec.stragglers.empty()) tracked.push_back({spec.stragglers[0].first_pipeline, 0, 0});
-  else if (!spec.throttles.empty()) tracked.push_back({spec.throttles[0].pipeline, spec.throttles[0].stage, spec.throttles[0].gpu});
+  if (!spec.stragglers.empty())
+    tracked.push_back({spec.stragglers[0].first_pipeline, 0, 0});
+  else if (!spec.throttles.empty())
+    tracked.push_back({spec.throttles[0].pipeline, spec.throttles[0].stage, spec.throttles[0].gpu});
   return tracked;
 }
 
@@ -103,7 +105,8 @@ std::vector<SweepPoint> StragglerSweep(const Problem& problem, const EmulationSp
       emulator::LoopResult r = emulator::RunPolicyLoop(problem, *policy, loop);
       if (base_j == 0) base_j = r.result.total_energy_j;
       point.savings_vs_allmax.emplace_back(r.result.name, 1 - r.result.total_energy_j / base_j);
-      if (r.result.name == "perseus" && r.lower_bound_valid) point.lower_bound_savings = 1 - r.result.lower_bound_energy_j / base_j;
+      if (r.result.name == "perseus" && r.lower_bound_valid)
+        point.lower_bound_savings = 1 - r.result.lower_bound_energy_j / base_j;
     }
     sweep.push_back(std::move(point));
   }
@@ -157,6 +160,9 @@ Result<EmulationResult> Emulate(const EmulationSpec& spec) {
   options.unit_time_s = spec.unit_time_s * spec.profile_scale;
   Result<Frontier> frontier = SolveFrontier(*problem, options);
   if (!frontier.ok()) return frontier.status();
+  if (frontier->plans.empty() || frontier->NoSlowdownPlan() == nullptr) {
+    return Status::Internal("the frontier has no plan as fast as all-max");
+  }
   EmulationResult out;
   out.spec = spec;
   out.stages = problem->num_stages();

@@ -11,14 +11,16 @@
 namespace perseus::emulator {
 namespace {
 
-// Everything about an iteration under one set of conditions.
+// Everything about an iteration under one set of conditions. Regimes are
+// shared by conditions with the same classes and counts; which pipeline is in
+// which class comes from the iteration's own JobConditions.
 struct Regime {
   JobConditions conditions;
-  std::vector<PipelineRun> runs;            // per class
+  std::vector<PipelineRun> runs;  // per class
   JobOutcome outcome;
-  std::vector<std::vector<double>> gpu_j;   // per class, per GPU of the pipeline
-  std::vector<double> pipeline_j;           // per class
-  double lower_bound_j = -1;                // job, -1 if not computable
+  std::vector<std::vector<double>> gpu_j;  // per class, per GPU of the pipeline
+  std::vector<double> pipeline_j;          // per class
+  double lower_bound_j = -1;               // job, -1 if not computable
 };
 
 Regime MakeRegime(const Problem& problem, Policy& policy, JobConditions conditions) {
@@ -51,9 +53,8 @@ Regime MakeRegime(const Problem& problem, Policy& policy, JobConditions conditio
   return r;
 }
 
-PipelineTimeline MakeTimeline(const Problem& problem, const Regime& r, int pipeline, const std::string& policy,
+PipelineTimeline MakeTimeline(const Problem& problem, const Regime& r, int c, int pipeline, const std::string& policy,
                               int iteration) {
-  const int c = r.conditions.class_of[pipeline];
   const PipelineRun& run = r.runs[c];
   PipelineTimeline t;
   char title[256];
@@ -67,7 +68,8 @@ PipelineTimeline MakeTimeline(const Problem& problem, const Regime& r, int pipel
     const ProblemNode& n = problem.nodes[i];
     std::string label = (n.comp.instruction == Instruction::kForward ? "F" : "B") + std::to_string(n.comp.microbatch);
     t.boxes.push_back({n.stage, run.start_s[i], run.start_s[i] + run.duration_s[i], run.freq_mhz[i], label});
-    t.min_freq_mhz = t.min_freq_mhz == 0 ? n.options.back().freq_mhz : std::min(t.min_freq_mhz, n.options.back().freq_mhz);
+    t.min_freq_mhz =
+        t.min_freq_mhz == 0 ? n.options.back().freq_mhz : std::min(t.min_freq_mhz, n.options.back().freq_mhz);
     t.max_freq_mhz = std::max(t.max_freq_mhz, n.options.front().freq_mhz);
   }
   return t;
@@ -76,7 +78,9 @@ PipelineTimeline MakeTimeline(const Problem& problem, const Regime& r, int pipel
 class Loop {
  public:
   Loop(const Problem& problem, Policy& policy, const LoopSpec& spec)
-      : problem_(problem), policy_(policy), spec_(spec),
+      : problem_(problem),
+        policy_(policy),
+        spec_(spec),
         gpus_per_pipeline_(problem.num_stages() * problem.gpus_per_stage) {}
 
   LoopResult Run() {
@@ -94,7 +98,8 @@ class Loop {
       if (it == 0 || now != active) {
         Flush();
         active = std::move(now);
-        current_ = &RegimeFor(ConditionsAt(spec_.pipelines, spec_.stragglers, spec_.throttles, it));
+        now_ = ConditionsAt(spec_.pipelines, spec_.stragglers, spec_.throttles, it);
+        current_ = &RegimeFor(now_);
       }
       Record(it);
     }
@@ -106,10 +111,10 @@ class Loop {
   }
 
  private:
-  const Regime& RegimeFor(JobConditions conditions) {
+  const Regime& RegimeFor(const JobConditions& conditions) {
     std::string key = conditions.Key();
     auto it = regimes_.find(key);
-    if (it == regimes_.end()) it = regimes_.emplace(key, MakeRegime(problem_, policy_, std::move(conditions))).first;
+    if (it == regimes_.end()) it = regimes_.emplace(key, MakeRegime(problem_, policy_, conditions)).first;
     return it->second;
   }
 
@@ -123,12 +128,13 @@ class Loop {
     for (size_t t = 0; t < spec_.tracked.size() && t < 2; ++t) {
       const GpuId& id = spec_.tracked[t];
       const int k = id.stage * problem_.gpus_per_stage + id.gpu;
-      r.tracked_gpu_energies_j[t].push_back(g.gpu_j[g.conditions.class_of[id.pipeline]][k]);
+      r.tracked_gpu_energies_j[t].push_back(g.gpu_j[now_.class_of[id.pipeline]][k]);
     }
     if (g.lower_bound_j < 0) out_.lower_bound_valid = false;
     r.lower_bound_energy_j += g.lower_bound_j;
     if (iteration == spec_.timeline_iteration) {
-      out_.timeline = MakeTimeline(problem_, g, spec_.timeline_pipeline, r.name, iteration);
+      const int p = spec_.timeline_pipeline;
+      out_.timeline = MakeTimeline(problem_, g, now_.class_of[p], p, r.name, iteration);
     }
     ++pending_;
   }
@@ -142,7 +148,7 @@ class Loop {
     PolicyResult& r = out_.result;
     const Regime& g = *current_;
     for (int p = 0; p < spec_.pipelines; ++p) {
-      const int c = g.conditions.class_of[p];
+      const int c = now_.class_of[p];
       const std::vector<double>& gpu = g.gpu_j[c];
       double* dst = r.energy_per_gpu_j.data() + static_cast<size_t>(p) * gpus_per_pipeline_;
       for (int k = 0; k < gpus_per_pipeline_; ++k) dst[k] += pending_ * gpu[k];
@@ -156,6 +162,7 @@ class Loop {
   const LoopSpec& spec_;
   const int gpus_per_pipeline_;
   std::map<std::string, Regime> regimes_;
+  JobConditions now_;  // of the current iteration
   const Regime* current_ = nullptr;
   int pending_ = 0;
   LoopResult out_;

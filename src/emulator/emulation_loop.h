@@ -21,16 +21,16 @@ struct LoopSpec {
   int iterations = 1;
   std::vector<SlowPipelineEvent> stragglers;
   std::vector<GpuCapEvent> throttles;
-  std::vector<GpuId> tracked;    // per-iteration energies are recorded for these GPUs
-  bool per_gpu_totals = true;    // fill energy_per_gpu_j and energy_per_pipeline_j
-  int timeline_iteration = -1;   // record this pipeline's timeline in this iteration (-1: none)
+  std::vector<GpuId> tracked;   // per-iteration energies are recorded for these GPUs
+  bool per_gpu_totals = true;   // fill energy_per_gpu_j and energy_per_pipeline_j
+  int timeline_iteration = -1;  // record this pipeline's timeline in this iteration (-1: none)
   int timeline_pipeline = 0;
 };
 
 struct LoopResult {
-  PolicyResult result;          // savings and slowdown are left 0 (they need allmax)
+  PolicyResult result;  // savings and slowdown are left 0 (they need allmax)
   bool lower_bound_valid = false;
-  PipelineTimeline timeline;    // when requested
+  PipelineTimeline timeline;  // when requested
 };
 
 LoopResult RunPolicyLoop(const Problem& problem, Policy& policy, const LoopSpec& spec);

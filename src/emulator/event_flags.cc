@@ -76,15 +76,16 @@ Status ParseIterations(const std::string& flag, const std::string& text, const F
   auto it = f.find("iterations");
   if (it == f.end()) return Status::Ok();
   if (!ParseRange(it->second, true, start, end).ok() || (end >= 0 && end <= start)) {
-    return Bad(flag, text, "iterations: expected START-END with END > START (END excluded) or START-, got '" +
-                               it->second + "'");
+    return Bad(flag, text,
+               "iterations: expected START-END with END > START (END excluded) or START-, got '" + it->second + "'");
   }
   return Status::Ok();
 }
 
 Result<double> ParseFactor(const std::string& flag, const std::string& text, const std::string& value) {
   Result<double> v = ParseDouble(value);
-  if (!v.ok() || *v < 1 || *v > 100) return Bad(flag, text, "factor: expected a number in [1, 100], got '" + value + "'");
+  if (!v.ok() || *v < 1 || *v > 100)
+    return Bad(flag, text, "factor: expected a number in [1, 100], got '" + value + "'");
   return *v;
 }
 

@@ -18,9 +18,7 @@ struct JobOutcome {
 };
 
 // Blocking power of one GPU (Problem stores it x gpus_per_stage).
-inline double BlockingPowerPerGpuW(const Problem& problem) {
-  return problem.blocking_power_w / problem.gpus_per_stage;
-}
+inline double BlockingPowerPerGpuW(const Problem& problem) { return problem.blocking_power_w / problem.gpus_per_stage; }
 
 // REQUIRES: runs has one entry per class of `conditions`.
 JobOutcome CombineRuns(const Problem& problem, const JobConditions& conditions,

@@ -18,9 +18,9 @@ inline constexpr double kPaperStragglerFactor = 1.2;
 inline constexpr int kPaperStragglerMicrobatches = 96;  // Fig. 7 is at 16 pipelines (1,024 GPUs)
 
 struct PaperModel {
-  const char* name;          // "gpt3-175b"
-  const char* display;       // "GPT-3 175B"
-  const char* profile_file;  // under sosp24/
+  const char* name;                         // "gpt3-175b"
+  const char* display;                      // "GPT-3 175B"
+  const char* profile_file;                 // under sosp24/
   std::array<double, 4> intrinsic_savings;  // Table 6, per kPaperMicrobatches, fractions
   double straggler_savings;                 // Fig. 7 at 1.2x, fraction
 };

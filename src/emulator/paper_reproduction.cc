@@ -1,4 +1,6 @@
 // ReproducePaper: the paper's large-scale emulation, ours beside theirs.
+#include <cmath>
+
 #include <nlohmann/json.hpp>
 
 #include "emulator/markdown.h"
@@ -7,6 +9,7 @@
 #include "emulator/report_markdown.h"
 #include "emulator/report_plots.h"
 #include "perseus/emulator.h"
+#include "report/color_scale.h"
 
 namespace perseus {
 namespace {
@@ -24,11 +27,16 @@ struct PaperRun {
   EmulationResult result;
 };
 
-double Savings(const EmulationResult& r, const std::string& policy) {
+const PolicyResult* FindPolicy(const EmulationResult& r, const std::string& policy) {
   for (const PolicyResult& p : r.policies) {
-    if (p.name == policy) return p.savings_vs_allmax;
+    if (p.name == policy) return &p;
   }
-  return 0;
+  return nullptr;
+}
+
+double Savings(const EmulationResult& r, const std::string& policy) {
+  const PolicyResult* p = FindPolicy(r, policy);
+  return p ? p->savings_vs_allmax : 0;
 }
 
 double SweepSavings(const EmulationResult& r, double factor, const std::string& policy) {
@@ -41,7 +49,8 @@ double SweepSavings(const EmulationResult& r, double factor, const std::string& 
   return 0;
 }
 
-Result<EmulationResult> RunOne(const PaperReproductionOptions& o, const PaperModel& m, int microbatches, const Profile& profile) {
+Result<EmulationResult> RunOne(const PaperReproductionOptions& o, const PaperModel& m, int microbatches,
+                               const Profile& profile) {
   EmulationSpec spec;
   spec.job_name = o.sosp24_dir + "/" + m.profile_file;
   spec.profile = profile;
@@ -55,7 +64,8 @@ Result<EmulationResult> RunOne(const PaperReproductionOptions& o, const PaperMod
   spec.sweep_factors = {1.0, emulator::kPaperStragglerFactor};
   if (microbatches == emulator::kPaperStragglerMicrobatches) spec.sweep_factors = o.sweep_factors;
   Result<EmulationResult> r = Emulate(spec);
-  if (!r.ok()) return r.status().WithContext(std::string(m.name) + ", " + std::to_string(microbatches) + " microbatches");
+  if (!r.ok())
+    return r.status().WithContext(std::string(m.name) + ", " + std::to_string(microbatches) + " microbatches");
   return r;
 }
 
@@ -113,7 +123,8 @@ std::string ReproductionJson(const std::vector<PaperRun>& runs) {
   for (const PaperRun& run : runs) {
     json policies = json::array();
     for (const PolicyResult& p : run.result.policies) policies.push_back(emulator::PolicyJson(run.result, p));
-    list.push_back({{"schema", "perseus.emulation/v1"}, {"job", emulator::JobJson(run.result)}, {"policies", policies}});
+    list.push_back(
+        {{"schema", "perseus.emulation/v1"}, {"job", emulator::JobJson(run.result)}, {"policies", policies}});
   }
   json doc = {{"schema", "perseus.paper-reproduction/v1"},
               {"setup",
@@ -131,13 +142,15 @@ std::string ReproductionJson(const std::vector<PaperRun>& runs) {
 std::string Check(double ours, double paper) { return ours >= paper - 5e-5 ? "yes" : "**no**"; }
 
 std::string Table6Markdown(const std::vector<PaperRun>& runs) {
-  emulator::MarkdownTable t({"Model", "Microbatches", "Pipelines", "GPUs", "Perseus intrinsic (ours)", "Paper (Table 6)",
-                             "Ours >= paper", "EnvPipe (ours)", "Zeus global (ours)", "Perseus, 1.2x straggler (ours)"});
+  emulator::MarkdownTable t({"Model", "Microbatches", "Pipelines", "GPUs", "Perseus intrinsic (ours)",
+                             "Paper (Table 6)", "Ours >= paper", "EnvPipe (ours)", "Zeus global (ours)",
+                             "Perseus, 1.2x straggler (ours)"});
   for (const PaperRun& run : runs) {
     const EmulationResult& r = run.result;
     const double ours = Savings(r, "perseus-intrinsic");
-    const double zeus = Savings(r, "zeus-global");
-    std::string zeus_text = Percent(zeus) + " at " + Percent(r.policies[1].slowdown_vs_allmax, 1) + " slowdown";
+    const PolicyResult* zeus = FindPolicy(r, "zeus-global");
+    std::string zeus_text =
+        zeus ? Percent(zeus->savings_vs_allmax) + " at " + Percent(zeus->slowdown_vs_allmax, 1) + " slowdown" : "n/a";
     t.AddRow({run.model->display, std::to_string(run.microbatches), std::to_string(r.spec.pipelines),
               emulator::Thousands(r.total_gpus), Percent(ours), Percent(run.paper_intrinsic, 1),
               Check(ours, run.paper_intrinsic), Percent(Savings(r, "envpipe")), zeus_text,
@@ -145,7 +158,8 @@ std::string Table6Markdown(const std::vector<PaperRun>& runs) {
   }
   return "## Table 6: intrinsic savings, no straggler, no slowdown\n\n"
          "Savings of the whole job against AllMax when every pipeline runs the fastest frontier plan.\n\n"
-         "![Intrinsic savings against microbatches](table6.svg)\n\n" + t.Render();
+         "![Intrinsic savings against microbatches](table6.svg)\n\n" +
+         t.Render();
 }
 
 std::string Figure7Markdown(const std::vector<PaperRun>& runs) {
@@ -160,11 +174,13 @@ std::string Figure7Markdown(const std::vector<PaperRun>& runs) {
               Percent(ours), Percent(m.straggler_savings, 1), Check(ours, m.straggler_savings),
               Percent(SweepSavings(run->result, emulator::kPaperStragglerFactor, "envpipe")),
               Percent(SweepSavings(run->result, emulator::kPaperStragglerFactor, "zeus-global"))});
-    plots += std::string("![Savings against straggler factor, ") + m.display + "](savings_vs_straggler_" + m.name + ".svg)\n\n";
+    plots += std::string("![Savings against straggler factor, ") + m.display + "](savings_vs_straggler_" + m.name +
+             ".svg)\n\n";
   }
   return "## Fig. 7: total savings with one straggler pipeline\n\n"
          "One of 16 pipelines (1,024 GPUs, 96 microbatches) slowed by the factor; savings of the whole job against "
-         "AllMax with the same straggler.\n\n" + plots + t.Render();
+         "AllMax with the same straggler.\n\n" +
+         plots + t.Render();
 }
 
 std::string Table6Svg(const std::vector<PaperRun>& runs) {
@@ -172,10 +188,13 @@ std::string Table6Svg(const std::vector<PaperRun>& runs) {
   chart.title = "Intrinsic savings without slowdown (Table 6)";
   chart.x_label = "microbatches per iteration (pipelines = 1536 / microbatches)";
   chart.y_label = "energy savings vs AllMax (%)";
-  for (const PaperModel& m : kPaperModels) {
-    report::Series ours{std::string(m.display) + ", Perseus (ours)", {}, "", true, true, false};
-    report::Series paper{std::string(m.display) + ", Perseus (paper)", {}, "", true, true, true};
-    report::Series envpipe{std::string(m.display) + ", EnvPipe (ours)", {}, "", true, true, false};
+  for (size_t k = 0; k < kPaperModels.size(); ++k) {
+    const PaperModel& m = kPaperModels[k];
+    const std::string perseus_color = report::CategoricalColor(3 * k),
+                      envpipe_color = report::CategoricalColor(3 * k + 1);
+    report::Series ours{std::string(m.display) + ", Perseus (ours)", {}, perseus_color, true, true, false};
+    report::Series paper{std::string(m.display) + ", Perseus (paper)", {}, perseus_color, true, true, true};
+    report::Series envpipe{std::string(m.display) + ", EnvPipe (ours)", {}, envpipe_color, true, true, false};
     for (const PaperRun& run : runs) {
       if (run.model != &m) continue;
       ours.points.emplace_back(run.microbatches, 100 * Savings(run.result, "perseus-intrinsic"));
@@ -207,7 +226,7 @@ std::string Summary(const std::vector<PaperRun>& runs) {
 }  // namespace
 
 Result<std::vector<std::pair<std::string, std::string>>> ReproducePaper(const PaperReproductionOptions& options,
-                                                                          std::string* summary) {
+                                                                        std::string* summary) {
   std::vector<PaperRun> runs;
   for (const PaperModel& m : kPaperModels) {
     Result<Profile> profile = LoadProfileCsv(options.sosp24_dir + "/" + m.profile_file, emulator::kPaperStages);
@@ -220,11 +239,11 @@ Result<std::vector<std::pair<std::string, std::string>>> ReproducePaper(const Pa
     }
   }
   std::vector<std::pair<std::string, std::string>> files;
-  files.emplace_back("report.md", "# Reproducing the Perseus paper's large-scale emulation\n\n"
-                                  "A100 profiles of the paper's artifact, 8 stages of 8-way tensor parallelism, times "
-                                  "and energies x10, global batch 1,536 sequences, blocking power 83.64 W per GPU.\n\n" +
-                                      Table6Markdown(runs) + "\n" + Figure7Markdown(runs) + "\n" +
-                                      emulator::DefinitionsMarkdown());
+  files.emplace_back("report.md",
+                     "# Reproducing the Perseus paper's large-scale emulation\n\n"
+                     "A100 profiles of the paper's artifact, 8 stages of 8-way tensor parallelism, times "
+                     "and energies x10, global batch 1,536 sequences, blocking power 83.64 W per GPU.\n\n" +
+                         Table6Markdown(runs) + "\n" + Figure7Markdown(runs) + "\n" + emulator::DefinitionsMarkdown());
   files.emplace_back("report.json", ReproductionJson(runs));
   files.emplace_back("table6.svg", Table6Svg(runs));
   for (const PaperModel& m : kPaperModels) {
@@ -232,11 +251,10 @@ Result<std::vector<std::pair<std::string, std::string>>> ReproducePaper(const Pa
     if (!run) continue;
     std::vector<report::Annotation> notes{{emulator::kPaperStragglerFactor, 100 * m.straggler_savings,
                                            "paper: Perseus " + Percent(m.straggler_savings, 1)}};
-    files.emplace_back(std::string("savings_vs_straggler_") + m.name + ".svg",
-                       emulator::SavingsVsStragglerSvg(run->result.sweep,
-                                                       std::string("Savings against straggler factor: ") + m.display +
-                                                           ", 1,024 GPUs",
-                                                       notes));
+    files.emplace_back(
+        std::string("savings_vs_straggler_") + m.name + ".svg",
+        emulator::SavingsVsStragglerSvg(
+            run->result.sweep, std::string("Savings against straggler factor: ") + m.display + ", 1,024 GPUs", notes));
   }
   if (summary) *summary = Summary(runs);
   return files;

@@ -14,13 +14,13 @@
 namespace perseus::emulator {
 
 struct PipelineRun {
-  double time_s = 0;                  // when the pipeline's last computation ends
-  std::vector<double> busy_time_s;    // per GPU, index stage * G + gpu
-  std::vector<double> busy_energy_j;  // per GPU
+  double time_s = 0;                                      // when the pipeline's last computation ends
+  std::vector<double> busy_time_s;                        // per GPU, index stage * G + gpu
+  std::vector<double> busy_energy_j;                      // per GPU
   double total_busy_time_s = 0, total_busy_energy_j = 0;  // sums over the pipeline's GPUs
-  std::vector<double> start_s;        // per node (Problem order)
-  std::vector<double> duration_s;     // per node, of the whole tensor-parallel group
-  std::vector<int> freq_mhz;          // per node, of the slowest GPU of the group
+  std::vector<double> start_s;                            // per node (Problem order)
+  std::vector<double> duration_s;                         // per node, of the whole tensor-parallel group
+  std::vector<int> freq_mhz;                              // per node, of the slowest GPU of the group
 };
 
 // REQUIRES: choice has one valid option index per node; caps name existing

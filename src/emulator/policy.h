@@ -17,7 +17,7 @@
 namespace perseus::emulator {
 
 struct Decision {
-  std::vector<PlanChoice> plans;      // per class of the conditions
+  std::vector<PlanChoice> plans;  // per class of the conditions
   // Per class: a lower bound on that pipeline's energy over its own run
   // (stretched by its slowdown); empty or -1 where not computable.
   std::vector<double> lower_bound_j;

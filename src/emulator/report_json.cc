@@ -13,12 +13,17 @@ using nlohmann::json;
 json EventsJson(const EmulationSpec& s) {
   json stragglers = json::array(), throttles = json::array();
   for (const SlowPipelineEvent& e : s.stragglers) {
-    stragglers.push_back({{"factor", e.factor}, {"first_pipeline", e.first_pipeline}, {"last_pipeline", e.last_pipeline},
+    stragglers.push_back({{"factor", e.factor},
+                          {"first_pipeline", e.first_pipeline},
+                          {"last_pipeline", e.last_pipeline},
                           {"start_iteration", e.start_iteration},
                           {"end_iteration", e.end_iteration < 0 ? s.iterations : e.end_iteration}});
   }
   for (const GpuCapEvent& e : s.throttles) {
-    throttles.push_back({{"pipeline", e.pipeline}, {"stage", e.stage}, {"gpu", e.gpu}, {"max_freq_mhz", e.max_freq_mhz},
+    throttles.push_back({{"pipeline", e.pipeline},
+                         {"stage", e.stage},
+                         {"gpu", e.gpu},
+                         {"max_freq_mhz", e.max_freq_mhz},
                          {"start_iteration", e.start_iteration},
                          {"end_iteration", e.end_iteration < 0 ? s.iterations : e.end_iteration}});
   }
@@ -46,18 +51,23 @@ json SweepJson(const EmulationResult& r) {
   for (const SweepPoint& p : r.sweep) {
     json savings = json::object();
     for (const auto& [name, s] : p.savings_vs_allmax) savings[name] = s;
-    sweep.push_back({{"factor", p.factor}, {"savings_vs_allmax", savings},
+    sweep.push_back({{"factor", p.factor},
+                     {"savings_vs_allmax", savings},
                      {"lower_bound_savings", p.lower_bound_savings > 0 ? json(p.lower_bound_savings) : json(nullptr)}});
   }
   return sweep;
 }
 
 json FrontierJson(const FrontierSummary& f) {
-  return {{"all_max_time_s", f.all_max_time_s},       {"all_max_energy_j", f.all_max_energy_j},
-          {"fastest_time_s", f.fastest_time_s},       {"fastest_energy_j", f.fastest_energy_j},
-          {"min_energy_time_s", f.min_energy_time_s}, {"min_energy_j", f.min_energy_j},
+  return {{"all_max_time_s", f.all_max_time_s},
+          {"all_max_energy_j", f.all_max_energy_j},
+          {"fastest_time_s", f.fastest_time_s},
+          {"fastest_energy_j", f.fastest_energy_j},
+          {"min_energy_time_s", f.min_energy_time_s},
+          {"min_energy_j", f.min_energy_j},
           {"intrinsic_savings", 1 - f.fastest_energy_j / f.all_max_energy_j},
-          {"plans", f.plans},                         {"solve_s", f.solve_s}};
+          {"plans", f.plans},
+          {"solve_s", f.solve_s}};
 }
 
 }  // namespace
@@ -107,7 +117,8 @@ std::string EmulationJson(const EmulationResult& r) {
   json policies = json::array();
   for (const PolicyResult& p : r.policies) policies.push_back(PolicyJson(r, p));
   json tracked = json::array();
-  for (const GpuId& g : r.tracked_gpus) tracked.push_back({{"pipeline", g.pipeline}, {"stage", g.stage}, {"gpu", g.gpu}});
+  for (const GpuId& g : r.tracked_gpus)
+    tracked.push_back({{"pipeline", g.pipeline}, {"stage", g.stage}, {"gpu", g.gpu}});
   json doc = {{"schema", "perseus.emulation/v1"},
               {"job", JobJson(r)},
               {"policies", policies},
@@ -128,7 +139,8 @@ std::string GpuEnergyCsv(const EmulationResult& r) {
       const int gpu = static_cast<int>(k % r.gpus_per_stage);
       const int stage = static_cast<int>(k / r.gpus_per_stage % r.stages);
       const int pipeline = static_cast<int>(k / (static_cast<size_t>(r.gpus_per_stage) * r.stages));
-      std::snprintf(line, sizeof line, "%s,%d,%d,%d,%.6f\n", p.name.c_str(), pipeline, stage, gpu, p.energy_per_gpu_j[k]);
+      std::snprintf(line, sizeof line, "%s,%d,%d,%d,%.6f\n", p.name.c_str(), pipeline, stage, gpu,
+                    p.energy_per_gpu_j[k]);
       out += line;
     }
   }

@@ -10,9 +10,9 @@
 
 namespace perseus::emulator {
 
-inline constexpr int kMaxSeriesInJson = 10'000;     // per-iteration arrays are left out above this
-inline constexpr int kMaxPipelinesInJson = 4'096;   // per-pipeline arrays are left out above this
-inline constexpr long kMaxGpusInCsv = 65'536;       // energy_per_gpu.csv is skipped above this
+inline constexpr int kMaxSeriesInJson = 10'000;    // per-iteration arrays are left out above this
+inline constexpr int kMaxPipelinesInJson = 4'096;  // per-pipeline arrays are left out above this
+inline constexpr long kMaxGpusInCsv = 65'536;      // energy_per_gpu.csv is skipped above this
 
 // The "job" object: the job's shape, the profile scaling, the events.
 nlohmann::json JobJson(const EmulationResult& r);

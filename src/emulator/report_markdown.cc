@@ -45,7 +45,8 @@ std::string JobSection(const EmulationResult& r) {
 }
 
 std::string PoliciesSection(const EmulationResult& r) {
-  MarkdownTable t({"Policy", "Iteration time (s)", "Energy per iteration (MJ)", "Savings vs AllMax", "Slowdown vs AllMax"});
+  MarkdownTable t(
+      {"Policy", "Iteration time (s)", "Energy per iteration (MJ)", "Savings vs AllMax", "Slowdown vs AllMax"});
   for (const PolicyResult& p : r.policies) {
     t.AddRow({"`" + p.name + "`", Fixed(p.iteration_time_s, 4), Fixed(p.energy_per_iteration_j / 1e6, 4),
               Percent(p.savings_vs_allmax), Percent(p.slowdown_vs_allmax)});
@@ -81,7 +82,8 @@ std::string SweepSection(const EmulationResult& r) {
   }
   return "## Savings against the straggler factor\n\nOne iteration with pipeline 0 slowed by the factor (1.00: no "
          "straggler), savings of the whole job against AllMax with the same straggler.\n\n"
-         "![Savings against straggler factor](savings_vs_straggler.svg)\n\n" + t.Render();
+         "![Savings against straggler factor](savings_vs_straggler.svg)\n\n" +
+         t.Render();
 }
 
 std::string FrontierSection(const EmulationResult& r) {
@@ -145,9 +147,11 @@ std::string EmulationMarkdown(const EmulationResult& r) {
   out += JobSection(r) + "\n" + PoliciesSection(r) + "\n" + SweepSection(r) + "\n" + PlotsSection(r) +
          FrontierSection(r) + "\n" + DefinitionsMarkdown();
   char buf[200];
-  std::snprintf(buf, sizeof buf, "\n## Emulation\n\n%s GPUs x %d iterations x %zu policies in %.3f s "
-                "(%.3g GPU-iterations per second).\n", Thousands(r.total_gpus).c_str(), r.spec.iterations,
-                r.policies.size(), r.emulation_s, r.gpu_iterations_per_s);
+  std::snprintf(buf, sizeof buf,
+                "\n## Emulation\n\n%s GPUs x %d iterations x %zu policies in %.3f s "
+                "(%.3g GPU-iterations per second).\n",
+                Thousands(r.total_gpus).c_str(), r.spec.iterations, r.policies.size(), r.emulation_s,
+                r.gpu_iterations_per_s);
   return out + buf;
 }
 

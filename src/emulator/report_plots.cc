@@ -22,7 +22,7 @@ std::vector<std::pair<double, double>> Thinned(const std::vector<double>& y) {
 
 std::string GpuName(const GpuId& g) {
   char buf[96];
-  std::snprintf(buf, sizeof buf, "pipeline %d stage %d gpu %d", g.pipeline, g.stage, g.gpu);
+  std::snprintf(buf, sizeof buf, "pipeline %d/stage %d/gpu %d", g.pipeline, g.stage, g.gpu);
   return buf;
 }
 
@@ -53,16 +53,22 @@ std::string SavingsVsStragglerSvg(const std::vector<SweepPoint>& sweep, const st
 
 std::string EnergyPerGpuSvg(const EmulationResult& r) {
   report::LineChart chart;
-  chart.title = "Energy of one GPU in each iteration";
+  chart.title = "Energy of one GPU per iteration (solid: " + GpuName(r.tracked_gpus[0]) + ", on time";
+  if (r.tracked_gpus.size() > 1) chart.title += "; dashed: " + GpuName(r.tracked_gpus[1]);
+  chart.title += ")";
+  chart.width_px = 1000;
   chart.x_label = "iteration";
   chart.y_label = "energy per GPU per iteration (J)";
   for (size_t t = 0; t < r.tracked_gpus.size() && t < 2; ++t) {
     for (size_t k = 0; k < r.policies.size(); ++k) {
       const PolicyResult& p = r.policies[k];
       if (t == 1 && p.name != "allmax" && p.name != "perseus") continue;
-      std::string who = t == 0 ? "on-time " : "straggling ";
-      Series s{p.name + ", " + who + GpuName(r.tracked_gpus[t]), Thinned(p.tracked_gpu_energies_j[t]),
-               report::CategoricalColor(k), false, true, t == 1};
+      Series s{p.name + (t == 0 ? " (on time)" : " (straggling)"),
+               Thinned(p.tracked_gpu_energies_j[t]),
+               report::CategoricalColor(k),
+               false,
+               true,
+               t == 1};
       chart.series.push_back(std::move(s));
     }
   }
@@ -76,8 +82,12 @@ std::string PoliciesSvg(const EmulationResult& r) {
   chart.y_label = "energy per iteration (MJ)";
   for (size_t k = 0; k < r.policies.size(); ++k) {
     const PolicyResult& p = r.policies[k];
-    chart.series.push_back(Series{p.name, {{p.iteration_time_s, p.energy_per_iteration_j / 1e6}},
-                                  report::CategoricalColor(k), true, false, false});
+    chart.series.push_back(Series{p.name,
+                                  {{p.iteration_time_s, p.energy_per_iteration_j / 1e6}},
+                                  report::CategoricalColor(k),
+                                  true,
+                                  false,
+                                  false});
   }
   return report::RenderLineChart(chart);
 }

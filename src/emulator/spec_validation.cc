@@ -28,8 +28,10 @@ Status CheckPipeline(const std::string& where, int pipeline, int pipelines) {
 
 Status CheckScalars(const EmulationSpec& spec) {
   const ScheduleSpec& s = spec.problem.schedule;
-  if (spec.pipelines < 1) return Status::InvalidArgument("--pipelines: expected at least 1, got " + std::to_string(spec.pipelines));
-  const long gpus = static_cast<long>(spec.pipelines) * std::max(s.stages, 1) * std::max(spec.problem.gpus_per_stage, 1);
+  if (spec.pipelines < 1)
+    return Status::InvalidArgument("--pipelines: expected at least 1, got " + std::to_string(spec.pipelines));
+  const long gpus =
+      static_cast<long>(spec.pipelines) * std::max(s.stages, 1) * std::max(spec.problem.gpus_per_stage, 1);
   if (gpus > kMaxGpus) {
     return Status::InvalidArgument("--pipelines: " + std::to_string(gpus) + " GPUs in the job; at most " +
                                    std::to_string(kMaxGpus) + " are emulated");

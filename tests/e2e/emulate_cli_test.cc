@@ -1,1 +1,147 @@
+// End to end: `perseus emulate` on bundled examples and the shared profile,
+// the files it writes, and its exact error messages (nothing written on error).
 #include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "emulate_test_util.h"
+
+namespace perseus::e2e {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const char* const kFiles[] = {"report.md",          "report.json",  "energy_per_gpu.csv",  "savings_vs_straggler.svg",
+                              "energy_per_gpu.svg", "policies.svg", "timeline_allmax.svg", "timeline_perseus.svg"};
+
+json Policy(const json& report, const std::string& name) {
+  for (const json& p : report["policies"]) {
+    if (p["name"] == name) return p;
+  }
+  ADD_FAILURE() << "no policy " << name;
+  return json::object();
+}
+
+TEST(EmulateCli, ExampleWithStragglerAndThrottleWritesTheReport) {
+  std::string out = FreshTempDir("example") + "/out";
+  CommandResult r = RunPerseus({"emulate", "--example", "gpt3-xl-a100", "--pipelines", "4", "--iterations", "20",
+                                "--straggler", "factor=1.2,pipeline=1,iterations=5-10", "--throttle",
+                                "pipeline=2,stage=1,gpu=0,freq=1110,iterations=12-", "--out", out});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("perseus-intrinsic"), std::string::npos) << r.out;
+  for (const char* f : kFiles) EXPECT_TRUE(fs::exists(out + "/" + f)) << f;
+  json report = json::parse(ReadWholeFile(out + "/report.json"));
+  EXPECT_EQ(report["schema"], "perseus.emulation/v1");
+  EXPECT_EQ(report["job"]["gpus"], 16);
+  EXPECT_EQ(report["job"]["iterations"], 20);
+  ASSERT_EQ(report["policies"].size(), 6u);
+  EXPECT_EQ(Policy(report, "allmax")["savings_vs_allmax"], 0.0);
+  EXPECT_GT(Policy(report, "perseus")["savings_vs_allmax"].get<double>(),
+            Policy(report, "perseus-intrinsic")["savings_vs_allmax"].get<double>());
+  EXPECT_LE(Policy(report, "perseus")["slowdown_vs_allmax"].get<double>(), 1e-9);
+  EXPECT_EQ(Policy(report, "perseus")["iteration_times_s"].size(), 20u);
+  EXPECT_NE(ReadWholeFile(out + "/report.md").find("pipeline 1 slowed x1.200 in iterations 5-9"), std::string::npos);
+  fs::remove_all(fs::path(out).parent_path());
+}
+
+// The command line of the issue, on the measured GPT-3 profile: 8,192 GPUs.
+TEST(EmulateCli, SharedProfileAtEightThousandGpus) {
+  if (Sosp24Dir().empty()) GTEST_SKIP() << "shared data (PERSEUS_SHARED_DATA/sosp24) not found; skipping";
+  std::string out = FreshTempDir("gpt3") + "/out";
+  CommandResult r = RunPerseus({"emulate", Sosp24Dir() + "/stage_profile/gpt3-175b+a100_sxm_bf16.csv", "--stages", "8",
+                                "--microbatches", "12", "--pipelines", "128", "--gpus-per-stage", "8",
+                                "--blocking-power", "83.64", "--straggler", "1.2", "--out", out});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json report = json::parse(ReadWholeFile(out + "/report.json"));
+  EXPECT_EQ(report["job"]["gpus"], 8192);
+  const double intrinsic = Policy(report, "perseus-intrinsic")["savings_vs_allmax"].get<double>();
+  const double perseus = Policy(report, "perseus")["savings_vs_allmax"].get<double>();
+  const double envpipe = Policy(report, "envpipe")["savings_vs_allmax"].get<double>();
+  EXPECT_GT(intrinsic, envpipe);
+  EXPECT_GT(perseus, intrinsic + 0.05) << "the straggler's extrinsic bloat is removed";
+  ASSERT_TRUE(report["lower_bound"].is_object());
+  EXPECT_GE(report["lower_bound"]["savings_vs_allmax"].get<double>(), perseus - 1e-9);
+  EXPECT_EQ(report["straggler_sweep"].size(), 11u);
+  fs::remove_all(fs::path(out).parent_path());
+}
+
+struct BadInput {
+  std::string name;  // of the test case
+  std::vector<std::string> args;
+  std::string message;  // after "perseus: error: "
+};
+
+void PrintTo(const BadInput& b, std::ostream* os) { *os << b.name; }
+
+class EmulateCliErrors : public ::testing::TestWithParam<BadInput> {};
+
+TEST_P(EmulateCliErrors, ExactMessageNonZeroExitAndNoOutput) {
+  std::string parent = FreshTempDir("bad");
+  std::string out = parent + "/out";
+  std::vector<std::string> args{"emulate"};
+  for (const std::string& a : GetParam().args) args.push_back(a == "BADCSV" ? parent + "/bad.csv" : a);
+  {
+    std::ofstream csv(parent + "/bad.csv");
+    csv << "stage,instruction,frequency,time,energy\n0,forward,1410,0.05,abc\n";
+  }
+  args.push_back("--out");
+  args.push_back(out);
+  CommandResult r = RunPerseus(args);
+  EXPECT_NE(r.exit_code, 0);
+  std::string expected = GetParam().message;
+  size_t at = expected.find("BADCSV");
+  if (at != std::string::npos) expected.replace(at, 6, parent + "/bad.csv");
+  EXPECT_EQ(r.err, "perseus: error: " + expected + "\n");
+  EXPECT_FALSE(fs::exists(out)) << "nothing may be written on error";
+  fs::remove_all(parent);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Messages, EmulateCliErrors,
+    ::testing::Values(BadInput{"StragglerNotANumber",
+                               {"--example", "gpt3-xl-a100", "--straggler", "abc"},
+                               "--straggler 'abc': factor: expected a number in [1, 100], got 'abc'"},
+                      BadInput{
+                          "StragglerPipelineOutOfRange",
+                          {"--example", "gpt3-xl-a100", "--straggler", "factor=1.2,pipelines=3-9", "--pipelines", "4"},
+                          "--straggler #1: pipeline 9 is outside 0..3 (--pipelines 4)"},
+                      BadInput{"ThrottleStageOutOfRange",
+                               {"--example", "gpt3-xl-a100", "--throttle", "stage=9,freq=1100"},
+                               "--throttle #1: stage 9 is outside 0..3"},
+                      BadInput{"ThrottleClockBelowProfile",
+                               {"--example", "gpt3-xl-a100", "--throttle", "stage=1,freq=300"},
+                               "--throttle #1: freq 300 MHz is below the lowest profiled clock of stage 1 (855 MHz)"},
+                      BadInput{"StragglerAfterLastIteration",
+                               {"--example", "gpt3-xl-a100", "--straggler", "factor=1.1,iterations=200-300"},
+                               "--straggler #1: starts at iteration 200 but --iterations is 100"},
+                      BadInput{"ZeroPipelines",
+                               {"--example", "gpt3-xl-a100", "--pipelines", "0"},
+                               "--pipelines: expected at least 1, got 0"},
+                      BadInput{"BudgetAboveOne",
+                               {"--example", "gpt3-xl-a100", "--slowdown-budget", "2"},
+                               "--slowdown-budget: expected a fraction in [0, 1]"},
+                      BadInput{"NoProfileNoExample", {}, "give exactly one of PROFILE.csv or --example NAME"},
+                      BadInput{"ProfileWithoutStages", {"BADCSV"}, "--stages is required with a profile"},
+                      BadInput{"ProfileBadNumber",
+                               {"BADCSV", "--stages", "1", "--microbatches", "4", "--blocking-power", "80"},
+                               "BADCSV:2: column 'energy': expected a number, got 'abc'"},
+                      BadInput{"ReproduceWithExample",
+                               {"--reproduce-paper", "--example", "gpt3-xl-a100"},
+                               "--reproduce-paper takes no PROFILE.csv or --example"}),
+    [](const ::testing::TestParamInfo<BadInput>& info) { return info.param.name; });
+
+TEST(EmulateCli, MissingProfileNamesTheFile) {
+  std::string out = FreshTempDir("missing") + "/out";
+  CommandResult r = RunPerseus({"emulate", "/nonexistent/profile.csv", "--stages", "2", "--microbatches", "4",
+                                "--blocking-power", "80", "--out", out});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_EQ(r.err.rfind("perseus: error: ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find("/nonexistent/profile.csv"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out));
+}
+
+}  // namespace
+}  // namespace perseus::e2e
