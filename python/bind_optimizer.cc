@@ -109,7 +109,7 @@ void BindOptimizer(py::module_& m) {
           py::gil_scoped_release release;
           return Unwrap(SolveFrontier(*problem, o));
         },
-        py::arg("problem"), py::arg("unit_time_s") = 1e-3, py::arg("lower_bound_samples") = 24);
+        py::arg("problem"), py::arg("unit_time_s") = 1e-3, py::arg("lower_bound_samples") = -1);
   m.def("evaluate_plan",
         [](const ProblemPtr& problem, const PlanChoice& choice) {
           if (static_cast<int>(choice.size()) != problem->num_nodes()) throw py::value_error("plan: wrong length");

@@ -16,14 +16,18 @@
 
 namespace perseus {
 
+inline constexpr int kAutoCheckMaxNodes = 4096;
+
 struct FrontierOptions {
   // Step of the iteration-time sweep (the Phillips-Dessouky unit time).
   double unit_time_s = 1e-3;
   // Lower bounds come from the sweep, which solves the convex relaxation
-  // exactly at every step. This many iteration times are also solved
-  // independently (a LEMON min-cost flow each) as a cross-check; should they
-  // disagree, the bounds fall back to the independent solves. 0: no check.
-  int lower_bound_samples = 1;
+  // exactly at every step. This many iteration times (the all-max time first)
+  // are also solved independently (a LEMON min-cost flow each) as a
+  // cross-check; should they disagree, the bounds fall back to the independent
+  // solves. 0: no check; -1 (default): one check when the problem has at most
+  // kAutoCheckMaxNodes computations (a check of 8,192 takes tens of seconds).
+  int lower_bound_samples = -1;
 };
 
 struct FrontierPlan {

@@ -26,7 +26,7 @@ struct OptimizeArgs {
   double blocking_power_w = -1;
   int gpus_per_stage = 0;
   double unit_time_ms = 1.0;
-  int lower_bound_samples = 1;
+  int lower_bound_samples = -1;
   double timeline_slowdown = 0;
   bool zeus_plans = false;
 };
@@ -156,8 +156,8 @@ void RegisterOptimizeCommand(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   cmd->add_option("--unit-time-ms", args->unit_time_ms, "Step of the iteration-time sweep, ms")
       ->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("--lower-bound-samples", args->lower_bound_samples, "Independent min-cost-flow checks of the lower bound (0: off)")
-      ->check(CLI::Range(0, 10000))->capture_default_str();
+  cmd->add_option("--lower-bound-samples", args->lower_bound_samples, "Independent min-cost-flow checks of the lower bound (0: off, -1: one if <= 4096 computations)")
+      ->check(CLI::Range(-1, 10000))->capture_default_str();
   cmd->add_option("--timeline-slowdown", args->timeline_slowdown,
                   "timeline.svg shows the plan for all-max time x (1 + this)")->check(CLI::Range(0.0, 10.0));
   cmd->add_flag("--zeus-plans", args->zeus_plans, "Also write every plan as a Zeus frequency-plan file");

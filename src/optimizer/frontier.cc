@@ -62,8 +62,8 @@ Status CheckOptions(const Problem& problem, const FrontierOptions& options) {
   if (!(options.unit_time_s > 0) || !std::isfinite(options.unit_time_s)) {
     return Status::InvalidArgument("unit time: expected a positive number of seconds");
   }
-  if (options.lower_bound_samples < 0 || options.lower_bound_samples > 10000) {
-    return Status::InvalidArgument("lower bound samples: expected 0..10000");
+  if (options.lower_bound_samples < -1 || options.lower_bound_samples > 10000) {
+    return Status::InvalidArgument("lower bound samples: expected -1 (auto) or 0..10000");
   }
   if (problem.nodes.empty()) return Status::InvalidArgument("problem has no computations");
   return Status::Ok();
@@ -137,13 +137,15 @@ Status AddLowerBounds(const Problem& problem, const std::vector<NodeCosts>& cost
                       const optimizer::RelaxationCurve& relaxation, Frontier& f) {
   const optimizer::EnergyLowerBound* fallback = nullptr;
   Result<optimizer::EnergyLowerBound> lb = Status::Internal("not computed");
-  if (options.lower_bound_samples > 0) {
+  int samples = options.lower_bound_samples;
+  if (samples < 0) samples = problem.num_nodes() <= kAutoCheckMaxNodes ? 1 : 0;
+  if (samples > 0) {
     std::vector<double> fastest(costs.size()), es;
     for (size_t i = 0; i < costs.size(); ++i) fastest[i] = costs[i].min_time_s();
     double fastest_s = optimizer::ForwardPass(problem, fastest, es);
     double slowest_s = std::max(f.plans.back().time_s, fastest_s);
     lb = optimizer::EnergyLowerBound::Compute(problem, costs,
-                                              SampleTimes(fastest_s, slowest_s, f.all_max.time_s, options.lower_bound_samples));
+                                              SampleTimes(fastest_s, slowest_s, f.all_max.time_s, samples));
     if (!lb.ok()) return lb.status();
     f.stats.lower_bound_checked = true;
     for (const auto& tangent : lb->tangents()) {

@@ -94,8 +94,8 @@ TEST(SolveFrontier, RejectsBadOptions) {
   options.unit_time_s = 0;
   EXPECT_EQ(SolveFrontier(problem, options).status().message(), "unit time: expected a positive number of seconds");
   options.unit_time_s = 1e-3;
-  options.lower_bound_samples = -1;
-  EXPECT_EQ(SolveFrontier(problem, options).status().message(), "lower bound samples: expected 0..10000");
+  options.lower_bound_samples = -2;
+  EXPECT_EQ(SolveFrontier(problem, options).status().message(), "lower bound samples: expected -1 (auto) or 0..10000");
 }
 
 TEST(SolveFrontier, PlanForTimePicksLeastEnergyWithinTime) {
