@@ -4,6 +4,8 @@
 // detected straggler and its recovery.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <cstdio>
 
 #include "tests/e2e/runtime_emulation.h"
@@ -125,10 +127,18 @@ TEST(RuntimeLifecycleTest, SixtyFourRanksProfileOptimiseRunAndAnswerStragglers) 
   // A detected straggler: pipeline 5 runs 25% slower, then recovers.
   cluster.SetSlowdown(5, 1.25);
   ASSERT_TRUE(WaitUntil([&] { return !Job(server)["stragglers"].empty(); }, 120));
+  // The first estimate may come while the window still holds iterations from
+  // before the slowdown; it is refined as they leave the window.
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        Json st = Job(server)["stragglers"];
+        return !st.empty() && std::abs(st[0]["slowdown"].get<double>() - 1.25) < 0.03;
+      },
+      120))
+      << Job(server).dump();
   Json s = Job(server)["stragglers"][0];
   EXPECT_EQ(s["pipeline"], 5);
   EXPECT_EQ(s["source"], "detected");
-  EXPECT_NEAR(s["slowdown"].get<double>(), 1.25, 0.03);
   ASSERT_TRUE(WaitUntil([&] { return AllRanksRunTheirPlans(cluster, server); }, 60));
   EXPECT_GT(Job(server)["pipelines"][0]["plan_index"].get<int>(), 0);
   cluster.SetSlowdown(5, 1.0);
