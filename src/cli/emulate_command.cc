@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "cli/cli_util.h"
+#include "cli/job_flags.h"
 #include "perseus/emulator.h"
 #include "perseus/gpu_model.h"
 
@@ -14,15 +15,8 @@ namespace perseus::cli {
 namespace {
 
 struct EmulateArgs {
-  std::string profile;
-  std::string example;
+  JobFlags job;
   std::string out;
-  std::string schedule = "1f1b";
-  int stages = 0;
-  int microbatches = 0;
-  int chunks = 1;
-  int gpus_per_stage = 0;
-  double blocking_power_w = -1;
   int pipelines = 16;
   int iterations = 100;
   double scale = 1;
@@ -35,35 +29,12 @@ struct EmulateArgs {
   std::string paper_data = "../shared/data/sosp24";
 };
 
-// The profile and ProblemSpec from --example or PROFILE plus flags; flags override the example.
 Status ResolveJob(const EmulateArgs& a, EmulationSpec& spec) {
-  if (!a.example.empty() == !a.profile.empty())
-    return Status::InvalidArgument("give exactly one of PROFILE.csv or --example NAME");
-  spec.problem.gpus_per_stage = 1;
-  if (!a.example.empty()) {
-    Result<Example> ex = FindExample(a.example);
-    if (!ex.ok()) return ex.status();
-    spec.profile = ex->profile;
-    spec.problem = ex->spec;
-    spec.job_name = "example " + ex->name;
-  }
-  Result<ScheduleKind> kind = ParseScheduleKind(a.schedule);
-  if (!kind.ok()) return kind.status().WithContext("--schedule");
-  ScheduleSpec& s = spec.problem.schedule;
-  if (a.example.empty() || a.schedule != "1f1b") s.kind = *kind;
-  if (a.stages) s.stages = a.stages;
-  if (a.microbatches) s.microbatches = a.microbatches;
-  s.chunks = a.chunks;
-  if (a.gpus_per_stage) spec.problem.gpus_per_stage = a.gpus_per_stage;
-  if (a.blocking_power_w >= 0) spec.problem.blocking_power_w = a.blocking_power_w;
-  if (!a.example.empty()) return Status::Ok();
-  if (s.stages <= 0) return Status::InvalidArgument("--stages is required with a profile");
-  if (s.microbatches <= 0) return Status::InvalidArgument("--microbatches is required with a profile");
-  if (a.blocking_power_w < 0) return Status::InvalidArgument("--blocking-power is required with a profile");
-  Result<Profile> p = LoadProfileCsv(a.profile, s.chunks > 1 ? -1 : s.stages);
-  if (!p.ok()) return p.status();
-  spec.profile = std::move(*p);
-  spec.job_name = a.profile;
+  Result<ResolvedJob> job = cli::ResolveJob(a.job);
+  if (!job.ok()) return job.status();
+  spec.profile = std::move(job->profile);
+  spec.problem = job->spec;
+  spec.job_name = a.job.example.empty() ? job->name : "example " + job->name;
   return Status::Ok();
 }
 
@@ -114,7 +85,7 @@ void PrintSummary(const EmulationResult& r) {
 }
 
 int RunReproduce(const EmulateArgs& a) {
-  if (!a.profile.empty() || !a.example.empty()) {
+  if (!a.job.profile.empty() || !a.job.example.empty()) {
     return ReportError(Status::InvalidArgument("--reproduce-paper takes no PROFILE.csv or --example"));
   }
   PaperReproductionOptions o;
@@ -149,17 +120,8 @@ int RunEmulate(const EmulateArgs& a) {
 }
 
 void AddJobOptions(CLI::App* cmd, EmulateArgs& a) {
-  cmd->add_option("profile", a.profile, "Profile CSV: stage,instruction,frequency,time,energy");
-  cmd->add_option("--example", a.example, "Use a bundled example instead of a profile")
-      ->check(CLI::IsMember(ExampleNames()));
+  AddJobFlags(cmd, a.job);
   cmd->add_option("--out", a.out, "Output directory")->required();
-  cmd->add_option("--stages", a.stages, "Pipeline stages")->check(CLI::PositiveNumber);
-  cmd->add_option("--microbatches", a.microbatches, "Microbatches per iteration")->check(CLI::PositiveNumber);
-  cmd->add_option("--schedule", a.schedule, "1f1b, gpipe or interleaved-1f1b")->capture_default_str();
-  cmd->add_option("--chunks", a.chunks, "Model chunks per GPU (interleaved-1f1b)")->check(CLI::PositiveNumber);
-  cmd->add_option("--gpus-per-stage", a.gpus_per_stage, "Tensor-parallel GPUs per stage")->check(CLI::PositiveNumber);
-  cmd->add_option("--blocking-power", a.blocking_power_w, "Watts a GPU draws while blocked")
-      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--pipelines", a.pipelines, "Data-parallel pipelines")->capture_default_str();
   cmd->add_option("--iterations", a.iterations, "Training iterations to emulate")->capture_default_str();
   cmd->add_option("--scale", a.scale, "Multiply every profiled time and energy (the paper uses 10)")

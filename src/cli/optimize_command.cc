@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "cli/cli_util.h"
+#include "cli/job_flags.h"
 #include "perseus/frontier_io.h"
 #include "perseus/gpu_model.h"
 #include "perseus/optimizer.h"
@@ -16,67 +17,15 @@ namespace perseus::cli {
 namespace {
 
 struct OptimizeArgs {
-  std::string profile;
-  std::string example;
+  JobFlags job;
   std::string out;
-  std::string schedule;  // empty: 1f1b, or the example's
-  int stages = 0;
-  int microbatches = 0;
-  int chunks = 0;  // 0: 1, or the example's
-  double blocking_power_w = -1;
-  int gpus_per_stage = 0;
   double unit_time_ms = 1.0;
   int lower_bound_samples = -1;
   double timeline_slowdown = 0;
   bool zeus_plans = false;
 };
 
-struct Job {
-  Profile profile;
-  ProblemSpec spec;
-  std::string name;
-};
-
-// Fills the job from --example or PROFILE plus flags; flags override the example.
-Result<Job> ResolveJob(const OptimizeArgs& a) {
-  Job job;
-  if (!a.example.empty() == !a.profile.empty()) {
-    return Status::InvalidArgument("give exactly one of PROFILE.csv or --example NAME");
-  }
-  if (!a.example.empty()) {
-    Result<Example> ex = FindExample(a.example);
-    if (!ex.ok()) return ex.status();
-    job.profile = ex->profile;
-    job.spec = ex->spec;
-    job.name = ex->name;
-  } else {
-    job.spec.schedule.chunks = 1;
-    job.spec.gpus_per_stage = 1;
-    job.name = a.profile;
-  }
-  if (!a.schedule.empty()) {
-    Result<ScheduleKind> kind = ParseScheduleKind(a.schedule);
-    if (!kind.ok()) return kind.status().WithContext("--schedule");
-    job.spec.schedule.kind = *kind;
-  }
-  if (a.stages) job.spec.schedule.stages = a.stages;
-  if (a.microbatches) job.spec.schedule.microbatches = a.microbatches;
-  if (a.chunks) job.spec.schedule.chunks = a.chunks;
-  if (a.gpus_per_stage) job.spec.gpus_per_stage = a.gpus_per_stage;
-  if (a.blocking_power_w >= 0) job.spec.blocking_power_w = a.blocking_power_w;
-  if (a.example.empty()) {
-    if (job.spec.schedule.stages <= 0) return Status::InvalidArgument("--stages is required with a profile");
-    if (job.spec.schedule.microbatches <= 0) return Status::InvalidArgument("--microbatches is required with a profile");
-    if (a.blocking_power_w < 0) return Status::InvalidArgument("--blocking-power is required with a profile");
-    int expected = job.spec.schedule.stages * job.spec.schedule.chunks;
-    Result<Profile> p = LoadProfileCsv(a.profile, job.spec.schedule.chunks > 1 ? -1 : expected);
-    if (!p.ok()) return p.status();
-    job.profile = std::move(*p);
-  }
-  return job;
-}
-
-std::vector<std::pair<std::string, std::string>> Outputs(const OptimizeArgs& a, const Job& job, const Problem& problem,
+std::vector<std::pair<std::string, std::string>> Outputs(const OptimizeArgs& a, const ResolvedJob& job, const Problem& problem,
                                                          const Frontier& f) {
   std::vector<std::pair<std::string, std::string>> files;
   files.emplace_back("plans.json", FrontierToJson(problem, f));
@@ -120,7 +69,7 @@ void PrintSummary(const Problem& problem, const Frontier& f, double seconds) {
 
 int RunOptimize(const OptimizeArgs& a) {
   auto t0 = std::chrono::steady_clock::now();
-  Result<Job> job = ResolveJob(a);
+  Result<ResolvedJob> job = ResolveJob(a.job);
   if (!job.ok()) return ReportError(job.status());
   Result<Problem> problem = BuildProblem(job->profile, job->spec);
   if (!problem.ok()) return ReportError(problem.status());
@@ -142,18 +91,8 @@ int RunOptimize(const OptimizeArgs& a) {
 void RegisterOptimizeCommand(CLI::App& app) {
   auto args = std::make_shared<OptimizeArgs>();
   CLI::App* cmd = app.add_subcommand("optimize", "Compute the iteration time-energy frontier of a pipeline");
-  cmd->add_option("profile", args->profile, "Profile CSV: stage,instruction,frequency,time,energy");
-  cmd->add_option("--example", args->example, "Use a bundled example instead of a profile")
-      ->check(CLI::IsMember(ExampleNames()));
+  AddJobFlags(cmd, args->job);
   cmd->add_option("--out", args->out, "Output directory")->required();
-  cmd->add_option("--stages", args->stages, "Pipeline stages (GPUs per pipeline)")->check(CLI::PositiveNumber);
-  cmd->add_option("--microbatches", args->microbatches, "Microbatches per iteration")->check(CLI::PositiveNumber);
-  cmd->add_option("--schedule", args->schedule, "1f1b (default), gpipe or interleaved-1f1b");
-  cmd->add_option("--chunks", args->chunks, "Model chunks per GPU (interleaved-1f1b)")->check(CLI::PositiveNumber);
-  cmd->add_option("--blocking-power", args->blocking_power_w, "Watts a GPU draws while blocked on communication")
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--gpus-per-stage", args->gpus_per_stage, "Tensor-parallel GPUs per stage (multiplies energy)")
-      ->check(CLI::PositiveNumber);
   cmd->add_option("--unit-time-ms", args->unit_time_ms, "Step of the iteration-time sweep, ms")
       ->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--lower-bound-samples", args->lower_bound_samples, "Independent min-cost-flow checks of the lower bound (0: off, -1: one if <= 4096 computations)")

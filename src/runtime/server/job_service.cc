@@ -131,6 +131,13 @@ Result<Job*> JobService::FindJob(const std::string& job_id) {
   return it->second.get();
 }
 
+Result<const RankInfo*> JobService::RegisteredRank(const Job& job, int rank) {
+  if (rank < 0 || rank >= job.spec.world_size() || !job.ranks[rank]) {
+    return Status::NotFound("job '" + job.spec.id + "': rank " + std::to_string(rank) + " is not registered");
+  }
+  return &*job.ranks[rank];
+}
+
 Status JobService::CommitState(Job& job, const ControlState& state, StoreWrite write) {
   write.job_id = job.spec.id;
   write.state_json = ControlStateToJson(state).dump();

@@ -65,6 +65,8 @@ class JobService {
   JobService(Store* store, JsonLog* log, SolverFn solver);
   void Log(const std::string& event, Json fields);
   Result<Job*> FindJob(const std::string& job_id);
+  // The registered rank, or NotFound naming job and rank. REQUIRES: job.mu held.
+  static Result<const RankInfo*> RegisteredRank(const Job& job, int rank);
   Status LoadJob(StoredJob stored);
   Status CommitState(Job& job, const ControlState& state, StoreWrite write);
 

@@ -109,10 +109,9 @@ Result<Reply> JobService::ReportMeasurement(const std::string& job_id, int rank,
   if (!found.ok()) return found.status();
   Job& job = **found;
   std::lock_guard<std::mutex> lock(job.mu);
-  if (rank < 0 || rank >= job.spec.world_size() || !job.ranks[rank]) {
-    return Status::NotFound("job '" + job_id + "': rank " + std::to_string(rank) + " is not registered");
-  }
-  const RankInfo& info = *job.ranks[rank];
+  Result<const RankInfo*> registered = RegisteredRank(job, rank);
+  if (!registered.ok()) return registered.status();
+  const RankInfo& info = **registered;
   Result<MeasurementReport> report = ParseMeasurement(body, info);
   if (!report.ok()) return report.status();
   if (job.state.phase != Phase::kProfiling) {

@@ -101,10 +101,9 @@ Result<std::string> JobService::RankPlan(const std::string& job_id, int rank, in
   if (!found.ok()) return found.status();
   Job& job = **found;
   std::lock_guard<std::mutex> lock(job.mu);
-  if (rank < 0 || rank >= job.spec.world_size() || !job.ranks[rank]) {
-    return Status::NotFound("job '" + job_id + "': rank " + std::to_string(rank) + " is not registered");
-  }
-  const RankInfo& info = *job.ranks[rank];
+  Result<const RankInfo*> registered = RegisteredRank(job, rank);
+  if (!registered.ok()) return registered.status();
+  const RankInfo& info = **registered;
   const int64_t version = job.RankVersion(info);
   if (version == known_version) {
     return std::string("{\"changed\":false,\"version\":") + std::to_string(version) + "}";

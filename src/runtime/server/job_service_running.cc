@@ -114,9 +114,8 @@ Result<Reply> JobService::ReportIterations(const std::string& job_id, int rank, 
   if (!found.ok()) return found.status();
   Job& job = **found;
   std::lock_guard<std::mutex> lock(job.mu);
-  if (rank < 0 || rank >= job.spec.world_size() || !job.ranks[rank]) {
-    return Status::NotFound("job '" + job_id + "': rank " + std::to_string(rank) + " is not registered");
-  }
+  Result<const RankInfo*> registered = RegisteredRank(job, rank);
+  if (!registered.ok()) return registered.status();
   Result<std::vector<IterationReport>> reports = ParseIterations(body, rank);
   if (!reports.ok()) return reports.status();
   for (const IterationReport& r : *reports) AddToWindow(job, r);

@@ -1,0 +1,86 @@
+// End-to-end tests of the real `perseus carbon` binary: outputs, the exact
+// error texts, and that nothing is written on error.
+#include <httplib.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "emulate_test_util.h"
+
+namespace perseus::e2e {
+namespace {
+
+TEST(CarbonCli, FixedIntensityOnTheBundledExampleWritesEveryOutput) {
+  const std::string out = FreshTempDir("carbon_fixed") + "/out";
+  CommandResult r = RunPerseus({"carbon", "--fixed", "300", "--example", "gpt3-xl-a100", "--out", out});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* f : {"report.md", "report.json", "week_intensity.svg", "week_plan.svg", "tradeoff.svg", "decisions.log"}) {
+    EXPECT_TRUE(std::filesystem::exists(out + "/" + f)) << f;
+  }
+  nlohmann::json j = nlohmann::json::parse(ReadWholeFile(out + "/report.json"));
+  EXPECT_EQ(j["schema"], "perseus.carbon/v1");
+  EXPECT_EQ(j["policies"].size(), 7u);
+  EXPECT_LE(j["policies"][0]["max_time_added_frac"].get<double>(), 0.05 + 1e-9);
+  EXPECT_NE(ReadWholeFile(out + "/decisions.log").find("gCO2/kWh"), std::string::npos);
+}
+
+TEST(CarbonCli, ErrorsAreReportedAndNothingIsWritten) {
+  const std::string dir = FreshTempDir("carbon_err");
+  CommandResult r = RunPerseus({"carbon", "--example", "gpt3-xl-a100", "--out", dir + "/out"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "perseus: error: give exactly one of --trace FILE, --eia CISO|NYIS, --fixed G, "
+                   "--electricitymaps-zone Z\n");
+  EXPECT_FALSE(std::filesystem::exists(dir + "/out"));
+
+  const std::string trace = dir + "/trace.csv";
+  std::ofstream(trace) << "timestamp,gco2_per_kwh\n2022-01-01T00:00:00Z,100\n2022-01-01T01:00:00Z,-5\n";
+  r = RunPerseus({"carbon", "--trace", trace, "--example", "gpt3-xl-a100", "--out", dir + "/out"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "perseus: error: " + trace + ":3: column 'gco2_per_kwh': must be >= 0, got -5\n");
+  EXPECT_FALSE(std::filesystem::exists(dir + "/out"));
+
+  std::ofstream(trace) << "timestamp,gco2_per_kwh\n2022-01-01T00:00:00Z,100\n";
+  r = RunPerseus({"carbon", "--trace", trace, "--example", "gpt3-xl-a100", "--out", dir + "/out"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "perseus: error: " + trace + ": 1 hour(s) of trace are too short for a job\n");
+}
+
+TEST(CarbonCli, ElectricityMapsHistoryFromALocalServer) {
+  const std::string fixture = std::string(PERSEUS_SHARED_DATA) +
+                              "/carbon/zeus_electricitymaps_US-MIDW-MISO_carbon_history_file1.json";
+  const std::string body = ReadWholeFile(fixture);
+  if (body.empty()) GTEST_SKIP() << "shared data absent: " << fixture;
+  httplib::Server server;
+  std::string token;
+  server.Get("/v3/carbon-intensity/history", [&](const httplib::Request& req, httplib::Response& res) {
+    token = req.get_header_value("auth-token");
+    res.set_content(body, "application/json");
+  });
+  const int port = server.bind_to_any_port("127.0.0.1");
+  std::thread t([&] { server.listen_after_bind(); });
+  while (!server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  const std::string dir = FreshTempDir("carbon_em");
+  std::ofstream(dir + "/token") << "abc\n";
+  CommandResult r = RunPerseus({"carbon", "--electricitymaps-zone", "US-MIDW-MISO", "--electricitymaps-url",
+                                "http://127.0.0.1:" + std::to_string(port), "--electricitymaps-token-file",
+                                dir + "/token", "--example", "gpt3-xl-a100", "--out", dir + "/out"});
+  server.stop();
+  t.join();
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(token, "abc");
+  nlohmann::json j = nlohmann::json::parse(ReadWholeFile(dir + "/out/report.json"));
+  EXPECT_EQ(j["trace"]["hours"], 24);
+  EXPECT_EQ(j["job_work_h"], 22);  // 24 hours / 1.05, whole hours
+
+  r = RunPerseus({"carbon", "--electricitymaps-zone", "Z", "--electricitymaps-url", "http://127.0.0.1:1", "--example",
+                  "gpt3-xl-a100", "--out", dir + "/out2"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err.rfind("perseus: error: GET http://127.0.0.1:1/v3/carbon-intensity/history?zone=Z: ", 0), 0u) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/out2"));
+}
+
+}  // namespace
+}  // namespace perseus::e2e

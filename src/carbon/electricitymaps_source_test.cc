@@ -1,0 +1,136 @@
+// Tests the ElectricityMaps source against a local cpp-httplib server that
+// serves the recorded API response (shared data) or a small inline one.
+#include "carbon/electricitymaps_source.h"
+
+#include <httplib.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+namespace perseus::carbon {
+namespace {
+
+constexpr const char kHistory[] =
+    R"({"zone":"Z","history":[{"zone":"Z","carbonIntensity":501,"datetime":"2024-11-30T06:00:00.000Z"},)"
+    R"({"zone":"Z","carbonIntensity":null,"datetime":"2024-11-30T07:00:00.000Z"},)"
+    R"({"zone":"Z","carbonIntensity":401,"datetime":"2024-11-30T08:00:00.000Z"}]})";
+
+std::string FixtureHistory() {
+  std::ifstream in(std::string(PERSEUS_SHARED_DATA) + "/carbon/zeus_electricitymaps_US-MIDW-MISO_carbon_history_file1.json");
+  if (!in) return "";
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class FakeElectricityMaps : public testing::Test {
+ protected:
+  void SetUp() override {
+    server_.Get("/v3/carbon-intensity/latest", [this](const httplib::Request& req, httplib::Response& res) {
+      seen_token_ = req.get_header_value("auth-token");
+      seen_zone_ = req.get_param_value("zone");
+      if (fail_) { res.status = 503; res.set_content("down", "text/plain"); return; }
+      res.set_content(R"({"zone":"Z","carbonIntensity":321,"datetime":"2024-11-30T06:00:00.000Z"})", "application/json");
+    });
+    server_.Get("/v3/carbon-intensity/history", [this](const httplib::Request&, httplib::Response& res) {
+      res.set_content(history_, "application/json");
+    });
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  void TearDown() override {
+    server_.stop();
+    thread_.join();
+  }
+  ElectricityMapsConfig Config() {
+    ElectricityMapsConfig c;
+    c.base_url = "http://127.0.0.1:" + std::to_string(port_);
+    c.zone = "US-MIDW-MISO";
+    c.token = "secret";
+    c.timeout_s = 2;
+    return c;
+  }
+  httplib::Server server_;
+  std::thread thread_;
+  int port_ = 0;
+  bool fail_ = false;
+  std::string history_ = kHistory;
+  std::string seen_token_, seen_zone_;
+};
+
+TEST_F(FakeElectricityMaps, LatestSendsTokenAndZone) {
+  std::vector<std::string> logs;
+  ElectricityMapsSource src(Config(), [&](const std::string& l) { logs.push_back(l); });
+  IntensityReading r = src.Current(0);
+  EXPECT_DOUBLE_EQ(r.carbon_g_per_kwh, 321);
+  EXPECT_FALSE(r.stale);
+  EXPECT_EQ(r.unix_s, 1732946400);
+  EXPECT_EQ(seen_token_, "secret");
+  EXPECT_EQ(seen_zone_, "US-MIDW-MISO");
+  EXPECT_TRUE(logs.empty());
+}
+
+TEST_F(FakeElectricityMaps, FailuresFallBackToTheLastKnownValueAndLog) {
+  std::vector<std::string> logs;
+  ElectricityMapsSource src(Config(), [&](const std::string& l) { logs.push_back(l); });
+  ASSERT_DOUBLE_EQ(src.Current(0).carbon_g_per_kwh, 321);
+  fail_ = true;
+  IntensityReading r = src.Current(100);
+  EXPECT_DOUBLE_EQ(r.carbon_g_per_kwh, 321);
+  EXPECT_TRUE(r.stale);
+  ASSERT_EQ(logs.size(), 1u);
+  EXPECT_NE(logs[0].find("HTTP 503"), std::string::npos) << logs[0];
+  EXPECT_NE(logs[0].find("using the last known value 321.0 gCO2/kWh"), std::string::npos) << logs[0];
+}
+
+TEST_F(FakeElectricityMaps, UnreachableServerUsesTheFallbackValue) {
+  ElectricityMapsConfig c = Config();
+  c.base_url = "http://127.0.0.1:1";  // nothing listens there
+  c.fallback_carbon_g_per_kwh = 123;
+  std::vector<std::string> logs;
+  ElectricityMapsSource src(c, [&](const std::string& l) { logs.push_back(l); });
+  IntensityReading r = src.Current(7);
+  EXPECT_DOUBLE_EQ(r.carbon_g_per_kwh, 123);
+  EXPECT_TRUE(r.stale);
+  ASSERT_EQ(logs.size(), 1u);
+  EXPECT_NE(logs[0].find("configured fallback"), std::string::npos);
+  EXPECT_FALSE(src.FetchHistory().ok());
+}
+
+TEST_F(FakeElectricityMaps, HistoryOfTheRecordedResponse) {
+  std::string fixture = FixtureHistory();
+  if (fixture.empty()) GTEST_SKIP() << "shared data absent: zeus_electricitymaps_*_file1.json";
+  history_ = fixture;
+  ElectricityMapsSource src(Config(), nullptr);
+  Result<IntensityTrace> t = src.FetchHistory();
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_EQ(t->size(), 24);
+  EXPECT_EQ(t->start_unix_s, 1732946400);  // 2024-11-30T06:00Z
+  EXPECT_DOUBLE_EQ(t->carbon_g_per_kwh[0], 501);
+  EXPECT_DOUBLE_EQ(t->carbon_g_per_kwh[1], 419);
+}
+
+TEST_F(FakeElectricityMaps, HistoryNullsAreInterpolated) {
+  ElectricityMapsSource src(Config(), nullptr);
+  Result<IntensityTrace> t = src.FetchHistory();
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  ASSERT_EQ(t->size(), 3);
+  EXPECT_DOUBLE_EQ(t->carbon_g_per_kwh[1], 451);
+  EXPECT_EQ(t->notes.size(), 1u);
+}
+
+TEST(ElectricityMapsJson, ErrorsSayWhere) {
+  EXPECT_EQ(ParseElectricityMapsHistory("{", "h").status().message(), "h: not valid JSON");
+  EXPECT_EQ(ParseElectricityMapsHistory("{}", "h").status().message(), "h: missing array field 'history'");
+  EXPECT_EQ(ParseElectricityMapsHistory(R"({"history":[{"carbonIntensity":1}]})", "h").status().message(),
+            "h: history[0]: missing string field 'datetime'");
+  EXPECT_EQ(ParseElectricityMapsLatest(R"({"carbonIntensity":"x","datetime":"2024-11-30T06:00:00Z"})", "l")
+                .status().message(),
+            "l: field 'carbonIntensity': expected a number");
+}
+
+}  // namespace
+}  // namespace perseus::carbon

@@ -1,0 +1,54 @@
+// Where the current grid carbon intensity comes from: a fixed value, a
+// replayed trace, or a live API (electricitymaps_source.h). A source never
+// fails at the caller: when it cannot get a fresh value it returns the last
+// known one marked stale, and logs why.
+// Thread safety: implementations are not thread-safe; use one per thread.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+
+#include "carbon/intensity_trace.h"
+
+namespace perseus::carbon {
+
+// Receives one human-readable line per notable event (fallbacks, decisions).
+using LogFn = std::function<void(const std::string&)>;
+
+struct IntensityReading {
+  double carbon_g_per_kwh = 0;
+  int64_t unix_s = 0;      // when the value applies
+  bool stale = false;      // true: a fallback to the last known value
+};
+
+class IntensitySource {
+ public:
+  virtual ~IntensitySource() = default;
+  // The intensity at `now_unix_s`.
+  virtual IntensityReading Current(int64_t now_unix_s) = 0;
+};
+
+// Always the same value.
+class FixedIntensitySource : public IntensitySource {
+ public:
+  explicit FixedIntensitySource(double carbon_g_per_kwh) : carbon_g_per_kwh_(carbon_g_per_kwh) {}
+  IntensityReading Current(int64_t now_unix_s) override { return {carbon_g_per_kwh_, now_unix_s, false}; }
+
+ private:
+  double carbon_g_per_kwh_;
+};
+
+// Replays a trace: the value of the hour window containing `now`; before the
+// trace its first value, after it its last (both marked stale).
+class TraceIntensitySource : public IntensitySource {
+ public:
+  explicit TraceIntensitySource(IntensityTrace trace) : trace_(std::move(trace)) {}
+  IntensityReading Current(int64_t now_unix_s) override;
+
+ private:
+  IntensityTrace trace_;
+};
+
+}  // namespace perseus::carbon

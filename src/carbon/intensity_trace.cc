@@ -1,0 +1,119 @@
+// Hourly resampling and the CSV/EIA trace readers.
+#include "carbon/intensity_trace.h"
+
+#include <cmath>
+#include <limits>
+
+#include "carbon/iso_time.h"
+#include "common/csv_reader.h"
+
+namespace perseus::carbon {
+namespace {
+
+int64_t FloorHour(int64_t t) { return (t >= 0 ? t : t - kWindowS + 1) / kWindowS * kWindowS; }
+
+// Fills NaN runs by linear interpolation; returns how many values were filled.
+int FillGaps(std::vector<double>& v) {
+  int filled = 0;
+  const int n = static_cast<int>(v.size());
+  int prev = -1;
+  for (int i = 0; i <= n; ++i) {
+    if (i < n && std::isnan(v[i])) continue;
+    for (int j = prev + 1; j < i; ++j) {
+      if (prev < 0) v[j] = v[i];
+      else if (i == n) v[j] = v[prev];
+      else v[j] = v[prev] + (v[i] - v[prev]) * (j - prev) / static_cast<double>(i - prev);
+      ++filled;
+    }
+    prev = i;
+  }
+  return filled;
+}
+
+// Reads `value_column` against `timestamp`; empty cells become NaN.
+Result<IntensityTrace> LoadTraceColumns(const std::string& path, const std::string& value_column) {
+  Result<CsvTable> table = ReadCsvFile(path);
+  if (!table.ok()) return table.status();
+  Result<int> ts_col = table->RequireColumn("timestamp");
+  if (!ts_col.ok()) return ts_col.status();
+  Result<int> v_col = table->RequireColumn(value_column);
+  if (!v_col.ok()) return v_col.status();
+  std::vector<IntensitySample> samples;
+  std::vector<std::string> where;
+  for (const CsvRow& row : table->rows) {
+    if (static_cast<int>(row.fields.size()) <= std::max(*ts_col, *v_col)) {
+      return Status::InvalidArgument(table->source + ":" + std::to_string(row.line) + ": expected " +
+                                     std::to_string(table->header.size()) + " fields, got " +
+                                     std::to_string(row.fields.size()));
+    }
+    Result<int64_t> t = ParseIsoUtc(row.fields[*ts_col]);
+    if (!t.ok()) return Status::InvalidArgument(table->Where(row, "timestamp") + t.status().message());
+    IntensitySample s{*t, std::numeric_limits<double>::quiet_NaN()};
+    if (!row.fields[*v_col].empty()) {
+      Result<double> v = table->Number(row, *v_col);
+      if (!v.ok()) return v.status();
+      if (*v < 0) return Status::InvalidArgument(table->Where(row, value_column) + "must be >= 0, got " + row.fields[*v_col]);
+      s.carbon_g_per_kwh = *v;
+    }
+    samples.push_back(s);
+    where.push_back(table->source + ":" + std::to_string(row.line));
+  }
+  if (samples.empty()) return Status::InvalidArgument(table->source + ": no data rows");
+  return BuildHourlyTrace(samples, where, table->source);
+}
+
+}  // namespace
+
+Result<IntensityTrace> BuildHourlyTrace(const std::vector<IntensitySample>& samples,
+                                        const std::vector<std::string>& where, const std::string& source) {
+  if (samples.empty()) return Status::InvalidArgument(source + ": no samples");
+  for (size_t i = 1; i < samples.size(); ++i) {
+    if (samples[i].unix_s <= samples[i - 1].unix_s) {
+      std::string at = i < where.size() ? where[i] : source;
+      return Status::InvalidArgument(at + ": timestamp " + FormatIsoUtc(samples[i].unix_s) +
+                                     " is not after the previous row's " + FormatIsoUtc(samples[i - 1].unix_s));
+    }
+  }
+  IntensityTrace trace;
+  trace.source = source;
+  trace.start_unix_s = FloorHour(samples.front().unix_s);
+  const int64_t hours = (FloorHour(samples.back().unix_s) - trace.start_unix_s) / kWindowS + 1;
+  trace.carbon_g_per_kwh.assign(hours, std::numeric_limits<double>::quiet_NaN());
+  int missing_hours = 0;
+  size_t k = 0;
+  for (int64_t h = 0; h < hours; ++h) {
+    const int64_t t = trace.start_unix_s + h * kWindowS;
+    bool any = false;
+    while (k < samples.size() && samples[k].unix_s < t + kWindowS) {
+      if (!std::isnan(samples[k].carbon_g_per_kwh) || !any) trace.carbon_g_per_kwh[h] = samples[k].carbon_g_per_kwh;
+      any = true;
+      ++k;
+    }
+    if (!any) ++missing_hours;
+  }
+  int empty = 0;
+  for (const IntensitySample& s : samples) empty += std::isnan(s.carbon_g_per_kwh);
+  const int filled = FillGaps(trace.carbon_g_per_kwh);
+  if (filled == static_cast<int>(trace.carbon_g_per_kwh.size())) {
+    return Status::InvalidArgument(source + ": no carbon-intensity values");
+  }
+  if (filled > 0) {
+    trace.notes.push_back(source + ": filled " + std::to_string(filled) + " hour(s) by linear interpolation (" +
+                          std::to_string(empty) + " empty value cell(s), " + std::to_string(missing_hours) +
+                          " hour(s) without a row)");
+  }
+  return trace;
+}
+
+Result<IntensityTrace> LoadCsvTrace(const std::string& path) { return LoadTraceColumns(path, "gco2_per_kwh"); }
+
+Result<IntensityTrace> LoadEiaTrace(const std::string& path) { return LoadTraceColumns(path, "avg_CI"); }
+
+Result<std::string> EiaTracePath(const std::string& shared_data_dir, const std::string& region) {
+  if (region != "CISO" && region != "NYIS") {
+    return Status::InvalidArgument("EIA region must be CISO or NYIS, got '" + region + "'");
+  }
+  return shared_data_dir + "/carbon/eia2022_" + region + "_hourly_ci.csv";
+}
+
+}  // namespace perseus::carbon

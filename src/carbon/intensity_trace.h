@@ -1,0 +1,51 @@
+// An hourly grid carbon-intensity series and the readers that produce it.
+//
+// Every source (a CSV trace, the EIA 2022 files, the ElectricityMaps history)
+// becomes an IntensityTrace: one value per hour window starting at
+// start_unix_s, in gCO2/kWh. Irregular samples are resampled to hours (each
+// hour takes the last sample at or before its start); missing values are
+// filled by linear interpolation and every fill is recorded in `notes`.
+// Thread safety: plain values and pure functions.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "perseus/status.h"
+
+namespace perseus::carbon {
+
+inline constexpr int64_t kWindowS = 3600;  // one forecasting/policy window
+
+struct IntensityTrace {
+  std::string source;                      // file name or URL, for reports
+  int64_t start_unix_s = 0;                // start of window 0 (UTC)
+  std::vector<double> carbon_g_per_kwh;    // one value per hour window
+  std::vector<std::string> notes;          // e.g. "filled 3 empty avg_CI cells by interpolation"
+  int size() const { return static_cast<int>(carbon_g_per_kwh.size()); }
+  int64_t WindowStart(int i) const { return start_unix_s + i * kWindowS; }
+};
+
+// A timestamped sample; NaN marks a missing value.
+struct IntensitySample {
+  int64_t unix_s = 0;
+  double carbon_g_per_kwh = 0;
+};
+
+// Resamples sorted samples to hour windows from the first sample's hour to the
+// last's and fills NaNs by linear interpolation (edges take the nearest value).
+// Errors when there are no finite samples or timestamps go backwards
+// (`where[i]` names sample i in messages).
+Result<IntensityTrace> BuildHourlyTrace(const std::vector<IntensitySample>& samples,
+                                        const std::vector<std::string>& where, const std::string& source);
+
+// Reads a CSV trace `timestamp,gco2_per_kwh` (ISO-8601 UTC). Errors name file:line.
+Result<IntensityTrace> LoadCsvTrace(const std::string& path);
+// Reads an EIA 2022 hourly file (columns `timestamp` and `avg_CI`; other
+// columns ignored). Empty avg_CI cells are interpolated and noted.
+Result<IntensityTrace> LoadEiaTrace(const std::string& path);
+// "<shared_data>/carbon/eia2022_<region>_hourly_ci.csv"; region CISO or NYIS.
+Result<std::string> EiaTracePath(const std::string& shared_data_dir, const std::string& region);
+
+}  // namespace perseus::carbon

@@ -1,0 +1,32 @@
+#include "carbon/iso_time.h"
+
+#include <gtest/gtest.h>
+
+namespace perseus::carbon {
+namespace {
+
+TEST(IsoTime, ParsesTheFormatsOfOurSources) {
+  EXPECT_EQ(*ParseIsoUtc("1970-01-01T00:00:00Z"), 0);
+  EXPECT_EQ(*ParseIsoUtc("2022-01-01 00:00:00+00:00"), 1640995200);
+  EXPECT_EQ(*ParseIsoUtc("2022-01-01T00:00:00Z"), 1640995200);
+  EXPECT_EQ(*ParseIsoUtc("2024-11-30T06:00:00.000Z"), 1732946400);
+  EXPECT_EQ(*ParseIsoUtc("2022-01-01T01:00:00+01:00"), 1640995200);
+  EXPECT_EQ(*ParseIsoUtc("2022-01-01T00:00"), 1640995200);
+}
+
+TEST(IsoTime, RejectsGarbageWithTheText) {
+  Result<int64_t> r = ParseIsoUtc("yesterday");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "expected an ISO-8601 UTC timestamp, got 'yesterday'");
+  EXPECT_FALSE(ParseIsoUtc("2022-13-01T00:00:00Z").ok());
+  EXPECT_FALSE(ParseIsoUtc("2022-01-01T00:00:00Zjunk").ok());
+}
+
+TEST(IsoTime, FormatsAndRoundTrips) {
+  EXPECT_EQ(FormatIsoUtc(1640995200), "2022-01-01T00:00:00Z");
+  for (int64_t t : {0LL, 951782400LL, 1709164800LL, 1732946400LL + 3599}) EXPECT_EQ(*ParseIsoUtc(FormatIsoUtc(t)), t);
+  EXPECT_EQ(HourOfDayUtc(1640995200 + 5 * 3600 + 59), 5);
+}
+
+}  // namespace
+}  // namespace perseus::carbon

@@ -1,0 +1,67 @@
+// Replays a grid carbon-intensity trace against a training job: the job needs
+// `work_h` hours at the reference setting (all-max clocks or the maximum power
+// limit) and starts at window `start_window`; each hour window a policy picks
+// an option, the job does reference_time/option_time hours of work in it, and
+// its energy is charged at that window's actual intensity. The job ends when
+// its work is done (the last window is partial).
+//
+// Policies: kFixed runs one option throughout (AllMax is the reference,
+// "Perseus alone" the no-slowdown plan); kCarbonAware forecasts the window's
+// intensity (BlendForecaster, 1 h ahead, warmed on the preceding three weeks)
+// and chooses by ChooseOption with lambda from LambdaForWork: every
+// `replan_every_h` hours (every hour in the last day before the deadline), on
+// the remaining work and the remaining time to the deadline
+// work_h * (1 + slowdown_budget), with the intensity of the coming windows
+// estimated as the value at the same hour on the last observed day. A guard
+// never picks an option after which even the fastest one could not finish
+// by the deadline, so the budget holds whenever the fastest option can meet it.
+// Windows past the trace's end use its last value.
+// Thread safety: pure function (the log callback is called on this thread).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "carbon/intensity_source.h"
+#include "carbon/intensity_trace.h"
+#include "carbon/knob_options.h"
+
+namespace perseus::carbon {
+
+enum class ReplayPolicy { kFixed, kCarbonAware };
+
+struct ReplayConfig {
+  ReplayPolicy policy = ReplayPolicy::kCarbonAware;
+  int fixed_option = -1;          // kFixed: index into options; -1: the reference setting
+  double slowdown_budget = 0.05;  // kCarbonAware: allowed average slowdown vs the reference
+  double work_h = 168;            // job length at the reference setting
+  int replan_every_h = 24;
+  // kCarbonAware: use the actual future intensities instead of forecasts
+  // (an upper bound on what carbon awareness can gain; not implementable).
+  bool perfect_forecast = false;
+};
+
+struct WindowDecision {
+  int window = 0;                   // trace window index
+  double forecast_g_per_kwh = 0;
+  double actual_g_per_kwh = 0;
+  double lambda_g_per_s = 0;
+  int option = -1;                  // -1: the reference setting
+  double work_h = 0;                // reference hours of work done
+  double energy_j = 0;
+  double carbon_g = 0;
+};
+
+struct ReplayResult {
+  double time_h = 0;        // wall time to finish
+  double energy_j = 0;
+  double carbon_g = 0;
+  std::vector<WindowDecision> windows;
+};
+
+// REQUIRES: knobs.options non-empty; 0 <= start_window < trace.size().
+// `log` (may be empty) gets one line per decision explaining it.
+ReplayResult ReplayJob(const IntensityTrace& trace, int start_window, const KnobSet& knobs, const ReplayConfig& config,
+                       const LogFn& log);
+
+}  // namespace perseus::carbon

@@ -1,0 +1,54 @@
+// The settings a carbon policy can choose between, as (time, energy) per unit
+// of work: the Perseus frontier's plans, one SM clock for every GPU (Chase's
+// knob on a pipeline job), or a GPU power limit (Chase's knob on a
+// data-parallel job, from a Zeus power-limit profile).
+//
+// Only settings on the lower convex hull of (time, energy) can minimise
+// intensity * energy + lambda * time, so KnobSet keeps just those.
+// Thread safety: plain values and pure functions.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "perseus/optimizer.h"
+#include "perseus/problem.h"
+
+namespace perseus::carbon {
+
+struct KnobOption {
+  std::string label;     // e.g. "frontier plan 12", "1260 MHz", "175 W"
+  double time_s = 0;     // per unit of work (an iteration or a profiling window)
+  double energy_j = 0;   // per unit of work
+};
+
+struct KnobSet {
+  std::string name;                   // "Perseus frontier", "global SM clock", "power limit"
+  std::vector<KnobOption> options;    // lower convex hull, time ascending (energy descending)
+  std::vector<KnobOption> pareto;     // every Pareto-optimal option, time ascending
+  KnobOption reference;               // today's practice: all-max clocks / maximum power limit
+  // The option that is no slower than the reference and uses the least energy
+  // (index into options), or 0 when none is that fast.
+  int NoSlowdownIndex() const;
+};
+
+// The Pareto-optimal option with the least energy whose time is within
+// reference * (1 + slowdown), as a one-option set (the fastest when none is):
+// the same slowdown spent evenly, without carbon awareness.
+KnobSet ConstantSlowdownKnobs(const KnobSet& knobs, double slowdown);
+
+// Pareto-optimal options, time ascending.
+std::vector<KnobOption> ParetoFront(std::vector<KnobOption> options);
+// Keeps the Pareto-optimal options on the lower convex hull, time ascending.
+std::vector<KnobOption> LowerConvexHull(std::vector<KnobOption> options);
+
+// Every frontier plan; the reference is all-max.
+KnobSet FrontierKnobs(const Frontier& frontier);
+// One SM clock for every computation (each at the highest clock it lists
+// that is <= the knob, or its lowest), evaluated with EvaluatePlan; the
+// reference is all-max.
+KnobSet GlobalClockKnobs(const Problem& problem);
+// The plan a global clock means (exposed for tests).
+PlanChoice PlanForGlobalClock(const Problem& problem, int clock_mhz);
+
+}  // namespace perseus::carbon

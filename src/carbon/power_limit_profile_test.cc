@@ -1,0 +1,55 @@
+#include "carbon/power_limit_profile.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+namespace perseus::carbon {
+namespace {
+
+std::string WriteTemp(const std::string& name, const std::string& text) {
+  std::string path = testing::TempDir() + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(PowerLimitProfile, ReadsZeusFormatAndSumsGpus) {
+  std::string path = WriteTemp("pl.csv",
+                               "start_time,window_name,elapsed_time,gpu0_energy,gpu1_energy\n"
+                               "1,__GlobalPowerLimitOptimizer_200,10,100,110\n"
+                               "2,__GlobalPowerLimitOptimizer_300,8,150,150\n"
+                               "3,__GlobalPowerLimitOptimizer_100,20,90,90\n");
+  Result<PowerLimitProfile> p = LoadPowerLimitProfile(path);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->num_gpus, 2);
+  ASSERT_EQ(p->points.size(), 3u);
+  EXPECT_EQ(p->points[0].power_limit_w, 300);
+  EXPECT_DOUBLE_EQ(p->points[1].energy_j, 210);
+  KnobSet k = PowerLimitKnobs(*p);
+  EXPECT_EQ(k.reference.label, "300 W");
+  EXPECT_EQ(k.options.size(), 3u);
+}
+
+TEST(PowerLimitProfile, ErrorsNameFileLineAndColumn) {
+  std::string path = WriteTemp("plbad.csv", "start_time,window_name,elapsed_time,gpu0_energy\n1,warmup,10,100\n");
+  Result<PowerLimitProfile> p = LoadPowerLimitProfile(path);
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().message(),
+            path + ":2: column 'window_name': expected '__GlobalPowerLimitOptimizer_<watts>', got 'warmup'");
+  std::string noe = WriteTemp("plnoe.csv", "start_time,window_name,elapsed_time\n1,__GlobalPowerLimitOptimizer_1,1\n");
+  EXPECT_EQ(LoadPowerLimitProfile(noe).status().message(), noe + ": no gpu<i>_energy column");
+}
+
+TEST(PowerLimitProfile, SharedV100ResNet50) {
+  const std::string path = std::string(PERSEUS_SHARED_DATA) + "/zeus/power_limit_profiles/V100+resnet50+gpu0.csv";
+  if (!std::ifstream(path)) GTEST_SKIP() << "shared data absent: " << path;
+  Result<PowerLimitProfile> p = LoadPowerLimitProfile(path);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->points.front().power_limit_w, 250);
+  EXPECT_EQ(p->points.back().power_limit_w, 100);
+  KnobSet k = PowerLimitKnobs(*p);
+  EXPECT_GE(k.options.size(), 3u);
+}
+
+}  // namespace
+}  // namespace perseus::carbon

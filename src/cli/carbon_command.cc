@@ -1,0 +1,193 @@
+// `perseus carbon`.
+#include "cli/carbon_command.h"
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdio>
+#include <cctype>
+#include <cmath>
+#include <memory>
+
+#include "carbon/carbon_report.h"
+#include "carbon/electricitymaps_source.h"
+#include "carbon/power_limit_profile.h"
+#include "carbon/shared_data.h"
+#include "cli/cli_util.h"
+#include "cli/job_flags.h"
+#include "common/file_util.h"
+
+namespace perseus::cli {
+namespace {
+
+using namespace perseus::carbon;
+
+struct CarbonArgs {
+  std::string trace, eia, em_zone, em_url = "https://api.electricitymap.org", em_token_file;
+  double fixed_g_per_kwh = -1;
+  JobFlags job;
+  std::string out, power_limit_profile, shared_data;
+  int week = -1;
+  double slowdown_budget = 0.05;
+};
+
+Result<IntensityTrace> ResolveTrace(const CarbonArgs& a) {
+  const int given = !a.trace.empty() + !a.eia.empty() + !a.em_zone.empty() + (a.fixed_g_per_kwh >= 0);
+  if (given != 1) {
+    return Status::InvalidArgument("give exactly one of --trace FILE, --eia CISO|NYIS, --fixed G, --electricitymaps-zone Z");
+  }
+  if (!a.trace.empty()) return LoadCsvTrace(a.trace);
+  if (!a.eia.empty()) {
+    Result<std::string> path = EiaTracePath(a.shared_data.empty() ? DefaultSharedDataDir() : a.shared_data, a.eia);
+    if (!path.ok()) return path.status();
+    return LoadEiaTrace(*path);
+  }
+  if (!a.em_zone.empty()) {
+    ElectricityMapsConfig config;
+    config.base_url = a.em_url;
+    config.zone = a.em_zone;
+    if (!a.em_token_file.empty()) {
+      Result<std::string> token = ReadFile(a.em_token_file);
+      if (!token.ok()) return token.status();
+      config.token = *token;
+      while (!config.token.empty() && std::isspace(static_cast<unsigned char>(config.token.back()))) config.token.pop_back();
+    }
+    ElectricityMapsSource source(config, [](const std::string& l) { std::fprintf(stderr, "%s\n", l.c_str()); });
+    return source.FetchHistory();
+  }
+  IntensityTrace t;
+  t.source = "fixed " + std::to_string(a.fixed_g_per_kwh) + " gCO2/kWh";
+  t.start_unix_s = 1640995200;  // 2022-01-01T00:00Z: deterministic; the value never changes anyway
+  t.carbon_g_per_kwh.assign(static_cast<size_t>(168 * (1 + a.slowdown_budget)) + 2, a.fixed_g_per_kwh);
+  return t;
+}
+
+// "8 stages x 12 microbatches (1f1b), 8 GPU(s) per stage, 83.64 W blocking power".
+std::string DescribeJob(const ProblemSpec& spec) {
+  char buf[200];
+  std::snprintf(buf, sizeof buf, "%d stages x %d microbatches (%s), %d GPU(s) per stage, %.2f W blocking power",
+                spec.schedule.stages, spec.schedule.microbatches, ScheduleName(spec.schedule.kind),
+                spec.gpus_per_stage, spec.blocking_power_w);
+  return buf;
+}
+
+TradeoffCurve Curve(const std::string& name, const IntensityTrace& trace, const KnobSet& knobs, double work_h) {
+  TradeoffCurve c{name, {}};
+  for (double budget : {0.0, 0.01, 0.025, 0.05, 0.1}) {
+    ReplayConfig config;
+    config.slowdown_budget = budget;
+    std::vector<PolicyOutcome> o = EvaluateWeeks(trace, {{name, knobs, config}}, work_h);
+    c.time_added_vs_saved.emplace_back(o[0].mean_time_added_frac, o[0].carbon_saved_frac);
+  }
+  return c;
+}
+
+Result<CarbonReport> BuildReport(const CarbonArgs& a, std::string& decisions) {
+  Result<IntensityTrace> trace = ResolveTrace(a);
+  if (!trace.ok()) return trace.status();
+  Result<ResolvedJob> job = ResolveJob(a.job);
+  if (!job.ok()) return job.status();
+  CarbonReport r;
+  r.trace = std::move(*trace);
+  r.slowdown_budget = a.slowdown_budget;
+  r.work_h = std::min(168.0, std::floor(r.trace.size() / (1 + a.slowdown_budget)));
+  if (r.work_h < 1) {
+    return Status::InvalidArgument(r.trace.source + ": " + std::to_string(r.trace.size()) +
+                                   " hour(s) of trace are too short for a job");
+  }
+  Result<PipelineKnobs> knobs = BuildPipelineKnobs(job->profile, job->spec);
+  if (!knobs.ok()) return knobs.status();
+  r.job_name = job->name;
+  r.job_description = DescribeJob(job->spec);
+  r.all_max_time_s = knobs->frontier.all_max.time_s;
+  r.all_max_energy_j = knobs->frontier.all_max.energy_j;
+  if (r.trace.size() > 48) r.forecast = EvaluateForecasters(r.trace);
+  r.policies = EvaluateWeeks(r.trace, PipelinePolicies(*knobs, a.slowdown_budget), r.work_h);
+  r.tradeoff.push_back(Curve("Perseus frontier, carbon-aware", r.trace, knobs->frontier_knobs, r.work_h));
+  r.tradeoff.push_back(Curve("global SM clock, carbon-aware", r.trace, knobs->global_clock_knobs, r.work_h));
+  if (!a.power_limit_profile.empty()) {
+    Result<PowerLimitProfile> pl = LoadPowerLimitProfile(a.power_limit_profile);
+    if (!pl.ok()) return pl.status();
+    ReplayConfig aware;
+    aware.slowdown_budget = a.slowdown_budget;
+    KnobSet plk = PowerLimitKnobs(*pl);
+    r.power_limit = EvaluateWeeks(r.trace, {{"power limit, carbon-aware (data-parallel job)", plk, aware}}, r.work_h)[0];
+    r.power_limit_source = pl->source;
+    r.tradeoff.push_back(Curve("power limit, carbon-aware (data-parallel job)", r.trace, plk, r.work_h));
+  }
+  const int weeks = r.policies.front().weeks.size();
+  const int week = a.week >= 0 ? a.week : std::min(3, weeks - 1);
+  if (week >= weeks) {
+    return Status::InvalidArgument("--week " + std::to_string(a.week) + ": the trace has " + std::to_string(weeks) +
+                                   " week(s) (0.." + std::to_string(weeks - 1) + ")");
+  }
+  r.shown_week_start = week * 168;
+  r.shown_knobs = knobs->frontier_knobs;
+  ReplayConfig aware;
+  aware.slowdown_budget = a.slowdown_budget;
+  aware.work_h = r.work_h;
+  r.shown_week = ReplayJob(r.trace, r.shown_week_start, r.shown_knobs, aware,
+                           [&](const std::string& l) { decisions += l + "\n"; });
+  return r;
+}
+
+void PrintSummary(const CarbonReport& r) {
+  std::printf("trace:   %s (%d hours)\n", r.trace.source.c_str(), r.trace.size());
+  for (const std::string& n : r.trace.notes) std::printf("note:    %s\n", n.c_str());
+  for (const ForecastScore& s : r.forecast) {
+    std::printf("forecast 1 h ahead, %-18s MAE %.2f gCO2/kWh\n", s.name.c_str(), s.mae_g_per_kwh);
+  }
+  std::printf("%zu week(s), slowdown budget %.1f%%:\n", r.policies.front().weeks.size(), 100 * r.slowdown_budget);
+  auto row = [](const PolicyOutcome& p) {
+    std::printf("  %-56s carbon saved %6.2f%%  time added %5.2f%% (worst week %5.2f%%)\n", p.name.c_str(), 100 * p.carbon_saved_frac,
+                100 * p.mean_time_added_frac, 100 * p.max_time_added_frac);
+  };
+  for (const PolicyOutcome& p : r.policies) row(p);
+  if (r.power_limit) row(*r.power_limit);
+  std::printf("  %-56s carbon saved %6.1f%%  time added %5.1f%%\n", "Chase (published, ResNet-50)", 100 * kChaseCarbonSavedFrac,
+              100 * kChaseTimeAddedFrac);
+}
+
+int RunCarbon(const CarbonArgs& a) {
+  std::string decisions;
+  Result<CarbonReport> r = BuildReport(a, decisions);
+  if (!r.ok()) return ReportError(r.status());
+  Status st = WriteOutputs(a.out, {{"report.json", CarbonReportJson(*r)},
+                                   {"report.md", CarbonReportMarkdown(*r)},
+                                   {"week_intensity.svg", WeekIntensitySvg(*r)},
+                                   {"week_plan.svg", WeekPlanSvg(*r)},
+                                   {"tradeoff.svg", TradeoffSvg(*r)},
+                                   {"decisions.log", decisions}});
+  if (!st.ok()) return ReportError(st);
+  PrintSummary(*r);
+  std::printf("wrote:   %s/{report.md,report.json,week_intensity.svg,week_plan.svg,tradeoff.svg,decisions.log}\n",
+              a.out.c_str());
+  return 0;
+}
+
+}  // namespace
+
+void RegisterCarbonCommand(CLI::App& app) {
+  auto a = std::make_shared<CarbonArgs>();
+  CLI::App* cmd = app.add_subcommand("carbon", "Replay a grid carbon-intensity trace against a job (carbon-aware mode)");
+  AddJobFlags(cmd, a->job);
+  cmd->add_option("--trace", a->trace, "Carbon-intensity CSV: timestamp,gco2_per_kwh (ISO-8601 UTC)");
+  cmd->add_option("--eia", a->eia, "A shared EIA 2022 hourly trace")->check(CLI::IsMember({"CISO", "NYIS"}));
+  cmd->add_option("--fixed", a->fixed_g_per_kwh, "A constant intensity, gCO2/kWh")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--electricitymaps-zone", a->em_zone, "Replay the last 24 h of this ElectricityMaps zone");
+  cmd->add_option("--electricitymaps-url", a->em_url, "ElectricityMaps API base URL")->capture_default_str();
+  cmd->add_option("--electricitymaps-token-file", a->em_token_file, "File holding the ElectricityMaps auth token");
+  cmd->add_option("--shared-data", a->shared_data, "Shared data folder for --eia (default: the configure-time one)");
+  cmd->add_option("--slowdown-budget", a->slowdown_budget, "Allowed average slowdown vs all-max (0.05 = 5%)")
+      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
+  cmd->add_option("--power-limit-profile", a->power_limit_profile,
+                  "Also evaluate Chase's power-limit knob on this Zeus power-limit profile (data-parallel job)");
+  cmd->add_option("--week", a->week, "Week (0-based) shown in the week plots and decisions.log (default: 3 or the last)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--out", a->out, "Output directory")->required();
+  cmd->callback([a] {
+    int rc = RunCarbon(*a);
+    if (rc != 0) throw CLI::RuntimeError(rc);
+  });
+}
+
+}  // namespace perseus::cli
