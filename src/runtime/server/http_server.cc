@@ -75,6 +75,7 @@ HttpServer::HttpServer(JobService* service, JsonLog* log, ServerOptions options)
   AddProfilingRoutes(s, ctx);
   AddIterationRoutes(s, ctx);
   AddStragglerRoutes(s, ctx);
+  AddCarbonRoutes(s, ctx);
   AddMetricsRoutes(s, ctx);
 }
 

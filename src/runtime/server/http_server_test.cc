@@ -125,5 +125,31 @@ TEST_F(HttpServerTest, UnknownEndpointsAndMetrics) {
   EXPECT_NE(r->body.find("# TYPE perseus_job_world_size gauge"), std::string::npos);
 }
 
+TEST_F(HttpServerTest, CarbonConfigAndEndpoints) {
+  auto [s1, b1] = Post("/jobs", R"({"id": "c", "pp": 2, "microbatches": 4, "carbon": {"source": "wind"}})");
+  EXPECT_EQ(s1, 400);
+  EXPECT_EQ(b1["error"]["message"], "field 'carbon.source': expected 'fixed', 'trace' or 'electricitymaps', got \"wind\"");
+  Json body = testing::JobBody("c", 1, 2, 4);
+  body["carbon"] = {{"source", "fixed"}, {"value_g_per_kwh", 250}};
+  EXPECT_EQ(Post("/jobs", body.dump()).first, 201);
+  auto [s2, b2] = Get("/jobs/c/carbon");
+  EXPECT_EQ(s2, 200);
+  EXPECT_EQ(b2["evaluated"], false);
+  EXPECT_EQ(b2["config"]["source"], "fixed");
+  EXPECT_EQ(Post("/jobs/c/carbon/evaluate", "").first, 409);  // not running yet
+  testing::RegisterAndProfile(*service_, "c", 1, 2, 4);
+  service_->WaitForOptimizer();
+  auto [s3, b3] = Post("/jobs/c/carbon/evaluate", "");
+  EXPECT_EQ(s3, 200);
+  EXPECT_EQ(b3["intensity_g_per_kwh"], 250.0);
+  auto [s4, b4] = Get("/jobs/c/carbon");
+  EXPECT_EQ(b4["evaluated"], true);
+  EXPECT_EQ(b4["pipelines"].size(), 1u);
+  httplib::Result m = client_->Get("/metrics");
+  ASSERT_TRUE(m);
+  EXPECT_NE(m->body.find("perseus_carbon_intensity_g_per_kwh{job=\"c\"} 250"), std::string::npos) << m->body;
+  EXPECT_EQ(Get("/jobs/nope/carbon").first, 404);
+}
+
 }  // namespace
 }  // namespace perseus::server

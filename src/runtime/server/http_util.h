@@ -45,6 +45,7 @@ void AddRankRoutes(httplib::Server& server, const RouteContext& ctx);
 void AddProfilingRoutes(httplib::Server& server, const RouteContext& ctx);
 void AddIterationRoutes(httplib::Server& server, const RouteContext& ctx);
 void AddStragglerRoutes(httplib::Server& server, const RouteContext& ctx);
+void AddCarbonRoutes(httplib::Server& server, const RouteContext& ctx);
 void AddMetricsRoutes(httplib::Server& server, const RouteContext& ctx);
 
 }  // namespace perseus::server

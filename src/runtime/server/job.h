@@ -11,6 +11,7 @@
 #include <tuple>
 #include <vector>
 
+#include "carbon/intensity_source.h"
 #include "perseus/schedule.h"
 #include "runtime/server/job_spec.h"
 #include "runtime/server/job_state.h"
@@ -44,6 +45,9 @@ struct Job {
   std::vector<std::map<int64_t, IterationSample>> windows;
   int64_t max_iteration = -1;
   int64_t pruned_before = 0;
+  // The carbon config's intensity source, made at the first carbon decision
+  // (not stored: a restarted server makes a new one).
+  std::unique_ptr<carbon::IntensitySource> carbon_source;
 
   int ranks_per_pipeline() const { return spec.pp * spec.tp; }
   // Ranks of each stage (all pipelines), registered ones only.

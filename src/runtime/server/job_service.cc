@@ -52,8 +52,8 @@ int64_t Job::RankVersion(const RankInfo& info) const {
   return v;
 }
 
-JobService::JobService(Store* store, JsonLog* log, SolverFn solver)
-    : store_(store), log_(log), solver_(std::move(solver)) {
+JobService::JobService(Store* store, JsonLog* log, SolverFn solver, CarbonOptions carbon)
+    : store_(store), log_(log), solver_(std::move(solver)), carbon_(std::move(carbon)) {
   if (!solver_) solver_ = [](const Problem& p, const FrontierOptions& o) { return SolveFrontier(p, o); };
 }
 
@@ -61,8 +61,9 @@ void JobService::Log(const std::string& event, Json fields) {
   if (log_ != nullptr) log_->Info(event, std::move(fields));
 }
 
-Result<std::unique_ptr<JobService>> JobService::Create(Store* store, JsonLog* log, SolverFn solver) {
-  std::unique_ptr<JobService> service(new JobService(store, log, std::move(solver)));
+Result<std::unique_ptr<JobService>> JobService::Create(Store* store, JsonLog* log, SolverFn solver,
+                                                      CarbonOptions carbon) {
+  std::unique_ptr<JobService> service(new JobService(store, log, std::move(solver), std::move(carbon)));
   Result<std::vector<StoredJob>> stored = store->LoadAll();
   if (!stored.ok()) return stored.status();
   for (StoredJob& job : *stored) {
@@ -73,10 +74,17 @@ Result<std::unique_ptr<JobService>> JobService::Create(Store* store, JsonLog* lo
   for (auto& [id, job] : service->jobs_) {
     if (job->state.phase == Phase::kOptimizing) service->Enqueue(id);
   }
+  if (service->carbon_.background) service->carbon_thread_ = std::thread([s = service.get()] { s->CarbonLoop(); });
   return service;
 }
 
 JobService::~JobService() {
+  {
+    std::lock_guard<std::mutex> lock(carbon_mu_);
+    carbon_stopping_ = true;
+  }
+  carbon_cv_.notify_all();
+  if (carbon_thread_.joinable()) carbon_thread_.join();
   {
     std::lock_guard<std::mutex> lock(queue_mu_);
     stopping_ = true;
@@ -149,6 +157,12 @@ Status JobService::CommitState(Job& job, const ControlState& state, StoreWrite w
 Result<Reply> JobService::RegisterJob(const Json& body) {
   Result<JobSpec> spec = ParseJobSpec(body);
   if (!spec.ok()) return spec.status();
+  if (spec->carbon && spec->carbon->source == "trace") {
+    // Checked here, not in ParseJobSpec, so a restarted server still loads
+    // the job when the file has gone (its decisions then report the error).
+    Result<carbon::IntensityTrace> trace = carbon::LoadCsvTrace(spec->carbon->trace_path);
+    if (!trace.ok()) return FieldError("carbon.trace_path", trace.status().message());
+  }
   std::unique_lock<std::shared_mutex> lock(jobs_mu_);
   auto it = jobs_.find(spec->id);
   if (it != jobs_.end()) {

@@ -3,11 +3,13 @@
 // register job -> ranks register -> online profiling (each stage sweeps its
 // clocks) -> optimisation (SolveFrontier on a background thread) -> running
 // (fastest frontier plan; slower plans for the other pipelines while one
-// straggles) -> done. Every change is committed to the Store before the
-// method returns. Errors: kInvalidArgument for bad input (the message names
-// the field), kNotFound for an unknown job or rank, kUnavailable for a
-// request that conflicts with the job's state (duplicate registration,
-// wrong phase, stale profiling clock), kIoError when the database fails.
+// straggles; with a carbon config, at least as slow as the carbon policy's
+// plan, re-chosen every window: job_service_carbon.cc) -> done. Every change
+// is committed to the Store before the method returns. Errors:
+// kInvalidArgument for bad input (the message names the field), kNotFound
+// for an unknown job or rank, kUnavailable for a request that conflicts with
+// the job's state (duplicate registration, wrong phase, stale profiling
+// clock), kIoError when the database fails.
 // Thread safety: thread-safe; one mutex per job.
 #pragma once
 
@@ -35,11 +37,19 @@ struct Reply {
   Json body;
 };
 
+// How the carbon policy (job_service_carbon.cc) keeps time.
+struct CarbonOptions {
+  std::function<int64_t()> clock;  // unix seconds; empty: the system clock
+  bool background = true;          // a thread runs CarbonTick() every `poll_s`
+  double poll_s = 1;
+};
+
 class JobService {
  public:
   // Loads every job from `store` and resumes unfinished optimisations.
   // `solver` defaults to SolveFrontier; `log` may be nullptr.
-  static Result<std::unique_ptr<JobService>> Create(Store* store, JsonLog* log, SolverFn solver = nullptr);
+  static Result<std::unique_ptr<JobService>> Create(Store* store, JsonLog* log, SolverFn solver = nullptr,
+                                                    CarbonOptions carbon = {});
   ~JobService();
 
   Result<Reply> RegisterJob(const Json& body);
@@ -53,6 +63,13 @@ class JobService {
   Result<Reply> ClearStraggler(const std::string& job_id, int pipeline);
   Result<Reply> FinishJob(const std::string& job_id);
 
+  // Carbon policy (job_service_carbon.cc). EvaluateCarbon makes a decision
+  // now (POST /jobs/{id}/carbon/evaluate); CarbonTick makes one for every
+  // running carbon job whose window elapsed; CarbonJson is GET /jobs/{id}/carbon.
+  Result<Reply> EvaluateCarbon(const std::string& job_id);
+  void CarbonTick();
+  Result<Json> CarbonJson(const std::string& job_id);
+
   Result<Json> JobSummary(const std::string& job_id);
   std::vector<Json> AllSummaries();
   Result<std::string> ProfileCsv(const std::string& job_id);
@@ -62,7 +79,7 @@ class JobService {
   void WaitForOptimizer();
 
  private:
-  JobService(Store* store, JsonLog* log, SolverFn solver);
+  JobService(Store* store, JsonLog* log, SolverFn solver, CarbonOptions carbon);
   void Log(const std::string& event, Json fields);
   Result<Job*> FindJob(const std::string& job_id);
   // The registered rank, or NotFound naming job and rank. REQUIRES: job.mu held.
@@ -85,6 +102,12 @@ class JobService {
   static void ResetStaleWindows(Job& job, const ControlState& before);
   Json Summary(const Job& job) const;
 
+  // Carbon (job_service_carbon.cc). REQUIRES: job.mu held, job has a carbon config, is running.
+  Status DecideCarbon(Job& job, int64_t now_unix_s);
+  static Json CarbonSummary(const Job& job);
+  int64_t Now() const;
+  void CarbonLoop();
+
   Store* store_;
   JsonLog* log_;
   SolverFn solver_;
@@ -97,6 +120,12 @@ class JobService {
   int busy_ = 0;
   bool stopping_ = false;
   std::thread optimizer_;
+
+  CarbonOptions carbon_;
+  std::mutex carbon_mu_;
+  std::condition_variable carbon_cv_;
+  bool carbon_stopping_ = false;
+  std::thread carbon_thread_;
 };
 
 }  // namespace perseus::server

@@ -58,6 +58,12 @@ void JobService::AssignPlans(const Job& job, ControlState* state) {
   const double t_fastest = f.plans.front().time_s, t_min_energy = f.MinEnergyPlan().time_s;
   double s_max = 1;
   for (const Straggler& s : state->stragglers) s_max = std::max(s_max, s.slowdown);
+  // The carbon policy's plan (job_service_carbon.cc) is a floor for every
+  // pipeline: a non-straggler runs the slower of it and its straggler plan,
+  // the (worst) straggler, whose straggler plan is the fastest, runs it.
+  const int carbon_index = job.spec.carbon && state->carbon.evaluated
+                               ? std::clamp(state->carbon.plan_index, 0, job.plans->num_plans() - 1)
+                               : 0;
   int64_t version = 0;
   for (int p = 0; p < static_cast<int>(state->pipelines.size()); ++p) {
     const Straggler* own = state->FindStraggler(p);
@@ -65,7 +71,7 @@ void JobService::AssignPlans(const Job& job, ControlState* state) {
     // A pipeline slowed by s_p meets the straggler's time T_fastest * s_max
     // with a plan of time T_fastest * s_max / s_p; never slower than T*.
     double target_s = std::min(t_fastest * s_max / s_p, t_min_energy) * (1 + 1e-9);
-    int index = job.plans->PlanIndexForTime(target_s);
+    int index = std::max(job.plans->PlanIndexForTime(target_s), carbon_index);
     if (index == state->pipelines[p].plan_index) continue;
     if (version == 0) version = state->NextVersion();
     state->pipelines[p] = {index, version};
@@ -182,7 +188,7 @@ Result<Reply> JobService::ClearStraggler(const std::string& job_id, int pipeline
 
 Json JobService::Summary(const Job& job) const {
   const ControlState& st = job.state;
-  Json j = {{"id", job.spec.id}, {"spec", JobSpecToJson(job.spec)}, {"phase", PhaseName(st.phase)},
+  Json j = {{"id", job.spec.id}, {"spec", RedactedJobSpecJson(job.spec)}, {"phase", PhaseName(st.phase)},
             {"error", st.error}, {"ranks_registered", job.registered}, {"world_size", job.spec.world_size()},
             {"blocking_power_w", st.blocking_power_w}, {"stragglers", StragglersJson(st.stragglers)}};
   Json stages = Json::array();
@@ -210,6 +216,7 @@ Json JobService::Summary(const Job& job) const {
     pipelines.push_back(pj);
   }
   j["pipelines"] = pipelines;
+  if (job.spec.carbon) j["carbon"] = CarbonSummary(job);
   if (job.plans) {
     const Frontier& f = job.plans->frontier();
     j["frontier"] = {{"plans", f.plans.size()},

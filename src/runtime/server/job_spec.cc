@@ -1,5 +1,8 @@
 #include "runtime/server/job_spec.h"
 
+#include <algorithm>
+#include <iterator>
+
 namespace perseus::server {
 
 namespace {
@@ -86,6 +89,63 @@ Status ParseSchedule(const Json& body, JobSpec* spec) {
   return Status::Ok();
 }
 
+Status ParseCarbon(const Json& body, std::optional<CarbonConfig>* out) {
+  auto it = body.find("carbon");
+  if (it == body.end() || it->is_null()) return Status::Ok();
+  if (!it->is_object()) return FieldError("carbon", "expected an object, got " + Quote(*it));
+  const Json& c = *it;
+  static const char* kKnown[] = {"source", "value_g_per_kwh", "trace_path", "zone", "token", "base_url",
+                                 "slowdown_budget", "window_s"};
+  for (const auto& [key, value] : c.items()) {
+    if (std::find(std::begin(kKnown), std::end(kKnown), key) == std::end(kKnown)) {
+      return FieldError("carbon." + key, "unknown field");
+    }
+  }
+  CarbonConfig cfg;
+  Result<std::string> source = GetString(c, "source", "carbon.source", 32);
+  if (!source.ok()) return source.status();
+  cfg.source = *source;
+  if (cfg.source == "fixed") {
+    Result<double> v = GetNumber(c, "value_g_per_kwh", "carbon.value_g_per_kwh", 0, 1e5);
+    if (!v.ok()) return v.status();
+    cfg.value_g_per_kwh = *v;
+  } else if (cfg.source == "trace") {
+    Result<std::string> path = GetString(c, "trace_path", "carbon.trace_path", 4096);
+    if (!path.ok()) return path.status();
+    if (path->empty()) return FieldError("carbon.trace_path", "expected a file path, got \"\"");
+    cfg.trace_path = *path;
+  } else if (cfg.source == "electricitymaps") {
+    Result<std::string> zone = GetString(c, "zone", "carbon.zone", 64);
+    if (!zone.ok()) return zone.status();
+    if (zone->empty()) return FieldError("carbon.zone", "expected a zone such as \"US-CAL-CISO\", got \"\"");
+    cfg.zone = *zone;
+    if (c.contains("token")) {
+      Result<std::string> token = GetString(c, "token", "carbon.token", 512);
+      if (!token.ok()) return token.status();
+      cfg.token = *token;
+    }
+    if (c.contains("base_url")) {
+      Result<std::string> url = GetString(c, "base_url", "carbon.base_url", 512);
+      if (!url.ok()) return url.status();
+      if (url->rfind("http://", 0) != 0 && url->rfind("https://", 0) != 0) {
+        return FieldError("carbon.base_url", "expected http://host[:port] or https://host[:port], got " + Quote(*url));
+      }
+      cfg.base_url = *url;
+    }
+  } else {
+    return FieldError("carbon.source", "expected 'fixed', 'trace' or 'electricitymaps', got " + Quote(cfg.source));
+  }
+  Result<std::optional<double>> budget =
+      GetOptionalNumber(c, "slowdown_budget", "carbon.slowdown_budget", 0, 10);
+  if (!budget.ok()) return budget.status();
+  cfg.slowdown_budget = budget->value_or(0.05);
+  Result<std::optional<int64_t>> window = GetOptionalInt(c, "window_s", "carbon.window_s", 1, 7 * 86400);
+  if (!window.ok()) return window.status();
+  cfg.window_s = window->value_or(3600);
+  *out = std::move(cfg);
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<JobSpec> ParseJobSpec(const Json& body) {
@@ -104,6 +164,7 @@ Result<JobSpec> ParseJobSpec(const Json& body) {
   spec.unit_time_s = unit->value_or(1e-3);
   PERSEUS_RETURN_IF_ERROR(ParseProfiling(body, &spec.profiling));
   PERSEUS_RETURN_IF_ERROR(ParseStraggler(body, &spec.straggler));
+  PERSEUS_RETURN_IF_ERROR(ParseCarbon(body, &spec.carbon));
   return spec;
 }
 
@@ -123,6 +184,26 @@ Json JobSpecToJson(const JobSpec& spec) {
               {"min_clock_mhz", spec.profiling.min_clock_mhz}}},
             {"straggler", {{"window", spec.straggler.window}, {"threshold", spec.straggler.threshold}}}};
   j["blocking_power_w"] = spec.blocking_power_w ? Json(*spec.blocking_power_w) : Json(nullptr);
+  if (spec.carbon) {
+    const CarbonConfig& c = *spec.carbon;
+    Json cj = {{"source", c.source}, {"slowdown_budget", c.slowdown_budget}, {"window_s", c.window_s}};
+    if (c.source == "fixed") cj["value_g_per_kwh"] = c.value_g_per_kwh;
+    if (c.source == "trace") cj["trace_path"] = c.trace_path;
+    if (c.source == "electricitymaps") {
+      cj["zone"] = c.zone;
+      cj["token"] = c.token;
+      cj["base_url"] = c.base_url;
+    }
+    j["carbon"] = cj;
+  }
+  return j;
+}
+
+Json RedactedJobSpecJson(const JobSpec& spec) {
+  Json j = JobSpecToJson(spec);
+  if (j.contains("carbon") && j["carbon"].contains("token") && !j["carbon"]["token"].get<std::string>().empty()) {
+    j["carbon"]["token"] = "***";
+  }
   return j;
 }
 

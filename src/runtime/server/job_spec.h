@@ -25,6 +25,18 @@ struct StragglerOptions {
   double threshold = 1.05;   // a pipeline this much slower than the others is a straggler
 };
 
+// Carbon-aware running (docs/carbon.md, "In the server"): where the grid
+// intensity comes from and how much average slowdown (vs the fastest plan)
+// the policy may spend.
+struct CarbonConfig {
+  std::string source;            // "fixed", "trace" or "electricitymaps"
+  double value_g_per_kwh = 0;    // fixed
+  std::string trace_path;        // trace: CSV `timestamp,gco2_per_kwh`
+  std::string zone, token, base_url = "https://api.electricitymap.org";  // electricitymaps
+  double slowdown_budget = 0.05;
+  int64_t window_s = 3600;       // how often the plan is re-chosen
+};
+
 struct JobSpec {
   std::string id;
   int dp = 1, pp = 1, tp = 1;
@@ -33,6 +45,7 @@ struct JobSpec {
   double unit_time_s = 1e-3;               // frontier sweep step
   ProfilingOptions profiling;
   StragglerOptions straggler;
+  std::optional<CarbonConfig> carbon;  // absent: carbon policy off
 
   int world_size() const { return dp * pp * tp; }
   int pipelines() const { return dp; }
@@ -41,7 +54,10 @@ struct JobSpec {
 
 // Validates every field; errors name it ("field 'pp': ...").
 Result<JobSpec> ParseJobSpec(const Json& body);
-// The canonical JSON form (ParseJobSpec(JobSpecToJson(s)) == s).
+// The canonical JSON form (includes carbon.token: it is stored with the job;
+// use RedactedJobSpecJson for anything shown to clients) (ParseJobSpec(JobSpecToJson(s)) == s).
 Json JobSpecToJson(const JobSpec& spec);
+// JobSpecToJson with carbon.token replaced by "***" when set.
+Json RedactedJobSpecJson(const JobSpec& spec);
 
 }  // namespace perseus::server

@@ -36,10 +36,18 @@ Json ControlStateToJson(const ControlState& state) {
   for (const Straggler& s : state.stragglers) {
     stragglers.push_back({{"pipeline", s.pipeline}, {"slowdown", s.slowdown}, {"detected", s.detected}});
   }
+  const CarbonState& c = state.carbon;
+  Json carbon = {{"plan_index", c.plan_index}, {"evaluated", c.evaluated},
+                 {"last_eval_unix_s", c.last_eval_unix_s}, {"last_window", c.last_window},
+                 {"intensity_g_per_kwh", c.intensity_g_per_kwh}, {"stale", c.stale},
+                 {"forecast_g_per_kwh", c.forecast_g_per_kwh}, {"lambda_g_per_s", c.lambda_g_per_s},
+                 {"elapsed_windows", c.elapsed_windows}, {"work_windows", c.work_windows},
+                 {"history", c.history}, {"history_first_hour", c.history_first_hour},
+                 {"explanation", c.explanation}};
   return {{"phase", PhaseName(state.phase)}, {"error", state.error},
           {"version_counter", state.version_counter}, {"base_version", state.base_version},
           {"stages", stages}, {"pipelines", pipelines}, {"stragglers", stragglers},
-          {"blocking_power_w", state.blocking_power_w}};
+          {"blocking_power_w", state.blocking_power_w}, {"carbon", carbon}};
 }
 
 Result<ControlState> ControlStateFromJson(const Json& j) {
@@ -68,6 +76,23 @@ Result<ControlState> ControlStateFromJson(const Json& j) {
     for (const Json& s : j.at("stragglers")) {
       state.stragglers.push_back(
           {s.at("pipeline").get<int>(), s.at("slowdown").get<double>(), s.at("detected").get<bool>()});
+    }
+    if (j.contains("carbon")) {  // absent in databases written before carbon-aware running
+      const Json& c = j.at("carbon");
+      CarbonState& cs = state.carbon;
+      cs.plan_index = c.at("plan_index").get<int>();
+      cs.evaluated = c.at("evaluated").get<bool>();
+      cs.last_eval_unix_s = c.at("last_eval_unix_s").get<int64_t>();
+      cs.last_window = c.at("last_window").get<int64_t>();
+      cs.intensity_g_per_kwh = c.at("intensity_g_per_kwh").get<double>();
+      cs.stale = c.at("stale").get<bool>();
+      cs.forecast_g_per_kwh = c.at("forecast_g_per_kwh").get<double>();
+      cs.lambda_g_per_s = c.at("lambda_g_per_s").get<double>();
+      cs.elapsed_windows = c.at("elapsed_windows").get<double>();
+      cs.work_windows = c.at("work_windows").get<double>();
+      cs.history = c.at("history").get<std::vector<double>>();
+      cs.history_first_hour = c.at("history_first_hour").get<int>();
+      cs.explanation = c.at("explanation").get<std::string>();
     }
   } catch (const Json::exception& e) {
     return Status::Internal(std::string("stored job state: ") + e.what());

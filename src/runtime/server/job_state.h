@@ -2,7 +2,7 @@
 //
 // Ranks, profiling measurements and iteration reports are rows of their own
 // tables; ControlState (phase, profiling sweep, plan in use per pipeline,
-// stragglers, plan versions) is small and stored as one JSON document. The
+// stragglers, plan versions, the carbon policy's state) is small and stored as one JSON document. The
 // server keeps a copy in memory and writes every change to the Store before
 // it replies, so a restarted server rebuilds exactly this state.
 //
@@ -53,6 +53,25 @@ struct Straggler {
   bool detected = false;    // false: declared through the API
 };
 
+// The carbon policy's state (jobs with a carbon config, while running).
+// Accounting is in windows of the fastest plan's work: the policy's own
+// slowdown, elapsed_windows / work_windows - 1, stays within the budget.
+struct CarbonState {
+  int plan_index = 0;                // into Frontier::plans; all pipelines run at least this slow
+  bool evaluated = false;            // false: no decision yet (plan_index 0)
+  int64_t last_eval_unix_s = 0;      // when plan_index was chosen
+  int64_t last_window = -1;          // floor(last_eval_unix_s / window_s)
+  double intensity_g_per_kwh = 0;    // the reading at the last decision
+  bool stale = false;                // the reading was a fallback
+  double forecast_g_per_kwh = 0;     // the next window's forecast at the last decision
+  double lambda_g_per_s = 0;
+  double elapsed_windows = 0;        // wall time under carbon control, in windows
+  double work_windows = 0;           // work done, in windows of the fastest plan
+  std::vector<double> history;       // one intensity per window, oldest first (at most 4 weeks)
+  int history_first_hour = 0;        // UTC hour of day of history[0]
+  std::string explanation;           // the last decision's log line
+};
+
 struct ControlState {
   Phase phase = Phase::kRegistering;
   std::string error;  // why the job failed
@@ -62,6 +81,7 @@ struct ControlState {
   std::vector<PipelinePlan> pipelines;   // [pipeline], filled when running starts
   std::vector<Straggler> stragglers;
   double blocking_power_w = 0;           // per GPU, used by the optimisation
+  CarbonState carbon;
 
   int64_t NextVersion() { return ++version_counter; }
   const Straggler* FindStraggler(int pipeline) const;

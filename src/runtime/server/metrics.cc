@@ -78,6 +78,16 @@ std::string RenderMetrics(const std::vector<Json>& summaries) {
       e.Add("perseus_profiling_stage_done", "1 when the stage finished profiling.", l, st["done"]);
     }
     AddPipelines(e, job, s);
+    if (s.contains("carbon")) {
+      const Json& c = s["carbon"];
+      e.Add("perseus_carbon_intensity_g_per_kwh", "Grid carbon intensity at the last carbon decision.", job,
+            c["intensity_g_per_kwh"]);
+      e.Add("perseus_carbon_forecast_g_per_kwh", "Forecast intensity of the next window at the last decision.", job,
+            c["forecast_g_per_kwh"]);
+      e.Add("perseus_carbon_plan_index", "Frontier plan the carbon policy chose (0 = fastest).", job, c["plan_index"]);
+      e.Add("perseus_carbon_slowdown_so_far", "The carbon policy's average slowdown vs the fastest plan so far.", job,
+            c["slowdown_so_far"]);
+    }
     if (s.contains("frontier")) {
       const Json& f = s["frontier"];
       e.Add("perseus_frontier_plans", "Plans on the time-energy frontier.", job, f["plans"]);

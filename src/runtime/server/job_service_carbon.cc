@@ -1,0 +1,235 @@
+// JobService: the carbon policy applied to running jobs (docs/carbon.md, "In the server").
+//
+// Each window of a job with a carbon config: read the intensity, forecast the
+// next window (BlendForecaster over the stored per-window history), price time
+// with LambdaForWork over the coming day and choose the frontier plan with
+// ChooseOption. Slowdown is counted against the fastest plan; a guard keeps
+// the policy's average slowdown within the budget at every window boundary.
+// The chosen plan is a floor for every pipeline (AssignPlans), so straggler
+// handling still applies on top.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <mutex>
+
+#include "carbon/blend_forecaster.h"
+#include "carbon/carbon_policy.h"
+#include "carbon/electricitymaps_source.h"
+#include "carbon/iso_time.h"
+#include "carbon/knob_options.h"
+#include "runtime/server/job_service.h"
+
+namespace perseus::server {
+
+namespace {
+
+constexpr int kHorizonWindows = 24;          // LambdaForWork looks this far ahead
+constexpr size_t kMaxHistory = 28 * 24;      // windows of intensity kept for the forecaster
+constexpr const char* kFrontierLabel = "frontier plan ";
+
+int64_t FloorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
+
+// The frontier's convex-hull plans; slowdown is measured against the fastest plan.
+carbon::KnobSet ServerKnobs(const Frontier& f) {
+  carbon::KnobSet k = carbon::FrontierKnobs(f);
+  k.reference = {"fastest plan", f.plans.front().time_s, f.plans.front().energy_j};
+  return k;
+}
+
+int PlanIndexOf(const carbon::KnobOption& o) {
+  return std::stoi(o.label.substr(std::char_traits<char>::length(kFrontierLabel)));
+}
+
+Result<std::unique_ptr<carbon::IntensitySource>> MakeSource(const CarbonConfig& c, carbon::LogFn log) {
+  if (c.source == "fixed") return std::unique_ptr<carbon::IntensitySource>(new carbon::FixedIntensitySource(c.value_g_per_kwh));
+  if (c.source == "trace") {
+    Result<carbon::IntensityTrace> trace = carbon::LoadCsvTrace(c.trace_path);
+    if (!trace.ok()) return trace.status().WithContext("carbon.trace_path");
+    return std::unique_ptr<carbon::IntensitySource>(new carbon::TraceIntensitySource(std::move(*trace)));
+  }
+  carbon::ElectricityMapsConfig em;
+  em.base_url = c.base_url;
+  em.zone = c.zone;
+  em.token = c.token;
+  return std::unique_ptr<carbon::IntensitySource>(new carbon::ElectricityMapsSource(em, std::move(log)));
+}
+
+}  // namespace
+
+int64_t JobService::Now() const {
+  if (carbon_.clock) return carbon_.clock();
+  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+Status JobService::DecideCarbon(Job& job, int64_t now) {
+  const CarbonConfig& cfg = *job.spec.carbon;
+  const std::string job_id = job.spec.id;
+  if (!job.carbon_source) {
+    Result<std::unique_ptr<carbon::IntensitySource>> source =
+        MakeSource(cfg, [this, job_id](const std::string& line) { Log("carbon_source", {{"job", job_id}, {"message", line}}); });
+    if (!source.ok()) return source.status();
+    job.carbon_source = std::move(*source);
+  }
+  const Frontier& f = job.plans->frontier();
+  const carbon::KnobSet knobs = ServerKnobs(f);
+  ControlState before = job.state, state = job.state;
+  CarbonState& cs = state.carbon;
+  const double budget = cfg.slowdown_budget;
+
+  // Account for the time since the last decision at the plan then chosen.
+  if (cs.evaluated && now > cs.last_eval_unix_s) {
+    const double dt = static_cast<double>(now - cs.last_eval_unix_s) / cfg.window_s;
+    cs.elapsed_windows += dt;
+    cs.work_windows += dt * f.plans.front().time_s / f.plans[cs.plan_index].time_s;
+  }
+  const carbon::IntensityReading reading = job.carbon_source->Current(now);
+  const int64_t window = FloorDiv(now, cfg.window_s);
+  if (cs.history.empty()) cs.history_first_hour = carbon::HourOfDayUtc(now);
+  if (cs.history.empty() || window != cs.last_window) {
+    cs.history.push_back(reading.carbon_g_per_kwh);
+  } else {
+    cs.history.back() = reading.carbon_g_per_kwh;  // a second decision in the same window
+  }
+  if (cs.history.size() > kMaxHistory) {
+    const size_t drop = cs.history.size() - kMaxHistory;
+    cs.history.erase(cs.history.begin(), cs.history.begin() + static_cast<std::ptrdiff_t>(drop));
+    cs.history_first_hour = static_cast<int>((cs.history_first_hour + drop) % 24);
+  }
+  carbon::BlendForecaster forecaster(1, cs.history_first_hour);
+  for (double v : cs.history) forecaster.Observe(v);
+  const double forecast = forecaster.Predict();
+
+  // The coming windows: now, the forecast, then the same hour on the last observed day.
+  const int last = static_cast<int>(cs.history.size()) - 1;
+  std::vector<double> coming(kHorizonWindows);
+  for (int k = 0; k < kHorizonWindows; ++k) {
+    const int idx = last + k - 24 * ((k + 23) / 24);
+    coming[k] = k == 0 ? reading.carbon_g_per_kwh : k == 1 || idx < 0 ? forecast : cs.history[idx];
+  }
+  const double need = (cs.elapsed_windows + kHorizonWindows) / (1 + budget) - cs.work_windows;
+  const carbon::LambdaChoice lambda = carbon::LambdaForWork(knobs, coming, std::max(0.0, need));
+  int option = carbon::ChooseOption(knobs, reading.carbon_g_per_kwh, lambda.lambda_g_per_s);
+  // Budget guard: after the next window the policy's slowdown is still within the budget.
+  while (option > 0 &&
+         cs.work_windows + carbon::WorkPerWindowH(knobs, option) < (cs.elapsed_windows + 1) / (1 + budget) - 1e-9) {
+    --option;
+  }
+  const carbon::KnobOption& o = knobs.options[option];
+  const double so_far = cs.work_windows > 0 ? cs.elapsed_windows / cs.work_windows - 1 : 0;
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "%s: intensity %.1f gCO2/kWh%s (forecast %.1f next window), lambda %.3g g/s -> %s (time %+.2f%%, "
+                "energy %+.2f%% vs %s); slowdown so far %.2f%% of budget %.2f%%",
+                carbon::FormatIsoUtc(now).c_str(), reading.carbon_g_per_kwh, reading.stale ? " (stale)" : "", forecast,
+                lambda.lambda_g_per_s, o.label.c_str(), 100 * (o.time_s / knobs.reference.time_s - 1),
+                100 * (o.energy_j / knobs.reference.energy_j - 1), knobs.reference.label.c_str(), 100 * so_far,
+                100 * budget);
+  cs.plan_index = PlanIndexOf(o);
+  cs.evaluated = true;
+  cs.last_eval_unix_s = now;
+  cs.last_window = window;
+  cs.intensity_g_per_kwh = reading.carbon_g_per_kwh;
+  cs.stale = reading.stale;
+  cs.forecast_g_per_kwh = forecast;
+  cs.lambda_g_per_s = lambda.lambda_g_per_s;
+  cs.explanation = line;
+  AssignPlans(job, &state);
+  PERSEUS_RETURN_IF_ERROR(CommitState(job, state, {}));
+  ResetStaleWindows(job, before);
+  Log("carbon_decision", {{"job", job_id},
+                          {"intensity_g_per_kwh", cs.intensity_g_per_kwh},
+                          {"forecast_g_per_kwh", forecast},
+                          {"lambda_g_per_s", cs.lambda_g_per_s},
+                          {"plan_index", cs.plan_index},
+                          {"explanation", cs.explanation}});
+  return Status::Ok();
+}
+
+Result<Reply> JobService::EvaluateCarbon(const std::string& job_id) {
+  Result<Job*> found = FindJob(job_id);
+  if (!found.ok()) return found.status();
+  Job& job = **found;
+  std::lock_guard<std::mutex> lock(job.mu);
+  if (!job.spec.carbon) return Status::Unavailable("job '" + job_id + "' has no carbon config");
+  if (job.state.phase != Phase::kRunning || !job.plans) {
+    return Status::Unavailable("job '" + job_id + "' is not running (phase " + PhaseName(job.state.phase) + ")");
+  }
+  PERSEUS_RETURN_IF_ERROR(DecideCarbon(job, Now()));
+  return Reply{200, CarbonSummary(job)};
+}
+
+void JobService::CarbonTick() {
+  std::vector<Job*> jobs;
+  {
+    std::shared_lock<std::shared_mutex> lock(jobs_mu_);
+    for (auto& [id, job] : jobs_) jobs.push_back(job.get());
+  }
+  const int64_t now = Now();
+  for (Job* job : jobs) {
+    std::lock_guard<std::mutex> lock(job->mu);
+    if (!job->spec.carbon || job->state.phase != Phase::kRunning || !job->plans) continue;
+    const CarbonState& cs = job->state.carbon;
+    if (cs.evaluated && now < cs.last_eval_unix_s + job->spec.carbon->window_s) continue;
+    Status s = DecideCarbon(*job, now);
+    if (!s.ok()) Log("carbon_decision_failed", {{"job", job->spec.id}, {"error", s.ToString()}});
+  }
+}
+
+void JobService::CarbonLoop() {
+  std::unique_lock<std::mutex> lock(carbon_mu_);
+  while (!carbon_stopping_) {
+    carbon_cv_.wait_for(lock, std::chrono::duration<double>(carbon_.poll_s), [this] { return carbon_stopping_; });
+    if (carbon_stopping_) break;
+    lock.unlock();
+    CarbonTick();
+    lock.lock();
+  }
+}
+
+Json JobService::CarbonSummary(const Job& job) {
+  const CarbonConfig& cfg = *job.spec.carbon;
+  const CarbonState& cs = job.state.carbon;
+  Json j = {{"config", RedactedJobSpecJson(job.spec)["carbon"]},
+            {"evaluated", cs.evaluated},
+            {"slowdown_budget", cfg.slowdown_budget},
+            {"window_s", cfg.window_s}};
+  j["intensity_g_per_kwh"] = cs.evaluated ? Json(cs.intensity_g_per_kwh) : Json(nullptr);
+  j["stale"] = cs.stale;
+  j["forecast_g_per_kwh"] = cs.evaluated ? Json(cs.forecast_g_per_kwh) : Json(nullptr);
+  j["lambda_g_per_s"] = cs.evaluated ? Json(cs.lambda_g_per_s) : Json(nullptr);
+  j["plan_index"] = cs.evaluated ? Json(cs.plan_index) : Json(nullptr);
+  j["last_eval_unix_s"] = cs.evaluated ? Json(cs.last_eval_unix_s) : Json(nullptr);
+  j["next_eval_unix_s"] = cs.evaluated ? Json(cs.last_eval_unix_s + cfg.window_s) : Json(nullptr);
+  j["elapsed_windows"] = cs.elapsed_windows;
+  j["work_windows"] = cs.work_windows;
+  j["slowdown_so_far"] = cs.work_windows > 0 ? cs.elapsed_windows / cs.work_windows - 1 : 0.0;
+  j["explanation"] = cs.explanation;
+  if (job.plans && cs.evaluated) {
+    const FrontierPlan& p = job.plans->frontier().plans[cs.plan_index];
+    j["plan_time_s"] = p.time_s;
+    j["plan_energy_j"] = p.energy_j;
+  }
+  return j;
+}
+
+Result<Json> JobService::CarbonJson(const std::string& job_id) {
+  Result<Job*> found = FindJob(job_id);
+  if (!found.ok()) return found.status();
+  Job& job = **found;
+  std::lock_guard<std::mutex> lock(job.mu);
+  if (!job.spec.carbon) return Status::NotFound("job '" + job_id + "' has no carbon config");
+  Json j = CarbonSummary(job);
+  j["id"] = job_id;
+  j["phase"] = PhaseName(job.state.phase);
+  Json pipelines = Json::array();
+  for (size_t p = 0; p < job.state.pipelines.size(); ++p) {
+    pipelines.push_back({{"pipeline", p}, {"plan_index", job.state.pipelines[p].plan_index},
+                         {"version", job.state.pipelines[p].version}});
+  }
+  j["pipelines"] = pipelines;
+  return j;
+}
+
+}  // namespace perseus::server

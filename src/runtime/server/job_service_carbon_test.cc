@@ -1,0 +1,254 @@
+// The carbon policy in the server: plan switching, the budget, stragglers on
+// top, config validation and restart.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "runtime/server/job_service.h"
+#include "runtime/server/metrics.h"
+#include "runtime/server/test_util.h"
+
+namespace perseus::server {
+namespace {
+
+using testing::JobBody;
+using testing::Plan;
+
+constexpr int64_t kDay0 = 1640995200;  // 2022-01-01T00:00:00Z
+
+// Four days: 100 gCO2/kWh from 00:00 to 11:59 UTC, 700 from 12:00 to 23:59.
+std::string WriteDiurnalTrace() {
+  std::string path = ::testing::TempDir() + "/perseus_carbon_trace_" + std::to_string(getpid()) + ".csv";
+  std::ofstream out(path);
+  out << "timestamp,gco2_per_kwh\n";
+  for (int d = 0; d < 4; ++d) {
+    for (int h = 0; h < 24; ++h) {
+      char ts[32];
+      std::snprintf(ts, sizeof ts, "2022-01-%02dT%02d:00:00Z", d + 1, h);
+      out << ts << "," << (h < 12 ? 100 : 700) << "\n";
+    }
+  }
+  return path;
+}
+
+bool IsHigh(int64_t now) { return (now - kDay0) % 86400 >= 12 * 3600; }
+
+class JobServiceCarbonTest : public ::testing::Test {
+ protected:
+  void Open(const std::string& path) {
+    service_.reset();
+    store_.reset();
+    Result<std::unique_ptr<Store>> store = Store::Open(path, false);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    store_ = std::move(*store);
+    CarbonOptions carbon;
+    carbon.clock = [this] { return now_; };
+    carbon.background = false;
+    Result<std::unique_ptr<JobService>> service =
+        JobService::Create(store_.get(), nullptr, testing::UniformPlansSolver, carbon);
+    ASSERT_TRUE(service.ok()) << service.status().ToString();
+    service_ = std::move(*service);
+  }
+  void SetUp() override { Open(":memory:"); }
+
+  // Registers, profiles and optimises a dp x pp job with `carbon`.
+  void StartJob(int dp, int pp, const Json& carbon) {
+    Json body = JobBody("j", dp, pp, 4);
+    body["carbon"] = carbon;
+    Result<Reply> reply = service_->RegisterJob(body);
+    ASSERT_TRUE(reply.ok()) << reply.status().ToString();
+    testing::RegisterAndProfile(*service_, "j", dp, pp, 4);
+    service_->WaitForOptimizer();
+    ASSERT_EQ((*service_->JobSummary("j"))["phase"], "running");
+  }
+  std::vector<double> PlanTimes() {
+    std::vector<double> out;
+    const Json frontier = *service_->FrontierJson("j");
+    for (const Json& p : frontier["plans"]) out.push_back(p["time_s"].get<double>());
+    return out;
+  }
+  std::string RegisterError(const Json& carbon) {
+    Json body = JobBody("bad", 1, 2, 4);
+    body["carbon"] = carbon;
+    Result<Reply> reply = service_->RegisterJob(body);
+    if (reply.ok()) return "accepted";
+    EXPECT_EQ(reply.status().code(), Status::Code::kInvalidArgument) << reply.status().ToString();
+    return reply.status().message();
+  }
+
+  int64_t now_ = kDay0;
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<JobService> service_;
+};
+
+TEST_F(JobServiceCarbonTest, SwitchesToSlowerPlansWhenIntensityRisesWithinTheBudget) {
+  const double budget = 0.05;
+  StartJob(2, 2, {{"source", "trace"}, {"trace_path", WriteDiurnalTrace()}, {"slowdown_budget", budget}});
+  const std::vector<double> times = PlanTimes();
+  ASSERT_GT(times.size(), 1u);
+  Json carbon = *service_->CarbonJson("j");
+  EXPECT_EQ(carbon["evaluated"], false);
+  EXPECT_TRUE(carbon["plan_index"].is_null());
+
+  double elapsed = 0, work = 0, high_time = 0, low_time = 0;
+  int high = 0, low = 0, prev = -1;
+  bool switched_up_at_rise = false;
+  int64_t version = Plan(*service_, "j", 0)["version"];
+  for (int w = 0; w < 72; ++w, now_ += 3600) {
+    if (prev >= 0) {  // the previous window ran plan `prev`
+      elapsed += 1;
+      work += times[0] / times[prev];
+      EXPECT_LE(elapsed / work - 1, budget + 1e-9) << "window " << w;
+    }
+    Result<Reply> r = service_->EvaluateCarbon("j");
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    const int plan = r->body["plan_index"];
+    EXPECT_EQ(r->body["intensity_g_per_kwh"].get<double>(), IsHigh(now_) ? 700 : 100);
+    EXPECT_FALSE(r->body["explanation"].get<std::string>().empty());
+    // Every pipeline runs the carbon plan, and ranks see a new version when it changes.
+    Json rank_plan = Plan(*service_, "j", 0);
+    EXPECT_EQ(rank_plan["plan_index"], plan);
+    EXPECT_EQ(Plan(*service_, "j", 3)["plan_index"], plan);
+    if (prev >= 0 && plan != prev) {
+      EXPECT_GT(rank_plan["version"].get<int64_t>(), version);
+    }
+    version = rank_plan["version"];
+    if (w >= 24) {
+      (IsHigh(now_) ? high_time : low_time) += times[plan];
+      ++(IsHigh(now_) ? high : low);
+      if ((now_ - kDay0) % 86400 == 12 * 3600 && plan > prev) switched_up_at_rise = true;
+    }
+    prev = plan;
+  }
+  // Once a day of history shows the pattern, the high-intensity hours run slower plans.
+  EXPECT_GT(high_time / high, low_time / low);
+  EXPECT_TRUE(switched_up_at_rise);
+  carbon = *service_->CarbonJson("j");
+  EXPECT_LE(carbon["slowdown_so_far"].get<double>(), budget + 1e-9);
+  EXPECT_GT(carbon["slowdown_so_far"].get<double>(), 0);
+  EXPECT_EQ(carbon["forecast_g_per_kwh"].is_number(), true);
+  const std::string metrics = RenderMetrics(service_->AllSummaries());
+  EXPECT_NE(metrics.find("perseus_carbon_intensity_g_per_kwh{job=\"j\"} "), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("perseus_carbon_forecast_g_per_kwh{job=\"j\"} "), std::string::npos);
+  EXPECT_NE(metrics.find("perseus_carbon_plan_index{job=\"j\"} "), std::string::npos);
+}
+
+TEST_F(JobServiceCarbonTest, ZeroBudgetKeepsTheFastestPlan) {
+  StartJob(1, 2, {{"source", "trace"}, {"trace_path", WriteDiurnalTrace()}, {"slowdown_budget", 0}});
+  for (int w = 0; w < 48; ++w, now_ += 3600) {
+    Result<Reply> r = service_->EvaluateCarbon("j");
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->body["plan_index"], 0) << "window " << w;
+  }
+}
+
+TEST_F(JobServiceCarbonTest, StragglerHandlingAppliesOnTop) {
+  StartJob(3, 2, {{"source", "fixed"}, {"value_g_per_kwh", 500}, {"slowdown_budget", 0.1}});
+  const std::vector<double> times = PlanTimes();
+  ASSERT_TRUE(service_->EvaluateCarbon("j").ok());
+  const int carbon_plan = (*service_->CarbonJson("j"))["plan_index"];
+  ASSERT_GT(carbon_plan, 0);
+  for (const double slowdown : {1.01, 1.5}) {
+    ASSERT_TRUE(service_->DeclareStraggler("j", {{"pipeline", 1}, {"slowdown", slowdown}}).ok());
+    // Without carbon, non-stragglers would run PlanForTime(min(s T0, T*)).
+    const double target = std::min(slowdown * times[0], times.back()) * (1 + 1e-9);
+    int straggler_plan = 0;
+    for (size_t i = 0; i < times.size(); ++i) {
+      if (times[i] <= target) straggler_plan = static_cast<int>(i);
+    }
+    const int expected = std::max(carbon_plan, straggler_plan);
+    EXPECT_EQ(Plan(*service_, "j", 0)["plan_index"], expected) << "slowdown " << slowdown;  // pipeline 0
+    EXPECT_EQ(Plan(*service_, "j", 4)["plan_index"], expected) << "slowdown " << slowdown;  // pipeline 2
+    EXPECT_EQ(Plan(*service_, "j", 2)["plan_index"], carbon_plan) << "slowdown " << slowdown;  // the straggler
+    if (slowdown > 1.4) {
+      EXPECT_GT(expected, carbon_plan);
+    } else {
+      EXPECT_EQ(expected, carbon_plan);
+    }
+    // A new carbon decision keeps the straggler response.
+    now_ += 3600;
+    ASSERT_TRUE(service_->EvaluateCarbon("j").ok());
+    const int c = (*service_->CarbonJson("j"))["plan_index"];
+    EXPECT_EQ(Plan(*service_, "j", 0)["plan_index"], std::max(c, straggler_plan));
+    EXPECT_EQ(Plan(*service_, "j", 2)["plan_index"], c);
+  }
+  ASSERT_TRUE(service_->ClearStraggler("j", 1).ok());
+  const int c = (*service_->CarbonJson("j"))["plan_index"];
+  for (int r : {0, 2, 4}) EXPECT_EQ(Plan(*service_, "j", r)["plan_index"], c);
+}
+
+TEST_F(JobServiceCarbonTest, BadConfigsAreRejectedNamingTheField) {
+  EXPECT_EQ(RegisterError(5), "field 'carbon': expected an object, got 5");
+  EXPECT_EQ(RegisterError({{"value_g_per_kwh", 5}}), "field 'carbon.source': missing");
+  EXPECT_EQ(RegisterError({{"source", "wind"}}),
+            "field 'carbon.source': expected 'fixed', 'trace' or 'electricitymaps', got \"wind\"");
+  EXPECT_EQ(RegisterError({{"source", "fixed"}}), "field 'carbon.value_g_per_kwh': missing");
+  EXPECT_EQ(RegisterError({{"source", "fixed"}, {"value_g_per_kwh", -1}}).rfind("field 'carbon.value_g_per_kwh':", 0), 0u);
+  EXPECT_EQ(RegisterError({{"source", "fixed"}, {"value_g_per_kwh", 1}, {"slowdown_budget", -0.1}})
+                .rfind("field 'carbon.slowdown_budget':", 0),
+            0u);
+  EXPECT_EQ(RegisterError({{"source", "fixed"}, {"value_g_per_kwh", 1}, {"window_s", 0}}).rfind("field 'carbon.window_s':", 0),
+            0u);
+  EXPECT_EQ(RegisterError({{"source", "fixed"}, {"value_g_per_kwh", 1}, {"budget", 0.1}}),
+            "field 'carbon.budget': unknown field");
+  EXPECT_EQ(RegisterError({{"source", "trace"}}), "field 'carbon.trace_path': missing");
+  EXPECT_EQ(RegisterError({{"source", "trace"}, {"trace_path", "/nonexistent/trace.csv"}}).rfind("field 'carbon.trace_path':", 0),
+            0u);
+  EXPECT_EQ(RegisterError({{"source", "electricitymaps"}}), "field 'carbon.zone': missing");
+  EXPECT_EQ(RegisterError({{"source", "electricitymaps"}, {"zone", "DE"}, {"base_url", "ftp://x"}}),
+            "field 'carbon.base_url': expected http://host[:port] or https://host[:port], got \"ftp://x\"");
+  EXPECT_TRUE(service_->AllSummaries().empty());
+
+  // A valid config; the token is stored but never shown.
+  Json body = JobBody("em", 1, 2, 4);
+  body["carbon"] = {{"source", "electricitymaps"}, {"zone", "DE"}, {"token", "secret"},
+                    {"base_url", "http://127.0.0.1:1"}};
+  ASSERT_EQ(service_->RegisterJob(body)->http_status, 201);
+  Json summary = *service_->JobSummary("em");
+  EXPECT_EQ(summary["spec"]["carbon"]["token"], "***");
+  EXPECT_EQ(summary.dump().find("secret"), std::string::npos);
+  EXPECT_EQ((*service_->CarbonJson("em"))["config"]["token"], "***");
+  // Not running yet; a job without carbon has no carbon resource.
+  EXPECT_EQ(service_->EvaluateCarbon("em").status().code(), Status::Code::kUnavailable);
+  ASSERT_TRUE(service_->RegisterJob(JobBody("plain", 1, 2, 4)).ok());
+  EXPECT_EQ(service_->CarbonJson("plain").status().code(), Status::Code::kNotFound);
+  EXPECT_EQ(service_->EvaluateCarbon("plain").status().code(), Status::Code::kUnavailable);
+  EXPECT_EQ(service_->CarbonJson("nope").status().code(), Status::Code::kNotFound);
+}
+
+TEST_F(JobServiceCarbonTest, TicksOncePerWindowWithTheInjectedClock) {
+  StartJob(1, 2, {{"source", "fixed"}, {"value_g_per_kwh", 300}, {"window_s", 600}});
+  service_->CarbonTick();
+  Json c = *service_->CarbonJson("j");
+  ASSERT_EQ(c["evaluated"], true);
+  EXPECT_EQ(c["last_eval_unix_s"], now_);
+  EXPECT_EQ(c["next_eval_unix_s"], now_ + 600);
+  now_ += 599;
+  service_->CarbonTick();
+  EXPECT_EQ((*service_->CarbonJson("j"))["last_eval_unix_s"], now_ - 599);
+  now_ += 1;
+  service_->CarbonTick();
+  EXPECT_EQ((*service_->CarbonJson("j"))["last_eval_unix_s"], now_);
+}
+
+TEST_F(JobServiceCarbonTest, StateSurvivesARestart) {
+  const std::string path = testing::TempDbPath("carbon_restart");
+  Open(path);
+  StartJob(2, 2, {{"source", "trace"}, {"trace_path", WriteDiurnalTrace()}, {"slowdown_budget", 0.05}});
+  for (int w = 0; w < 40; ++w, now_ += 3600) ASSERT_TRUE(service_->EvaluateCarbon("j").ok());
+  Json carbon = *service_->CarbonJson("j"), summary = *service_->JobSummary("j");
+  Json plan = Plan(*service_, "j", 1);
+  Open(path);
+  EXPECT_EQ(*service_->CarbonJson("j"), carbon);
+  EXPECT_EQ(*service_->JobSummary("j"), summary);
+  EXPECT_EQ(Plan(*service_, "j", 1), plan);
+  EXPECT_EQ(summary["spec"]["carbon"]["slowdown_budget"], 0.05);
+  // Decisions continue from the stored accounting and history.
+  ASSERT_TRUE(service_->EvaluateCarbon("j").ok());
+  Json next = *service_->CarbonJson("j");
+  EXPECT_NEAR(next["elapsed_windows"].get<double>(), carbon["elapsed_windows"].get<double>() + 1, 1e-9);
+  EXPECT_LE(next["slowdown_so_far"].get<double>(), 0.05 + 1e-9);
+}
+
+}  // namespace
+}  // namespace perseus::server
