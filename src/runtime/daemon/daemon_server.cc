@@ -120,7 +120,7 @@ Status DaemonServer::Serve(int stop_fd) {
     fds.push_back(pollfd{listen_fd_, POLLIN, 0});
     for (const Connection& c : connections_) {
       short events = 0;
-      if (!c.closing && c.out.size() < kMaxPendingOutputBytes) events |= POLLIN;
+      if (c.closing ? c.out.empty() : c.out.size() < kMaxPendingOutputBytes) events |= POLLIN;
       if (!c.out.empty()) events |= POLLOUT;
       fds.push_back(pollfd{c.fd, events, 0});
     }
@@ -189,7 +189,9 @@ void DaemonServer::Service(Connection& c, short revents) {
   }
   if (!c.closing && (revents & (POLLIN | POLLHUP | POLLERR))) ReadRequests(c);
   if (!c.dead) Flush(c);
-  if (c.closing && (revents & (POLLHUP | POLLERR))) c.dead = true;  // nobody left to read the reply
+  // A closing connection's reply is out and its write side shut; once the
+  // client reads it and hangs up (or sends more), close.
+  if (c.closing && c.out.empty() && (revents & (POLLIN | POLLHUP | POLLERR))) c.dead = true;
 }
 
 void DaemonServer::ReadRequests(Connection& c) {
@@ -237,7 +239,9 @@ void DaemonServer::Flush(Connection& c) {
     c.dead = true;  // EPIPE, ECONNRESET: the client is gone
     return;
   }
-  if (c.closing) c.dead = true;
+  // Closing right away could discard the reply: the client's own request may
+  // still be unread, and closing a Unix socket with unread data resets it.
+  if (c.closing) shutdown(c.fd, SHUT_WR);
 }
 
 void DaemonServer::Drop(Connection& c) {
@@ -249,6 +253,12 @@ void DaemonServer::Drop(Connection& c) {
     }
   }
   Log(Who(c.client) + " disconnected");
+  // Read what the client sent before closing: closing a Unix socket with
+  // unread data makes the peer's recv fail with ECONNRESET, and a refused
+  // client would then see that instead of the refusal it was sent.
+  char discard[4096];
+  while (recv(c.fd, discard, sizeof discard, MSG_DONTWAIT) > 0) {
+  }
   close(c.fd);
   c.fd = -1;
 }
