@@ -7,14 +7,10 @@
 
 #include "carbon/intensity_source.h"
 
+#include "carbon/temp_file_for_test.h"
+
 namespace perseus::carbon {
 namespace {
-
-std::string WriteTemp(const std::string& name, const std::string& text) {
-  std::string path = testing::TempDir() + "/" + name;
-  std::ofstream(path) << text;
-  return path;
-}
 
 TEST(CsvTrace, ReadsAndResamplesToHours) {
   std::string path = WriteTemp("trace.csv",

@@ -4,14 +4,10 @@
 
 #include <fstream>
 
+#include "carbon/temp_file_for_test.h"
+
 namespace perseus::carbon {
 namespace {
-
-std::string WriteTemp(const std::string& name, const std::string& text) {
-  std::string path = testing::TempDir() + "/" + name;
-  std::ofstream(path) << text;
-  return path;
-}
 
 TEST(PowerLimitProfile, ReadsZeusFormatAndSumsGpus) {
   std::string path = WriteTemp("pl.csv",
