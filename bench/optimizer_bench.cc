@@ -102,17 +102,17 @@ void GapToExact() {
 }
 
 void MinCutEngines(const Profile& profile) {
-  std::printf("\n== Sweep min cut: warm-started (hand-written) vs LEMON Preflow from scratch ==\n");
+  std::printf("\n== Sweep min cut: dynamic search trees (hand-written) vs LEMON Preflow from scratch ==\n");
   for (auto [s, m] : std::vector<std::pair<int, int>>{{8, 12}, {8, 24}}) {
     Problem problem = Build(profile, s, m);
     auto costs = perseus::optimizer::BuildNodeCosts(problem);
-    for (auto engine : {perseus::optimizer::MinCut::Engine::kWarmDinic, perseus::optimizer::MinCut::Engine::kLemonPreflow}) {
+    for (auto engine : {perseus::optimizer::MinCut::Engine::kDynamicTrees, perseus::optimizer::MinCut::Engine::kLemonPreflow}) {
       perseus::optimizer::FrontierSweep sweep(problem, costs, engine);
       double t0 = Now();
       while (sweep.Step()) {
       }
-      std::printf("%dx%-3d %-14s steps %5d  %.3f s  final T %.6f s\n", s, m,
-                  engine == perseus::optimizer::MinCut::Engine::kWarmDinic ? "warm Dinic" : "LEMON Preflow",
+      std::printf("%dx%-3d %-20s steps %5d  %.3f s  final T %.6f s\n", s, m,
+                  engine == perseus::optimizer::MinCut::Engine::kDynamicTrees ? "dynamic search trees" : "LEMON Preflow",
                   sweep.steps(), Now() - t0, sweep.time_s());
     }
   }

@@ -23,7 +23,7 @@ class FrontierSweep {
  public:
   // Starts with every computation at its cheapest hull vertex (time T*).
   FrontierSweep(const Problem& problem, const std::vector<NodeCosts>& costs,
-                MinCut::Engine engine = MinCut::Engine::kWarmDinic);
+                MinCut::Engine engine = MinCut::Engine::kDynamicTrees);
 
   // Shortens the iteration; returns false once no critical path can shrink.
   bool Step();

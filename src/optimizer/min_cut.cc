@@ -1,14 +1,16 @@
-// Warm-started min cut with lower bounds.
+// Min cut with lower bounds: dynamic Boykov-Kolmogorov search trees, and
+// LEMON's Preflow from scratch as the reference.
 #include "optimizer/min_cut.h"
 
 #include <lemon/preflow.h>
 #include <lemon/smart_graph.h>
 
 #include <algorithm>
+#include <climits>
 
 namespace perseus::optimizer {
 namespace {
-constexpr double kEps = 1e-9;
+constexpr double kEps = 1e-9;  // residual capacities at or below this are zero
 }  // namespace
 
 MinCut::MinCut(int num_nodes, Engine engine) : num_nodes_(num_nodes), engine_(engine) {}
@@ -18,190 +20,391 @@ int MinCut::AddArc(int from, int to) {
   to_.push_back(to);
   lower_.push_back(0);
   upper_.push_back(0);
-  return num_user_arcs_++;
+  return static_cast<int>(from_.size()) - 1;
 }
+
+bool MinCut::IsTerminalArc(int arc) const { return from_[arc] == kSource || to_[arc] == kSink; }
 
 void MinCut::SetBounds(int arc, double lower, double upper) {
+  if (lower_[arc] == lower && upper_[arc] == upper) return;
+  const double old_lower = lower_[arc];
   lower_[arc] = lower;
   upper_[arc] = upper;
-}
-
-int MinCut::Order(int v) const {
-  if (v == kSource) return -1;
-  if (v == kSink) return num_nodes_;
-  return v;
+  if (!finalized_ || !trees_valid_) return;  // the next solve starts afresh
+  auto mark_node = [this](int v) {
+    if (v != kSource && v != kSink && !node_marked_[v]) node_marked_[v] = 1, marked_nodes_.push_back(v);
+  };
+  if (IsTerminalArc(arc)) {
+    mark_node(from_[arc] == kSource ? to_[arc] : from_[arc]);
+    return;
+  }
+  cap_[arc] = upper >= kInfiniteCapacity ? kInfiniteCapacity : upper - lower;
+  // Flow the arc can no longer carry stays where it is, as terminal capacity.
+  if (flow_[arc] > cap_[arc] || lower != old_lower) {
+    flow_[arc] = std::min(flow_[arc], cap_[arc]);
+    mark_node(from_[arc]);
+    mark_node(to_[arc]);
+  }
+  if (!arc_marked_[arc]) arc_marked_[arc] = 1, marked_arcs_.push_back(arc);
 }
 
 void MinCut::Finalize() {
-  for (int v = 0; v < num_nodes_; ++v) {
-    from_.push_back(v), to_.push_back(kSink);
-    from_.push_back(kSource), to_.push_back(v);
-  }
   const int m = static_cast<int>(from_.size());
+  adj_start_.assign(num_nodes_ + 1, 0);
+  terminal_start_.assign(num_nodes_ + 1, 0);
+  auto inner = [](int v) { return v != kSource && v != kSink; };
+  for (int a = 0; a < m; ++a) {
+    if (IsTerminalArc(a)) {
+      int v = from_[a] == kSource ? to_[a] : from_[a];
+      if (inner(v)) ++terminal_start_[v + 1];
+    } else {
+      ++adj_start_[from_[a] + 1], ++adj_start_[to_[a] + 1];
+    }
+  }
+  for (int v = 0; v < num_nodes_; ++v) adj_start_[v + 1] += adj_start_[v], terminal_start_[v + 1] += terminal_start_[v];
+  adj_.resize(adj_start_[num_nodes_]);
+  terminal_.resize(terminal_start_[num_nodes_]);
+  std::vector<int> adj_fill(adj_start_.begin(), adj_start_.end() - 1);
+  std::vector<int> terminal_fill(terminal_start_.begin(), terminal_start_.end() - 1);
+  for (int a = 0; a < m; ++a) {
+    if (IsTerminalArc(a)) {
+      int v = from_[a] == kSource ? to_[a] : from_[a];
+      if (inner(v)) terminal_[terminal_fill[v]++] = a;
+    } else {
+      adj_[adj_fill[from_[a]]++] = 2 * a;
+      adj_[adj_fill[to_[a]]++] = 2 * a + 1;
+    }
+  }
   cap_.assign(m, 0);
   flow_.assign(m, 0);
-  out_first_.assign(num_nodes_, -1);
-  in_first_.assign(num_nodes_, -1);
-  out_next_.assign(m, -1);
-  in_next_.assign(m, -1);
-  for (int a = m - 1; a >= 0; --a) {
-    out_next_[a] = out_first_[from_[a]];
-    out_first_[from_[a]] = a;
-    in_next_[a] = in_first_[to_[a]];
-    in_first_[to_[a]] = a;
-  }
+  tree_.assign(num_nodes_, kFree);
+  active_.assign(num_nodes_, 0);
+  node_marked_.assign(num_nodes_, 0);
+  arc_marked_.assign(m, 0);
+  parent_.assign(num_nodes_, kNoLink);
+  stamp_.assign(num_nodes_, 0);
+  dist_.assign(num_nodes_, 0);
   finalized_ = true;
 }
 
-double MinCut::FoldLowerBounds() {
-  // balance_[v] = lower bounds leaving v - lower bounds entering v. The cut
-  // value is the sum over forward arcs of (upper - lower) plus the sum of
-  // balance_ over the source side: positive balance is an arc to the sink,
-  // negative balance an arc from the source plus a constant.
-  balance_.assign(num_nodes_, 0.0);
-  for (int a = 0; a < num_user_arcs_; ++a) {
-    cap_[a] = upper_[a] >= kInfiniteCapacity ? kInfiniteCapacity : upper_[a] - lower_[a];
-    balance_[from_[a]] += lower_[a];
-    balance_[to_[a]] -= lower_[a];
-  }
-  double constant = balance_[kSource];
-  for (int v = 0; v < num_nodes_; ++v) {
-    const int to_sink = num_user_arcs_ + 2 * v, from_source = to_sink + 1;
-    const bool inner = v != kSource && v != kSink;
-    cap_[to_sink] = inner && balance_[v] > 0 ? balance_[v] : 0;
-    cap_[from_source] = inner && balance_[v] < 0 ? -balance_[v] : 0;
-    if (inner && balance_[v] < 0) constant += balance_[v];
-  }
-  return constant;
-}
-
-void MinCut::TrimToCapacities() {
-  // Cut flow down to the new capacities, then restore conservation: excess
-  // flows back toward the source (reverse topological order), deficits on
-  // toward the sink (topological order). The flow is acyclic, so one pass each.
-  std::fill(balance_.begin(), balance_.end(), 0.0);  // now: inflow - outflow
-  for (size_t a = 0; a < flow_.size(); ++a) {
-    if (flow_[a] > cap_[a]) {
-      double over = flow_[a] - cap_[a];
-      flow_[a] = cap_[a];
-      balance_[from_[a]] += over;
-      balance_[to_[a]] -= over;
-    }
-  }
-  std::vector<int>& order = queue_;
-  order.clear();
-  for (int v = 2; v < num_nodes_; ++v) order.push_back(v);
-  for (auto it = order.rbegin(); it != order.rend(); ++it) {
-    int v = *it;
-    for (int a = in_first_[v]; a >= 0 && balance_[v] > kEps; a = in_next_[a]) {
-      double r = std::min(flow_[a], balance_[v]);
-      flow_[a] -= r, balance_[v] -= r, balance_[from_[a]] += r;
-    }
-  }
-  for (int v : order) {
-    for (int a = out_first_[v]; a >= 0 && balance_[v] < -kEps; a = out_next_[a]) {
-      double r = std::min(flow_[a], -balance_[v]);
-      flow_[a] -= r, balance_[v] += r, balance_[to_[a]] -= r;
-    }
-  }
-}
-
-void MinCut::BuildResidualIndex() {
-  // Compressed adjacency of the arcs that can carry residual capacity now:
-  // entry 2a is arc a leaving from_[a], entry 2a+1 its reverse leaving to_[a].
-  // Arcs with neither capacity nor flow (most of the network off the critical
-  // path) are left out, so searches skip them.
-  adj_start_.assign(num_nodes_ + 1, 0);
-  for (size_t a = 0; a < flow_.size(); ++a) {
-    if (cap_[a] > kEps || flow_[a] > kEps) ++adj_start_[from_[a] + 1], ++adj_start_[to_[a] + 1];
-  }
-  for (int v = 0; v < num_nodes_; ++v) adj_start_[v + 1] += adj_start_[v];
-  adj_.resize(adj_start_[num_nodes_]);
-  adj_fill_.assign(adj_start_.begin(), adj_start_.end() - 1);
-  for (int a = 0; a < static_cast<int>(flow_.size()); ++a) {
-    if (cap_[a] > kEps || flow_[a] > kEps) adj_[adj_fill_[from_[a]]++] = 2 * a, adj_[adj_fill_[to_[a]]++] = 2 * a + 1;
-  }
-}
-
-double MinCut::Residual(int entry) const {
+double MinCut::ResidualOut(int entry) const {
   const int a = entry >> 1;
   return (entry & 1) ? flow_[a] : cap_[a] - flow_[a];
 }
 
-int MinCut::Head(int entry) const { return (entry & 1) ? from_[entry >> 1] : to_[entry >> 1]; }
-
-bool MinCut::BuildLevels(bool stop_at_sink) {
-  // Breadth-first search of the residual network from the source; level_ < 0
-  // marks nodes it does not reach.
-  level_.assign(num_nodes_, -1);
-  queue_.clear();
-  level_[kSource] = 0;
-  queue_.push_back(kSource);
-  for (size_t h = 0; h < queue_.size(); ++h) {
-    const int v = queue_[h];
-    if (stop_at_sink && level_[kSink] >= 0 && level_[v] >= level_[kSink]) break;
-    for (int k = adj_start_[v]; k < adj_start_[v + 1]; ++k) {
-      const int w = Head(adj_[k]);
-      if (level_[w] < 0 && Residual(adj_[k]) > kEps) level_[w] = level_[v] + 1, queue_.push_back(w);
-    }
-  }
-  return level_[kSink] >= 0;
+double MinCut::ResidualIn(int entry) const {
+  const int a = entry >> 1;
+  return (entry & 1) ? cap_[a] - flow_[a] : flow_[a];
 }
 
-double MinCut::Push(int v, double limit) {
-  if (v == kSink) return limit;
-  for (int& k = cursor_[v]; k < adj_start_[v + 1]; ++k) {
-    const int e = adj_[k], w = Head(e);
-    const double r = Residual(e);
-    if (r <= kEps || level_[w] != level_[v] + 1) continue;
-    double pushed = Push(w, std::min(limit, r));
-    if (pushed > 0) {
-      flow_[e >> 1] += (e & 1) ? -pushed : pushed;
-      return pushed;
+void MinCut::PushOut(int entry, double amount) { flow_[entry >> 1] += (entry & 1) ? -amount : amount; }
+
+double MinCut::Terminal(int v, bool* both_infinite) const {
+  double net = 0;
+  bool from_source = false, to_sink = false;
+  for (int k = terminal_start_[v]; k < terminal_start_[v + 1]; ++k) {
+    const int a = terminal_[k];
+    const bool infinite = upper_[a] >= kInfiniteCapacity;
+    if (from_[a] == kSource) {
+      from_source |= infinite;
+      if (!infinite) net += upper_[a];
+    } else {
+      to_sink |= infinite;
+      if (!infinite) net -= upper_[a];
     }
   }
-  return 0;
+  for (int k = adj_start_[v]; k < adj_start_[v + 1]; ++k) {
+    const int e = adj_[k], a = e >> 1;
+    net += (e & 1) ? lower_[a] + flow_[a] : -(lower_[a] + flow_[a]);
+  }
+  if (both_infinite) *both_infinite = from_source && to_sink;
+  if (from_source) return kInfiniteCapacity;
+  if (to_sink) return -kInfiniteCapacity;
+  return net;
 }
 
-void MinCut::Augment() {
-  // Dinic: blocking flows along shortest residual paths.
-  BuildResidualIndex();
-  double total = 0;
-  while (BuildLevels(true)) {
-    cursor_.assign(adj_start_.begin(), adj_start_.end() - 1);
-    while (double pushed = Push(kSource, kInfiniteCapacity)) {
-      total += pushed;
-      if (total >= kInfiniteCapacity / 2) return;  // no finite cut; the caller stops
+bool MinCut::LinkValid(int v) const {
+  if (parent_[v] == kTerminalLink) return Terminal(v) * static_cast<int>(tree_[v]) > kEps;
+  return parent_[v] >= 0 && LinkResidual(static_cast<Tree>(tree_[v]), parent_[v]) > kEps;
+}
+
+void MinCut::Activate(int v) {
+  if (!active_[v]) active_[v] = 1, active_queue_.push_back(v);
+}
+
+void MinCut::MakeOrphan(int v) {
+  if (parent_[v] == kOrphanLink) return;
+  parent_[v] = kOrphanLink;
+  orphans_.push_back(v);
+}
+
+void MinCut::MakeRoot(int v, Tree tree) {
+  tree_[v] = tree;
+  parent_[v] = kTerminalLink;
+  stamp_[v] = time_;
+  dist_[v] = 1;
+  Activate(v);
+}
+
+void MinCut::MoveToOtherTree(int v) {
+  // Its children lose their parent; neighbours in its old tree may now have
+  // residual capacity into the other tree, so they must look again.
+  for (int k = adj_start_[v]; k < adj_start_[v + 1]; ++k) {
+    const int q = Head(adj_[k]);
+    if (tree_[q] != tree_[v]) continue;
+    if (parent_[q] >= 0 && Head(parent_[q]) == v) MakeOrphan(q);
+    Activate(q);
+  }
+  MakeRoot(v, static_cast<Tree>(-tree_[v]));
+}
+
+void MinCut::StartTrees() {
+  for (size_t a = 0; a < from_.size(); ++a) {
+    cap_[a] = upper_[a] >= kInfiniteCapacity ? kInfiniteCapacity : upper_[a] - lower_[a];
+    flow_[a] = 0;
+  }
+  std::fill(tree_.begin(), tree_.end(), kFree);
+  std::fill(parent_.begin(), parent_.end(), kNoLink);
+  std::fill(active_.begin(), active_.end(), 0);
+  std::fill(node_marked_.begin(), node_marked_.end(), 0);
+  std::fill(arc_marked_.begin(), arc_marked_.end(), 0);
+  active_queue_.clear(), orphans_.clear(), marked_nodes_.clear(), marked_arcs_.clear();
+  active_head_ = orphan_head_ = 0;
+  for (int v = 2; v < num_nodes_; ++v) marked_nodes_.push_back(v), node_marked_[v] = 1;
+  trees_valid_ = true;
+}
+
+void MinCut::HandleTerminalChange(int v) {
+  if (parent_[v] == kOrphanLink) return;  // adoption looks at its terminal anyway
+  const double net = Terminal(v);
+  const Tree want = net > kEps ? kSourceTree : net < -kEps ? kSinkTree : kFree;
+  if (tree_[v] == kFree) {
+    if (want != kFree) MakeRoot(v, want);
+  } else if (want == tree_[v]) {
+    if (parent_[v] != kTerminalLink) parent_[v] = kTerminalLink, stamp_[v] = time_, dist_[v] = 1;
+    Activate(v);
+  } else if (want == kFree) {
+    if (parent_[v] == kTerminalLink) MakeOrphan(v);
+  } else {
+    MoveToOtherTree(v);
+  }
+}
+
+bool MinCut::RepairChanges() {
+  for (int a : marked_arcs_) {
+    arc_marked_[a] = 0;
+    for (int v : {from_[a], to_[a]}) {
+      if (tree_[v] == kFree) continue;
+      if (parent_[v] >= 0 && (parent_[v] >> 1) == a && !LinkValid(v)) MakeOrphan(v);
+      Activate(v);  // the arc may have gained residual capacity
     }
   }
+  marked_arcs_.clear();
+  bool infinite = false;
+  for (int v : marked_nodes_) {
+    node_marked_[v] = 0;
+    bool both = false;
+    Terminal(v, &both);
+    infinite |= both;
+    if (!infinite) HandleTerminalChange(v);
+  }
+  marked_nodes_.clear();
+  if (infinite) return false;
+  AdoptOrphans();
+  return true;
+}
+
+void MinCut::Adopt(int v) {
+  const Tree tree = static_cast<Tree>(tree_[v]);
+  const double net = Terminal(v) * static_cast<int>(tree);
+  if (net > kEps) {
+    parent_[v] = kTerminalLink, stamp_[v] = time_, dist_[v] = 1;
+    return;
+  }
+  if (net < -kEps) {
+    MoveToOtherTree(v);
+    return;
+  }
+  // A new parent in the same tree whose path to the terminal avoids orphans,
+  // as close to the terminal as possible (stamps cache verified distances).
+  int best = -1, best_dist = INT_MAX;
+  for (int k = adj_start_[v]; k < adj_start_[v + 1]; ++k) {
+    const int e = adj_[k], q = Head(e);
+    if (tree_[q] != tree || LinkResidual(tree, e) <= kEps) continue;
+    int d = 0, j = q;
+    for (;;) {
+      if (stamp_[j] == time_) {
+        d += dist_[j];
+        break;
+      }
+      const int link = parent_[j];
+      ++d;
+      if (link == kTerminalLink) {
+        stamp_[j] = time_, dist_[j] = 1;
+        break;
+      }
+      if (link < 0) {
+        d = INT_MAX;
+        break;
+      }
+      j = Head(link);
+    }
+    if (d == INT_MAX) continue;
+    if (d < best_dist) best = e, best_dist = d;
+    for (j = q; stamp_[j] != time_; j = Head(parent_[j])) stamp_[j] = time_, dist_[j] = d--;
+  }
+  if (best >= 0) {
+    parent_[v] = best, stamp_[v] = time_, dist_[v] = best_dist + 1;
+    return;
+  }
+  for (int k = adj_start_[v]; k < adj_start_[v + 1]; ++k) {
+    const int e = adj_[k], q = Head(e);
+    if (tree_[q] != tree) continue;
+    if (LinkResidual(tree, e) > kEps) Activate(q);
+    if (parent_[q] >= 0 && Head(parent_[q]) == v) MakeOrphan(q);
+  }
+  tree_[v] = kFree;
+  parent_[v] = kNoLink;
+}
+
+void MinCut::AdoptOrphans() {
+  ++time_;
+  while (orphan_head_ < orphans_.size()) {
+    const int v = orphans_[orphan_head_++];
+    if (parent_[v] == kOrphanLink) Adopt(v);
+  }
+  orphans_.clear();
+  orphan_head_ = 0;
+}
+
+bool MinCut::Augment(int tail, int entry) {
+  double amount = ResidualOut(entry);
+  int x = tail;
+  for (; parent_[x] != kTerminalLink; x = Head(parent_[x])) amount = std::min(amount, ResidualIn(parent_[x]));
+  amount = std::min(amount, Terminal(x));
+  for (x = Head(entry); parent_[x] != kTerminalLink; x = Head(parent_[x])) amount = std::min(amount, ResidualOut(parent_[x]));
+  amount = std::min(amount, -Terminal(x));
+  if (amount >= kInfiniteCapacity / 2) return false;
+  PushOut(entry, amount);
+  for (x = tail; parent_[x] != kTerminalLink;) {
+    const int link = parent_[x], next = Head(link);
+    PushOut(link ^ 1, amount);
+    if (ResidualIn(link) <= kEps) MakeOrphan(x);
+    x = next;
+  }
+  if (Terminal(x) <= kEps) MakeOrphan(x);
+  for (x = Head(entry); parent_[x] != kTerminalLink;) {
+    const int link = parent_[x], next = Head(link);
+    PushOut(link, amount);
+    if (ResidualOut(link) <= kEps) MakeOrphan(x);
+    x = next;
+  }
+  if (Terminal(x) >= -kEps) MakeOrphan(x);
+  return true;
+}
+
+bool MinCut::MaxFlow() {
+  // Grow the trees from active nodes until they touch, push flow along the
+  // path found, re-home the orphans it leaves; done when nothing is active.
+  int current = -1;
+  for (;;) {
+    int p = current;
+    if (p < 0 || tree_[p] == kFree || parent_[p] == kOrphanLink) {
+      p = -1;
+      while (active_head_ < active_queue_.size()) {
+        const int v = active_queue_[active_head_++];
+        active_[v] = 0;
+        if (tree_[v] != kFree) {
+          p = v;
+          break;
+        }
+      }
+      if (p < 0) break;
+    }
+    const Tree tree = static_cast<Tree>(tree_[p]);
+    int meet = -1;
+    for (int k = adj_start_[p]; k < adj_start_[p + 1]; ++k) {
+      const int e = adj_[k], q = Head(e);
+      if (LinkResidual(tree, e ^ 1) <= kEps) continue;
+      if (tree_[q] == kFree) {
+        tree_[q] = tree, parent_[q] = e ^ 1, stamp_[q] = stamp_[p], dist_[q] = dist_[p] + 1;
+        Activate(q);
+      } else if (tree_[q] != tree) {
+        meet = e;
+        break;
+      }
+    }
+    if (meet < 0) {
+      current = -1;
+      continue;
+    }
+    const bool ok = tree == kSourceTree ? Augment(p, meet) : Augment(Head(meet), meet ^ 1);
+    if (!ok) return false;
+    AdoptOrphans();
+    current = p;
+  }
+  active_queue_.clear();
+  active_head_ = 0;
+  return true;
+}
+
+double MinCut::CutValue(const std::vector<char>& source_side) const {
+  double value = 0;
+  for (size_t a = 0; a < from_.size(); ++a) {
+    const bool tail_in = source_side[from_[a]], head_in = source_side[to_[a]];
+    if (tail_in && !head_in) {
+      if (upper_[a] >= kInfiniteCapacity) return kInfiniteCapacity;
+      value += upper_[a];
+    } else if (!tail_in && head_in) {
+      value -= lower_[a];
+    }
+  }
+  return value;
 }
 
 double MinCut::Solve(std::vector<char>& source_side) {
-  return engine_ == Engine::kWarmDinic ? SolveWarm(source_side) : SolveWithLemonPreflow(source_side);
+  return engine_ == Engine::kDynamicTrees ? SolveDynamic(source_side) : SolveWithLemonPreflow(source_side);
 }
 
-double MinCut::SolveWarm(std::vector<char>& source_side) {
+double MinCut::SolveDynamic(std::vector<char>& source_side) {
   if (!finalized_) Finalize();
-  double constant = FoldLowerBounds();
-  TrimToCapacities();
-  Augment();  // ends with a search that did not reach the sink: level_ marks the source side
+  if (!trees_valid_) StartTrees();
+  bool finite = RepairChanges() && MaxFlow();
   source_side.assign(num_nodes_, 0);
-  for (int v = 0; v < num_nodes_; ++v) source_side[v] = level_[v] >= 0 ? 1 : 0;
-  double value = 0;
-  for (int a = out_first_[kSource]; a >= 0; a = out_next_[a]) value += flow_[a];
-  if (value >= kInfiniteCapacity / 2) std::fill(flow_.begin(), flow_.end(), 0.0);  // do not warm-start from it
-  return value + constant;
+  source_side[kSource] = 1;
+  if (!finite) {
+    trees_valid_ = false;
+    return kInfiniteCapacity;
+  }
+  for (int v = 2; v < num_nodes_; ++v) source_side[v] = tree_[v] == kSourceTree;
+  return CutValue(source_side);
 }
 
 double MinCut::SolveWithLemonPreflow(std::vector<char>& source_side) {
-  if (!finalized_) Finalize();
-  double constant = FoldLowerBounds();
+  // The textbook reduction: inner arcs carry upper - lower, and each node's
+  // lower-bound balance becomes an arc to the sink or from the source.
   using Graph = lemon::SmartDigraph;
   Graph g;
   g.reserveNode(num_nodes_);
   for (int i = 0; i < num_nodes_; ++i) g.addNode();
   Graph::ArcMap<double> cap(g);
-  for (size_t a = 0; a < from_.size(); ++a) cap[g.addArc(g.nodeFromId(from_[a]), g.nodeFromId(to_[a]))] = cap_[a];
+  std::vector<double> balance(num_nodes_, 0.0);
+  double constant = 0;
+  auto add = [&](int from, int to, double c) { cap[g.addArc(g.nodeFromId(from), g.nodeFromId(to))] = c; };
+  for (size_t a = 0; a < from_.size(); ++a) {
+    const double upper = upper_[a] >= kInfiniteCapacity ? kInfiniteCapacity : upper_[a];
+    if (IsTerminalArc(static_cast<int>(a))) {
+      add(from_[a], to_[a], upper);
+    } else {
+      add(from_[a], to_[a], upper >= kInfiniteCapacity ? kInfiniteCapacity : upper - lower_[a]);
+      balance[from_[a]] += lower_[a];
+      balance[to_[a]] -= lower_[a];
+    }
+  }
+  for (int v = 2; v < num_nodes_; ++v) {
+    if (balance[v] > 0) add(v, kSink, balance[v]);
+    if (balance[v] < 0) add(kSource, v, -balance[v]), constant += balance[v];
+  }
   lemon::Preflow<Graph, Graph::ArcMap<double>> flow(g, cap, g.nodeFromId(kSource), g.nodeFromId(kSink));
   flow.tolerance(lemon::Tolerance<double>(1e-12));
   flow.runMinCut();

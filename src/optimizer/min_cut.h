@@ -1,22 +1,25 @@
 // Minimum s-t cut in a network whose arcs have lower and upper capacities,
 // the step of the Phillips-Dessouky method: the value of a cut X is
 //     sum of upper(a) over arcs leaving X - sum of lower(a) over arcs entering X.
-// Lower bounds are folded into node terms (an arc to the sink or from the
-// source per node) so one max flow solves it.
 //
 // The network's arcs are fixed; only their bounds change between solves, as
-// they do between steps of the sweep. Solve() therefore starts from the
-// previous maximum flow: it trims flow that no longer fits (cancelling it back
-// to the source or on to the sink along the acyclic flow) and augments from
-// there (Dinic), so a step costs a few graph passes instead of a max flow from
-// scratch. SolveWithLemonPreflow() solves the same cut from scratch with
-// LEMON's push-relabel; bench/min_cut_bench.cc compares the two (LEMON 1.3.1's
-// EdmondsKarp header does not compile) and the tests use it as a cross-check.
-// REQUIRES: arcs go from lower to higher node id except into the sink (node 1)
-// and out of the source (node 0), i.e. node ids are a topological order of the
-// network with the source first and the sink last. Not thread-safe.
+// they do between steps of the sweep, and usually only a few of them. The
+// default engine is therefore dynamic: a Boykov-Kolmogorov max flow whose
+// search trees and flow survive from one solve to the next (Kohli and Torr's
+// dynamic graph cuts). Lower bounds and any flow an arc can no longer carry
+// are folded into each node's net terminal capacity
+//     (source arcs' upper) - (sink arcs' upper) + (lower + flow in) - (lower + flow out),
+// positive: residual capacity from the source, negative: to the sink. Any
+// flow within the arcs' capacities is then a valid starting point, so a solve
+// only repairs the trees around the arcs and nodes whose bounds changed.
+// SolveWithLemonPreflow() solves the same cut from scratch with LEMON's
+// push-relabel; bench/optimizer_bench.cc compares the two and the tests use
+// it as a cross-check.
+// REQUIRES: no arc enters the source (node 0) or leaves the sink (node 1).
+// Not thread-safe.
 #pragma once
 
+#include <cstddef>
 #include <vector>
 
 namespace perseus::optimizer {
@@ -28,44 +31,76 @@ class MinCut {
   static constexpr int kSource = 0;
   static constexpr int kSink = 1;
 
-  enum class Engine { kWarmDinic, kLemonPreflow };
-  explicit MinCut(int num_nodes, Engine engine = Engine::kWarmDinic);
+  enum class Engine { kDynamicTrees, kLemonPreflow };
+  explicit MinCut(int num_nodes, Engine engine = Engine::kDynamicTrees);
   // Adds an arc with bounds [0, 0]; returns its id. Only before the first Solve.
   int AddArc(int from, int to);
   // REQUIRES: 0 <= lower <= upper (upper may be kInfiniteCapacity).
   void SetBounds(int arc, double lower, double upper);
 
   // Returns the minimum cut value (>= kInfiniteCapacity/2: no finite cut) and
-  // marks the source side in `source_side`, with the engine chosen at
+  // marks its source side in `source_side`: the nodes the source reaches in
+  // the residual network, the smallest minimum cut. Uses the engine chosen at
   // construction; the two named variants force one.
   double Solve(std::vector<char>& source_side);
-  double SolveWarm(std::vector<char>& source_side);
+  double SolveDynamic(std::vector<char>& source_side);
   double SolveWithLemonPreflow(std::vector<char>& source_side);
 
  private:
+  enum Tree : signed char { kFree = 0, kSourceTree = 1, kSinkTree = -1 };
+  static constexpr int kTerminalLink = -1;  // parent_ of a tree's root
+  static constexpr int kOrphanLink = -2;    // parent_ of a node awaiting adoption
+  static constexpr int kNoLink = -3;        // parent_ of a free node
+
   void Finalize();
-  double FoldLowerBounds();
-  void TrimToCapacities();
-  void Augment();
-  void BuildResidualIndex();
-  double Residual(int entry) const;
-  int Head(int entry) const;
-  bool BuildLevels(bool stop_at_sink);
-  double Push(int v, double limit);
-  int Order(int v) const;  // position of node v in topological order
+  bool IsTerminalArc(int arc) const;
+  double CutValue(const std::vector<char>& source_side) const;
+  void StartTrees();
+  bool RepairChanges();
+  bool MaxFlow();
+
+  // Adjacency entries: 2a is arc a seen from its tail, 2a+1 from its head.
+  int Head(int entry) const { return (entry & 1) ? from_[entry >> 1] : to_[entry >> 1]; }
+  double ResidualOut(int entry) const;  // along the entry, away from its owner
+  double ResidualIn(int entry) const;   // along the entry, toward its owner
+  // Residual capacity a tree link needs: from parent to child in the source
+  // tree, child to parent in the sink tree; `entry` is in the child's list.
+  double LinkResidual(Tree tree, int entry) const {
+    return tree == kSourceTree ? ResidualIn(entry) : ResidualOut(entry);
+  }
+  void PushOut(int entry, double amount);
+  // Net terminal capacity of node v (see the file comment), +-kInfiniteCapacity
+  // for an uncapacitated source or sink arc. Sets `both_infinite` if v has both.
+  double Terminal(int v, bool* both_infinite = nullptr) const;
+  bool LinkValid(int v) const;
+
+  void Activate(int v);
+  void MakeOrphan(int v);
+  void MakeRoot(int v, Tree tree);
+  // For a tree node now linked to the other terminal.
+  void MoveToOtherTree(int v);
+  void HandleTerminalChange(int v);
+  void Adopt(int v);
+  void AdoptOrphans();
+  // Saturates a path source -> ... -> tail -entry-> head -> ... -> sink;
+  // false if its capacity is unbounded.
+  bool Augment(int tail, int entry);
 
   int num_nodes_;
   Engine engine_;
   bool finalized_ = false;
-  // Arcs 0..num_user_arcs_-1 are the caller's; then per node one arc to the
-  // sink and one from the source carry the folded lower bounds.
-  int num_user_arcs_ = 0;
+  bool trees_valid_ = false;  // false: start the next dynamic solve afresh
   std::vector<int> from_, to_;
-  std::vector<double> lower_, upper_, cap_, flow_;
-  std::vector<int> out_first_, out_next_, in_first_, in_next_;
-  std::vector<double> balance_;
-  std::vector<int> level_, queue_, cursor_;
-  std::vector<int> adj_start_, adj_fill_, adj_;  // residual index (see BuildResidualIndex)
+  std::vector<double> lower_, upper_;
+  std::vector<double> cap_, flow_;  // inner arcs: upper - lower (or infinite), and flow
+  // Per node: inner arcs' entries and terminal arcs, in compressed rows.
+  std::vector<int> adj_start_, adj_, terminal_start_, terminal_;
+  // Search trees.
+  std::vector<signed char> tree_, active_, node_marked_, arc_marked_;
+  std::vector<int> parent_, stamp_, dist_;
+  std::vector<int> active_queue_, orphans_, marked_nodes_, marked_arcs_;
+  std::size_t active_head_ = 0, orphan_head_ = 0;
+  int time_ = 0;
 };
 
 }  // namespace perseus::optimizer

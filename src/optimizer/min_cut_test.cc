@@ -75,7 +75,7 @@ TEST(MinCut, MatchesBruteForceAndPreflowAcrossBoundChanges) {
       }
       std::vector<char> side_warm, side_cold;
       double expected = BruteForceCut(n, arcs, lower, upper);
-      double got = warm.SolveWarm(side_warm);
+      double got = warm.SolveDynamic(side_warm);
       double lemon = cold.SolveWithLemonPreflow(side_cold);
       if (expected >= kInfiniteCapacity / 2) {
         EXPECT_GE(got, kInfiniteCapacity / 2) << "trial " << trial << " round " << round;
