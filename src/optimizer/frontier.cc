@@ -8,6 +8,7 @@
 #include "optimizer/frontier_sweep.h"
 #include "optimizer/lower_bound.h"
 #include "optimizer/node_costs.h"
+#include "optimizer/sweep_replay.h"
 #include "perseus/optimizer.h"
 
 namespace perseus {
@@ -70,53 +71,56 @@ Status CheckOptions(const Problem& problem, const FrontierOptions& options) {
 }
 
 struct SweepResult {
-  std::vector<FrontierPlan> candidates;  // no candidate dominates another
+  std::vector<FrontierPlan> candidates;  // time ascending, energy descending
   int recorded = 0;
   optimizer::RelaxationCurve relaxation;
   int steps = 0;
 };
 
-// The sweep, recording a discrete plan every unit of time (and at the
-// all-max time) and the relaxation's cost at every step.
+// The deadlines to record plans at, ascending: every unit of time back from
+// the slowest, the fastest time and the all-max time.
+Result<std::vector<double>> RecordTimes(double fastest_s, double slowest_s, double all_max_s, double unit_s) {
+  const double units = std::floor((slowest_s - fastest_s) / unit_s);
+  if (units > kMaxRecordedPlans) {
+    return Status::InvalidArgument("unit time " + std::to_string(unit_s) +
+                                   " s is too small for this problem (over 1 million plans); use a larger one");
+  }
+  std::vector<double> times = {fastest_s};
+  if (all_max_s > fastest_s && all_max_s < slowest_s) times.push_back(all_max_s);
+  for (long k = static_cast<long>(units); k >= 0; --k) times.push_back(slowest_s - static_cast<double>(k) * unit_s);
+  std::sort(times.begin(), times.end());
+  times.erase(std::unique(times.begin(), times.end()), times.end());
+  return times;
+}
+
+// The sweep from slowest to fastest, then discrete plans recorded walking
+// its trajectory back from the fastest time: a plan every unit of time and
+// at the all-max time, until the relaxation proves every slower plan uses
+// more energy than one already found.
 Result<SweepResult> Sweep(const Problem& problem, const std::vector<NodeCosts>& costs, const FrontierOptions& options,
                           double all_max_time_s) {
   optimizer::FrontierSweep sweep(problem, costs);
   SweepResult out{{}, 0, optimizer::RelaxationCurve(problem.blocking_power_w * problem.num_stages()), 0};
-  std::vector<double> durations;
-  auto record = [&](double time_s) {
-    sweep.DurationsAt(time_s, durations);
-    // The sweep walks from slow to fast, so a new plan can only dominate the
-    // latest ones; dropping them as we go keeps memory at the frontier's size.
-    FrontierPlan plan = MakePlan(problem, optimizer::Discretize(problem, costs, durations, time_s));
-    ++out.recorded;
-    while (!out.candidates.empty() && out.candidates.back().time_s >= plan.time_s &&
-           out.candidates.back().energy_j >= plan.energy_j) {
-      out.candidates.pop_back();
-    }
-    out.candidates.push_back(std::move(plan));
-  };
-  record(sweep.time_s());
+  const double slowest_s = sweep.time_s();
   out.relaxation.Add(sweep.time_s(), sweep.relaxation_cost_j());
-  double next_record = sweep.time_s() - options.unit_time_s;
-  bool passed_all_max = sweep.time_s() <= all_max_time_s;
   while (sweep.Step()) {
     if (sweep.steps() > kMaxSweepSteps) return Status::Internal("sweep did not converge (over 5 million steps)");
     out.relaxation.Add(sweep.time_s(), sweep.relaxation_cost_j());
-    for (; next_record >= sweep.time_s(); next_record -= options.unit_time_s) {
-      if (out.recorded > kMaxRecordedPlans) {
-        return Status::InvalidArgument("unit time " + std::to_string(options.unit_time_s) +
-                                       " s is too small for this problem (over 1 million plans); use a larger one");
-      }
-      record(next_record);
-    }
-    if (!passed_all_max && sweep.time_s() <= all_max_time_s) {
-      passed_all_max = true;
-      record(all_max_time_s);
-    }
   }
-  record(sweep.time_s());
   out.relaxation.Finish();
   out.steps = sweep.steps();
+  Result<std::vector<double>> times = RecordTimes(sweep.time_s(), slowest_s, all_max_time_s, options.unit_time_s);
+  if (!times.ok()) return times.status();
+  optimizer::SweepReplay replay(sweep);
+  std::vector<double> durations;
+  for (double time_s : *times) {
+    if (!out.candidates.empty() && out.relaxation.AtLeastTime(time_s) > out.candidates.back().energy_j) break;
+    replay.DurationsAt(time_s, durations);
+    FrontierPlan plan = MakePlan(problem, optimizer::Discretize(problem, costs, durations, time_s));
+    ++out.recorded;
+    // Only a plan cheaper than every faster one can be on the frontier.
+    if (out.candidates.empty() || plan.energy_j < out.candidates.back().energy_j) out.candidates.push_back(std::move(plan));
+  }
   return out;
 }
 

@@ -24,6 +24,8 @@ FrontierSweep::FrontierSweep(const Problem& problem, const std::vector<NodeCosts
   lengthen_rate_.resize(n);
   for (int i = 0; i < n; ++i) RefreshRates(i);
   time_s_ = ForwardPass(problem_, duration_s_, earliest_start_);
+  step_times_s_.push_back(time_s_);
+  step_first_change_.push_back(0);
   for (int i = 0; i < n; ++i) cut_.AddArc(Start(i), Start(i) + 1);
   for (int i = 0; i < n; ++i) {
     for (int j : problem.nodes[i].succs) dependency_arcs_.push_back({i, j, cut_.AddArc(Start(i) + 1, Start(j))});
@@ -81,14 +83,6 @@ bool FrontierSweep::ReadCut() {
   return shortens;
 }
 
-void FrontierSweep::DurationsAt(double time_s, std::vector<double>& out) const {
-  out = duration_s_;
-  const double back = time_s - time_s_;  // >= 0: how far before the last step's end
-  for (int i : moved_) {
-    out[i] = std::clamp(out[i] - back * direction_[i], costs_[i].min_time_s(), costs_[i].max_time_s());
-  }
-}
-
 double FrontierSweep::BreakpointLimit() const {
   double step = time_s_;
   for (int i : moved_) {
@@ -135,12 +129,15 @@ bool FrontierSweep::Step() {
     double step = PathLimit(BreakpointLimit());
     if (step <= time_s_ * kTimeEps) continue;
     for (int i : moved_) {
+      changes_.push_back({i, duration_s_[i]});
       relaxation_cost_j_ -= costs_[i].HullCost(duration_s_[i]);
       duration_s_[i] = std::clamp(duration_s_[i] + step * direction_[i], costs_[i].min_time_s(), costs_[i].max_time_s());
       relaxation_cost_j_ += costs_[i].HullCost(duration_s_[i]);
       RefreshRates(i);
     }
     time_s_ = ForwardPass(problem_, duration_s_, earliest_start_);
+    step_times_s_.push_back(time_s_);
+    step_first_change_.push_back(changes_.size());
     ++steps_;
     return true;
   }

@@ -7,10 +7,12 @@
 // lengthening backward-cut ones), and moves as far as that cut stays optimal:
 // to the next breakpoint of a moved computation's cost curve, or until a
 // non-critical path becomes critical. Within a step the relaxation's optimum
-// moves linearly, so DurationsAt() gives it at any time the step passed.
+// moves linearly. The sweep keeps every step's changes (its trajectory), so
+// SweepReplay can reconstruct the optimum at any time it passed.
 // Not thread-safe.
 #pragma once
 
+#include <cstddef>
 #include <vector>
 
 #include "optimizer/min_cut.h"
@@ -29,13 +31,21 @@ class FrontierSweep {
   bool Step();
 
   const std::vector<double>& durations_s() const { return duration_s_; }
-  // The relaxation's optimal durations at `time_s`, which must lie between
-  // the times before and after the last step.
-  void DurationsAt(double time_s, std::vector<double>& out) const;
   double time_s() const { return time_s_; }
   // Cost (sum of hull costs, J) of the relaxation's optimum at time_s().
   double relaxation_cost_j() const { return relaxation_cost_j_; }
   int steps() const { return steps_; }
+
+  // The trajectory: step k ran from step_times_s()[k] down to
+  // step_times_s()[k + 1] and changed the durations listed in
+  // changes()[step_first_change()[k] .. step_first_change()[k + 1]).
+  struct Change {
+    int node;
+    double duration_before_s;
+  };
+  const std::vector<double>& step_times_s() const { return step_times_s_; }
+  const std::vector<std::size_t>& step_first_change() const { return step_first_change_; }
+  const std::vector<Change>& changes() const { return changes_; }
 
  private:
   static int Start(int node) { return 2 + 2 * node; }  // start event; finish is +1
@@ -70,6 +80,9 @@ class FrontierSweep {
   std::vector<double> shorten_rate_, lengthen_rate_;  // at duration_s_, refreshed for moved nodes
   std::vector<char> source_side_;
   MinCut cut_;
+  std::vector<double> step_times_s_;
+  std::vector<std::size_t> step_first_change_;
+  std::vector<Change> changes_;
 };
 
 }  // namespace perseus::optimizer

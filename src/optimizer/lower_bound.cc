@@ -81,6 +81,12 @@ void RelaxationCurve::Finish() {
     best = std::min(best, cost_j_[k] + blocking_power_w_ * time_s_[k]);
     prefix_min_energy_j_.push_back(best);
   }
+  suffix_min_energy_j_.resize(time_s_.size());
+  best = std::numeric_limits<double>::infinity();
+  for (size_t k = time_s_.size(); k-- > 0;) {
+    best = std::min(best, cost_j_[k] + blocking_power_w_ * time_s_[k]);
+    suffix_min_energy_j_[k] = best;
+  }
 }
 
 double RelaxationCurve::CostAt(double t) const {
@@ -99,6 +105,14 @@ double RelaxationCurve::AtTime(double t) const {
   size_t k = std::upper_bound(time_s_.begin(), time_s_.end(), t) - time_s_.begin();
   double at_t = CostAt(t) + blocking_power_w_ * t;
   return k == 0 ? at_t : std::min(prefix_min_energy_j_[k - 1], at_t);
+}
+
+double RelaxationCurve::AtLeastTime(double t) const {
+  if (time_s_.empty()) return 0;
+  // Past the slowest visited time the cost is flat, so the energy only grows.
+  size_t k = std::upper_bound(time_s_.begin(), time_s_.end(), t) - time_s_.begin();
+  double at_t = CostAt(t) + blocking_power_w_ * t;
+  return k == time_s_.size() ? at_t : std::min(suffix_min_energy_j_[k], at_t);
 }
 
 Result<EnergyLowerBound> EnergyLowerBound::Compute(const Problem& problem, const std::vector<NodeCosts>& costs,

@@ -31,10 +31,12 @@ class RelaxationCurve {
   double CostAt(double time_s) const;
   // Lower bound on the energy of any plan whose iteration time is <= time_s.
   double AtTime(double time_s) const;
+  // Lower bound on the energy of any plan whose iteration time is >= time_s.
+  double AtLeastTime(double time_s) const;
 
  private:
   std::vector<double> time_s_, cost_j_;  // ascending after Finish()
-  std::vector<double> prefix_min_energy_j_;
+  std::vector<double> prefix_min_energy_j_, suffix_min_energy_j_;
   double blocking_power_w_;  // x stages
 };
 

@@ -1,0 +1,99 @@
+// The sweep's trajectory and its replay: replaying reproduces every step's
+// optimum exactly, stays feasible and on the relaxation's cost curve between
+// steps, and the relaxation's bound on slower plans holds against exhaustive
+// search.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "optimizer/critical_path.h"
+#include "optimizer/frontier_sweep.h"
+#include "optimizer/lower_bound.h"
+#include "optimizer/sweep_replay.h"
+#include "optimizer/testing/brute_force.h"
+
+namespace perseus::optimizer {
+namespace {
+
+Problem RandomProblem(std::mt19937& rng, int stages, int microbatches, int options) {
+  ProblemSpec spec;
+  spec.schedule = {ScheduleKind::k1F1B, stages, microbatches, 1};
+  spec.blocking_power_w = 60;
+  Result<Problem> p = BuildProblem(testing::RandomProfile(rng, stages, options), spec);
+  EXPECT_TRUE(p.ok()) << p.status().ToString();
+  return std::move(*p);
+}
+
+double HullCost(const std::vector<NodeCosts>& costs, const std::vector<double>& d) {
+  double sum = 0;
+  for (size_t i = 0; i < d.size(); ++i) sum += costs[i].HullCost(d[i]);
+  return sum;
+}
+
+TEST(SweepReplay, ReproducesEveryStepAndInterpolatesFeasibly) {
+  std::mt19937 rng(17);
+  for (int trial = 0; trial < 20; ++trial) {
+    Problem problem = RandomProblem(rng, 2 + trial % 4, 3 + trial % 7, 3 + trial % 5);
+    std::vector<NodeCosts> costs = BuildNodeCosts(problem);
+    FrontierSweep sweep(problem, costs);
+    RelaxationCurve curve(0);
+    std::vector<std::vector<double>> snapshots = {sweep.durations_s()};
+    curve.Add(sweep.time_s(), sweep.relaxation_cost_j());
+    while (sweep.Step()) {
+      snapshots.push_back(sweep.durations_s());
+      curve.Add(sweep.time_s(), sweep.relaxation_cost_j());
+    }
+    curve.Finish();
+    const std::vector<double>& times = sweep.step_times_s();
+    ASSERT_EQ(times.size(), snapshots.size());
+    SweepReplay replay(sweep);
+    std::vector<double> d, es;
+    for (int k = static_cast<int>(times.size()) - 1; k >= 0; --k) {
+      if (k + 1 < static_cast<int>(times.size())) {  // a point inside step k
+        double t = times[k + 1] + (times[k] - times[k + 1]) * std::uniform_real_distribution<>(0.05, 0.95)(rng);
+        replay.DurationsAt(t, d);
+        EXPECT_LE(ForwardPass(problem, d, es), t * (1 + 1e-9)) << "trial " << trial << " step " << k;
+        EXPECT_NEAR(HullCost(costs, d), curve.CostAt(t), 1e-6 * std::max(1.0, std::abs(curve.CostAt(t))));
+        for (size_t i = 0; i < d.size(); ++i) {
+          EXPECT_GE(d[i], costs[i].min_time_s() * (1 - 1e-12));
+          EXPECT_LE(d[i], costs[i].max_time_s() * (1 + 1e-12));
+        }
+      }
+      replay.DurationsAt(times[k], d);
+      EXPECT_EQ(d, snapshots[k]) << "trial " << trial << " step " << k;
+    }
+    replay.DurationsAt(times.front() * 2, d);
+    EXPECT_EQ(d, snapshots.front()) << "past the slowest time: the starting durations";
+  }
+}
+
+TEST(RelaxationCurve, BoundsEverySlowerPlan) {
+  std::mt19937 rng(23);
+  for (int trial = 0; trial < 30; ++trial) {
+    Problem problem = RandomProblem(rng, 2 + trial % 2, 2 + (trial / 2) % 2, 2 + (trial % 3 == 0));
+    if (problem.num_nodes() > 12 && trial % 3 == 0) continue;  // keep enumeration small
+    std::vector<NodeCosts> costs = BuildNodeCosts(problem);
+    FrontierSweep sweep(problem, costs);
+    RelaxationCurve curve(problem.blocking_power_w * problem.num_stages());
+    curve.Add(sweep.time_s(), sweep.relaxation_cost_j());
+    while (sweep.Step()) curve.Add(sweep.time_s(), sweep.relaxation_cost_j());
+    curve.Finish();
+    std::vector<testing::ExactPoint> exact = testing::ExactFrontier(problem);
+    for (const testing::ExactPoint& p : exact) {
+      for (double f : {0.9, 0.99, 1.0}) {
+        // Every plan at least as slow as f * p.time_s uses at least the bound,
+        // in particular the exact frontier's points that slow.
+        double bound = curve.AtLeastTime(f * p.time_s);
+        double cheapest = p.energy_j;
+        for (const testing::ExactPoint& q : exact) {
+          if (q.time_s >= f * p.time_s) cheapest = std::min(cheapest, q.energy_j);
+        }
+        EXPECT_LE(bound, cheapest * (1 + 1e-9)) << "trial " << trial;
+        EXPECT_LE(curve.AtTime(p.time_s), p.energy_j * (1 + 1e-9)) << "trial " << trial;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace perseus::optimizer
