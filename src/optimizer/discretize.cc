@@ -6,60 +6,51 @@
 #include "optimizer/critical_path.h"
 
 namespace perseus::optimizer {
-namespace {
 
-std::vector<double> Durations(const std::vector<NodeCosts>& costs, const std::vector<int>& pareto_index) {
-  std::vector<double> d(costs.size());
-  for (size_t i = 0; i < costs.size(); ++i) d[i] = costs[i].pareto()[pareto_index[i]].time_s;
-  return d;
+Discretizer::Discretizer(const Problem& problem, const std::vector<NodeCosts>& costs)
+    : problem_(problem),
+      costs_(costs),
+      rounded_(problem.nodes.size(), 0),
+      index_(problem.nodes.size(), 0),
+      duration_s_(problem.nodes.size()) {}
+
+void Discretizer::Choose(int i, double available_s) {
+  index_[i] = std::max(0, costs_[i].CheapestWithinNear(available_s, index_[i]));
+  duration_s_[i] = costs_[i].pareto()[index_[i]].time_s;
 }
 
-// One pass in topological order: each computation starts when its
-// predecessors (as already changed in this pass) finish and takes the
-// cheapest option that still finishes by its latest finish time.
-void ForwardFill(const Problem& problem, const std::vector<NodeCosts>& costs, double deadline_s,
-                 std::vector<int>& idx) {
-  std::vector<double> d = Durations(costs, idx), latest_finish, start(problem.nodes.size(), 0.0);
-  BackwardPass(problem, d, deadline_s, latest_finish);
-  for (int i = 0; i < problem.num_nodes(); ++i) {
-    idx[i] = costs[i].CheapestWithinFrom(latest_finish[i] - start[i], idx[i]);
-    double finish = start[i] + costs[i].pareto()[idx[i]].time_s;
-    for (int v : problem.nodes[i].succs) start[v] = std::max(start[v], finish);
+void Discretizer::BackwardFill(double deadline_s) {
+  // earliest_start_ holds the starts before this pass; bound_s_ becomes each
+  // computation's latest finish as the pass has already changed its successors.
+  bound_s_.assign(problem_.nodes.size(), deadline_s);
+  for (int i = problem_.num_nodes() - 1; i >= 0; --i) {
+    Choose(i, bound_s_[i] - earliest_start_[i]);
+    const double start = bound_s_[i] - duration_s_[i];
+    for (int u : problem_.nodes[i].preds) bound_s_[u] = std::min(bound_s_[u], start);
   }
 }
 
-// The mirror image: in reverse topological order, each computation finishes
-// when its successors must start and starts no earlier than its earliest start.
-void BackwardFill(const Problem& problem, const std::vector<NodeCosts>& costs, double deadline_s,
-                  std::vector<int>& idx) {
-  std::vector<double> d = Durations(costs, idx), earliest_start;
-  ForwardPass(problem, d, earliest_start);
-  std::vector<double> finish(problem.nodes.size(), deadline_s);
-  for (int i = problem.num_nodes() - 1; i >= 0; --i) {
-    idx[i] = costs[i].CheapestWithinFrom(finish[i] - earliest_start[i], idx[i]);
-    double start = finish[i] - costs[i].pareto()[idx[i]].time_s;
-    for (int u : problem.nodes[i].preds) finish[u] = std::min(finish[u], start);
+void Discretizer::ForwardFill(double deadline_s) {
+  BackwardPass(problem_, duration_s_, deadline_s, latest_finish_);
+  bound_s_.assign(problem_.nodes.size(), 0.0);  // earliest start after this pass's changes
+  for (int i = 0; i < problem_.num_nodes(); ++i) {
+    Choose(i, latest_finish_[i] - bound_s_[i]);
+    const double finish = bound_s_[i] + duration_s_[i];
+    for (int v : problem_.nodes[i].succs) bound_s_[v] = std::max(bound_s_[v], finish);
   }
 }
 
-}  // namespace
-
-void FillSlack(const Problem& problem, const std::vector<NodeCosts>& costs, double deadline_s,
-               std::vector<int>& pareto_index) {
-  std::vector<double> es;
-  double t = ForwardPass(problem, Durations(costs, pareto_index), es);
-  double deadline = std::max(deadline_s, t);
-  BackwardFill(problem, costs, deadline, pareto_index);
-  ForwardFill(problem, costs, deadline, pareto_index);
-}
-
-PlanChoice Discretize(const Problem& problem, const std::vector<NodeCosts>& costs,
-                      const std::vector<double>& duration_s, double deadline_s) {
-  std::vector<int> idx(problem.nodes.size());
-  for (int i = 0; i < problem.num_nodes(); ++i) idx[i] = std::max(0, costs[i].CheapestWithin(duration_s[i]));
-  FillSlack(problem, costs, deadline_s, idx);
-  PlanChoice choice(idx.size());
-  for (size_t i = 0; i < idx.size(); ++i) choice[i] = costs[i].pareto()[idx[i]].option;
+PlanChoice Discretizer::Run(const std::vector<double>& duration_s, double deadline_s) {
+  for (int i = 0; i < problem_.num_nodes(); ++i) {
+    rounded_[i] = std::max(0, costs_[i].CheapestWithinNear(duration_s[i], rounded_[i]));
+    index_[i] = rounded_[i];
+    duration_s_[i] = costs_[i].pareto()[index_[i]].time_s;
+  }
+  const double deadline = std::max(deadline_s, ForwardPass(problem_, duration_s_, earliest_start_));
+  BackwardFill(deadline);
+  ForwardFill(deadline);
+  PlanChoice choice(index_.size());
+  for (size_t i = 0; i < index_.size(); ++i) choice[i] = costs_[i].pareto()[index_[i]].option;
   return choice;
 }
 

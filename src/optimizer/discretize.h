@@ -3,7 +3,9 @@
 // Each computation first takes the cheapest measured option no longer than
 // its continuous duration (so the plan is never slower than the relaxation),
 // then sweeps over the DAG hand any remaining slack before the deadline to
-// computations that can use it to save energy. Pure function.
+// computations that can use it to save energy. Consecutive calls on nearby
+// durations (as the frontier's records are) reuse the previous rounding as a
+// starting guess and scratch space, so an object serves one caller at a time.
 #pragma once
 
 #include <vector>
@@ -13,14 +15,30 @@
 
 namespace perseus::optimizer {
 
-// REQUIRES: duration_s[i] >= costs[i].min_time_s(); the result's iteration
-// time is at most max(deadline_s, longest path of duration_s).
-PlanChoice Discretize(const Problem& problem, const std::vector<NodeCosts>& costs,
-                      const std::vector<double>& duration_s, double deadline_s);
+class Discretizer {
+ public:
+  // Both must outlive the discretizer.
+  Discretizer(const Problem& problem, const std::vector<NodeCosts>& costs);
 
-// Hands slack before `deadline_s` to computations that save energy with it;
-// never makes the plan slower than max(deadline_s, its current time).
-void FillSlack(const Problem& problem, const std::vector<NodeCosts>& costs, double deadline_s,
-               std::vector<int>& pareto_index);
+  // REQUIRES: duration_s[i] >= costs[i].min_time_s(); the result's iteration
+  // time is at most max(deadline_s, longest path of duration_s).
+  PlanChoice Run(const std::vector<double>& duration_s, double deadline_s);
+
+ private:
+  // Slack filling, each pass keeping the other end fixed: in reverse
+  // topological order each computation may end as late as its successors
+  // start; then in topological order it may start as early as its
+  // predecessors finish. Only lengthen: read and update index_ and duration_s_.
+  void BackwardFill(double deadline_s);
+  void ForwardFill(double deadline_s);
+  void Choose(int node, double available_s);
+
+  const Problem& problem_;
+  const std::vector<NodeCosts>& costs_;
+  // Indices into each computation's pareto(): the plain rounding (kept as
+  // the next call's guess) and the plan being filled.
+  std::vector<int> rounded_, index_;
+  std::vector<double> duration_s_, earliest_start_, latest_finish_, bound_s_;
+};
 
 }  // namespace perseus::optimizer

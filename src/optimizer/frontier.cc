@@ -112,11 +112,12 @@ Result<SweepResult> Sweep(const Problem& problem, const std::vector<NodeCosts>& 
   Result<std::vector<double>> times = RecordTimes(sweep.time_s(), slowest_s, all_max_time_s, options.unit_time_s);
   if (!times.ok()) return times.status();
   optimizer::SweepReplay replay(sweep);
+  optimizer::Discretizer discretizer(problem, costs);
   std::vector<double> durations;
   for (double time_s : *times) {
     if (!out.candidates.empty() && out.relaxation.AtLeastTime(time_s) > out.candidates.back().energy_j) break;
     replay.DurationsAt(time_s, durations);
-    FrontierPlan plan = MakePlan(problem, optimizer::Discretize(problem, costs, durations, time_s));
+    FrontierPlan plan = MakePlan(problem, discretizer.Run(durations, time_s));
     ++out.recorded;
     // Only a plan cheaper than every faster one can be on the frontier.
     if (out.candidates.empty() || plan.energy_j < out.candidates.back().energy_j) out.candidates.push_back(std::move(plan));

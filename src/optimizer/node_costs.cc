@@ -100,11 +100,26 @@ int NodeCosts::CheapestWithin(double d) const {
   return static_cast<int>(it - pareto_.begin()) - 1;
 }
 
-int NodeCosts::CheapestWithinFrom(double d, int from) const {
+int NodeCosts::CheapestWithinNear(double d, int guess) const {
   const double limit = d * (1 + kTimeEps);
   const int n = static_cast<int>(pareto_.size());
-  while (from + 1 < n && pareto_[from + 1].time_s <= limit) ++from;
-  return from;
+  auto fits = [&](int k) { return k < 0 || pareto_[k].time_s <= limit; };
+  // Gallop away from the guess until lo fits and hi does not (or is n),
+  // then bisect: the answer is the last index that fits.
+  int lo = std::clamp(guess, -1, n - 1), hi;
+  if (fits(lo)) {
+    hi = lo + 1;
+    for (int step = 1; hi < n && fits(hi); step *= 2) lo = hi, hi = std::min(n, lo + step);
+  } else {
+    hi = lo;
+    lo = hi - 1;
+    for (int step = 1; !fits(lo); step *= 2) hi = lo, lo = std::max(-1, hi - step);
+  }
+  while (hi - lo > 1) {
+    const int mid = lo + (hi - lo) / 2;
+    (fits(mid) ? lo : hi) = mid;
+  }
+  return lo;
 }
 
 std::vector<NodeCosts> BuildNodeCosts(const Problem& problem) {

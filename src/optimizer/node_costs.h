@@ -42,8 +42,8 @@ class NodeCosts {
   double HullVertexAbove(double d) const;
   // Index into pareto() of the cheapest option with time <= d, or -1.
   int CheapestWithin(double d) const;
-  // The same, knowing option `from` fits (a short scan upward from it).
-  int CheapestWithinFrom(double d, int from) const;
+  // The same, scanning from index `guess` (fast when the answer is near it).
+  int CheapestWithinNear(double d, int guess) const;
 
  private:
   int SegmentAt(double d, bool left) const;

@@ -1,0 +1,56 @@
+// Per-computation cost curves: the Pareto list and its lower convex hull,
+// and the searches the discretisation relies on, against plain scans.
+#include "optimizer/node_costs.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+namespace perseus::optimizer {
+namespace {
+
+std::vector<FreqPoint> RandomOptions(std::mt19937& rng, int count) {
+  std::vector<FreqPoint> options;
+  std::uniform_real_distribution<> time(0.01, 0.05), energy(1, 10);
+  for (int k = 0; k < count; ++k) options.push_back({1410 - 15 * k, time(rng), energy(rng)});
+  return options;
+}
+
+TEST(NodeCosts, ParetoAndHullAreOrderedAndBelowEveryOption) {
+  std::mt19937 rng(3);
+  for (int trial = 0; trial < 200; ++trial) {
+    std::vector<FreqPoint> options = RandomOptions(rng, 1 + trial % 40);
+    NodeCosts c(options, 50);
+    for (size_t k = 1; k < c.pareto().size(); ++k) {
+      EXPECT_LT(c.pareto()[k - 1].time_s, c.pareto()[k].time_s);
+      EXPECT_GT(c.pareto()[k - 1].cost_j, c.pareto()[k].cost_j);
+    }
+    for (const FreqPoint& o : options) {
+      if (o.time_s < c.min_time_s()) continue;
+      EXPECT_LE(c.HullCost(o.time_s), o.energy_j - 50 * o.time_s + 1e-9);
+    }
+  }
+}
+
+TEST(NodeCosts, CheapestWithinNearMatchesFromAnyGuess) {
+  std::mt19937 rng(4);
+  for (int trial = 0; trial < 200; ++trial) {
+    NodeCosts c(RandomOptions(rng, 1 + trial % 70), 50);
+    const int n = static_cast<int>(c.pareto().size());
+    std::uniform_real_distribution<> d(0.005, 0.06);
+    for (int q = 0; q < 20; ++q) {
+      double limit = q % 4 == 0 ? c.pareto()[q % n].time_s : d(rng);  // exact option times too
+      int expected = -1;
+      for (int k = 0; k < n; ++k) {
+        if (c.pareto()[k].time_s <= limit * (1 + kTimeEps)) expected = k;
+      }
+      EXPECT_EQ(c.CheapestWithin(limit), expected);
+      for (int guess = -3; guess <= n + 2; ++guess) {
+        EXPECT_EQ(c.CheapestWithinNear(limit, guess), expected) << "trial " << trial << " guess " << guess;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace perseus::optimizer
