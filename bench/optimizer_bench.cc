@@ -4,7 +4,7 @@
 //     for 4x8, 8x16, 8x32, 8x96 and (with --large) 16x256 stages x microbatches.
 //  2. Gap to the exact discrete frontier (exhaustive search) on random tiny
 //     instances: worst and mean.
-//  3. The sweep with its warm-started min cut against LEMON's Preflow from
+//  3. The sweep with its dynamic min cut against LEMON's Preflow from
 //     scratch (why the min cut is hand-written).
 // Usage: optimizer_bench [--large] [--shared DIR]
 #include <sys/resource.h>

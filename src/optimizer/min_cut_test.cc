@@ -1,4 +1,4 @@
-// Min cut with lower bounds: the warm-started solver against brute force
+// Min cut with lower bounds: the dynamic solver against brute force
 // over every cut and against LEMON's Preflow, across sequences of bound
 // changes like the sweep makes.
 #include "optimizer/min_cut.h"
