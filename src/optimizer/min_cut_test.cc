@@ -90,5 +90,45 @@ TEST(MinCut, MatchesBruteForceAndPreflowAcrossBoundChanges) {
   }
 }
 
+TEST(MinCut, MatchesPreflowOverLongSequencesOfSmallChanges) {
+  // Larger networks than brute force can check, changed a few arcs at a time
+  // as the sweep does, so the search trees are reused across many solves.
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 20; ++trial) {
+    const int n = 30 + 10 * (trial % 5);
+    std::vector<RandomArc> arcs;
+    for (int v = 2; v < n; ++v) {
+      if (rng() % 4 == 0) arcs.push_back({MinCut::kSource, v});
+      if (rng() % 4 == 0) arcs.push_back({v, MinCut::kSink});
+      for (int w = v + 1; w < std::min(n, v + 6); ++w) {
+        if (rng() % 2 == 0) arcs.push_back({v, w});
+      }
+    }
+    MinCut dynamic(n), cold(n);
+    for (const RandomArc& a : arcs) dynamic.AddArc(a.from, a.to), cold.AddArc(a.from, a.to);
+    std::vector<double> lower(arcs.size(), 0), upper(arcs.size(), 0);
+    for (int round = 0; round < 150; ++round) {
+      const int changes = round == 0 ? static_cast<int>(arcs.size()) : 1 + static_cast<int>(rng() % 4);
+      for (int c = 0; c < changes; ++c) {
+        const size_t a = round == 0 ? c : rng() % arcs.size();
+        const int kind = rng() % 8;
+        lower[a] = kind < 3 ? 0 : (rng() % 50) / 10.0;
+        upper[a] = kind == 0 ? kInfiniteCapacity : kind == 1 ? lower[a] : lower[a] + (rng() % 80) / 10.0;
+        dynamic.SetBounds(static_cast<int>(a), lower[a], upper[a]);
+        cold.SetBounds(static_cast<int>(a), lower[a], upper[a]);
+      }
+      std::vector<char> side_dynamic, side_cold;
+      const double got = dynamic.SolveDynamic(side_dynamic);
+      const double expected = cold.SolveWithLemonPreflow(side_cold);
+      if (expected >= kInfiniteCapacity / 2) {
+        EXPECT_GE(got, kInfiniteCapacity / 2) << "trial " << trial << " round " << round;
+        continue;
+      }
+      ASSERT_NEAR(got, expected, 1e-7) << "trial " << trial << " round " << round;
+      EXPECT_NEAR(CutValue(side_dynamic, arcs, lower, upper), expected, 1e-7) << "trial " << trial;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace perseus::optimizer

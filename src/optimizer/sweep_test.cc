@@ -67,6 +67,35 @@ TEST(SweepReplay, ReproducesEveryStepAndInterpolatesFeasibly) {
   }
 }
 
+RelaxationCurve SweepCurve(const Problem& problem, const std::vector<NodeCosts>& costs, MinCut::Engine engine) {
+  FrontierSweep sweep(problem, costs, engine);
+  RelaxationCurve curve(0);
+  curve.Add(sweep.time_s(), sweep.relaxation_cost_j());
+  while (sweep.Step()) curve.Add(sweep.time_s(), sweep.relaxation_cost_j());
+  curve.Finish();
+  return curve;
+}
+
+TEST(FrontierSweep, DynamicMinCutTracesTheSameRelaxationAsPreflow) {
+  // Ties between minimum cuts may order the steps differently; the
+  // relaxation's optimal cost at each time is unique.
+  std::mt19937 rng(29);
+  for (int trial = 0; trial < 25; ++trial) {
+    Problem problem = RandomProblem(rng, 2 + trial % 5, 2 + trial % 9, 2 + trial % 6);
+    std::vector<NodeCosts> costs = BuildNodeCosts(problem);
+    RelaxationCurve dynamic = SweepCurve(problem, costs, MinCut::Engine::kDynamicTrees);
+    RelaxationCurve preflow = SweepCurve(problem, costs, MinCut::Engine::kLemonPreflow);
+    std::vector<double> es, fastest(costs.size()), slowest(costs.size());
+    for (size_t i = 0; i < costs.size(); ++i) fastest[i] = costs[i].min_time_s(), slowest[i] = costs[i].max_time_s();
+    const double lo = ForwardPass(problem, fastest, es), hi = ForwardPass(problem, slowest, es);
+    for (int k = 0; k <= 50; ++k) {
+      const double t = lo + (hi - lo) * k / 50.0;
+      EXPECT_NEAR(dynamic.CostAt(t), preflow.CostAt(t), 1e-7 * std::max(1.0, std::abs(preflow.CostAt(t))))
+          << "trial " << trial << " T " << t;
+    }
+  }
+}
+
 TEST(RelaxationCurve, BoundsEverySlowerPlan) {
   std::mt19937 rng(23);
   for (int trial = 0; trial < 30; ++trial) {
