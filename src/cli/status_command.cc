@@ -1,3 +1,4 @@
+// `perseus status`: asks a server for its jobs and prints them for people.
 #include "cli/status_command.h"
 
 #include <CLI/CLI.hpp>
@@ -5,6 +6,7 @@
 #include <iostream>
 #include <memory>
 
+#include "carbon/iso_time.h"
 #include "runtime/client/server_api.h"
 
 namespace perseus::cli {
@@ -20,51 +22,78 @@ std::string Num(const Json& v, const char* fmt) {
   return buf;
 }
 
-void PrintJobList(const Json& reply) {
-  if (reply["jobs"].empty()) {
-    std::cout << "no jobs\n";
-    return;
-  }
-  std::printf("%-24s %-12s %s\n", "JOB", "PHASE", "RANKS");
-  for (const Json& j : reply["jobs"]) {
-    std::printf("%-24s %-12s %d/%d\n", j["id"].get<std::string>().c_str(), j["phase"].get<std::string>().c_str(),
-                j["ranks_registered"].get<int>(), j["world_size"].get<int>());
-  }
+// printf into a std::string.
+template <typename... Args>
+void Append(std::string& out, const char* fmt, Args... args) {
+  char buf[1024];
+  std::snprintf(buf, sizeof(buf), fmt, args...);
+  out += buf;
 }
 
-void PrintJob(const Json& j) {
-  const Json& spec = j["spec"];
-  std::printf("job %s: %s (dp %d, pp %d, tp %d, %s, %d microbatches), ranks %d/%d\n",
-              j["id"].get<std::string>().c_str(), j["phase"].get<std::string>().c_str(), spec["dp"].get<int>(),
-              spec["pp"].get<int>(), spec["tp"].get<int>(), spec["schedule"].get<std::string>().c_str(),
-              spec["microbatches"].get<int>(), j["ranks_registered"].get<int>(), j["world_size"].get<int>());
-  if (!j["error"].get<std::string>().empty()) std::printf("error: %s\n", j["error"].get<std::string>().c_str());
-  for (const Json& s : j["profiling"]) {
-    std::printf("  stage %d: %s at %d MHz (clock %d of %d)\n", s["stage"].get<int>(),
-                s["done"].get<bool>() ? "profiled" : "profiling", s["sm_clock_mhz"].get<int>(),
-                s["clock_index"].get<int>() + 1, s["clocks"].get<int>());
+std::string FormatJobList(const Json& reply) {
+  if (reply["jobs"].empty()) return "no jobs\n";
+  std::string out;
+  Append(out, "%-24s %-12s %s\n", "JOB", "PHASE", "RANKS");
+  for (const Json& j : reply["jobs"]) {
+    Append(out, "%-24s %-12s %d/%d\n", j["id"].get<std::string>().c_str(), j["phase"].get<std::string>().c_str(),
+           j["ranks_registered"].get<int>(), j["world_size"].get<int>());
   }
-  if (j.contains("frontier")) {
-    const Json& f = j["frontier"];
-    std::printf("frontier: %d plans; all-max %s s %s J; fastest %s s %s J; min-energy %s s %s J\n",
-                f["plans"].get<int>(), Num(f["all_max"]["time_s"], "%.4f").c_str(),
-                Num(f["all_max"]["energy_j"], "%.1f").c_str(), Num(f["fastest"]["time_s"], "%.4f").c_str(),
-                Num(f["fastest"]["energy_j"], "%.1f").c_str(), Num(f["min_energy"]["time_s"], "%.4f").c_str(),
-                Num(f["min_energy"]["energy_j"], "%.1f").c_str());
+  return out;
+}
+
+void AppendCarbon(std::string& out, const Json& c) {
+  if (!c["evaluated"].get<bool>()) {
+    Append(out, "carbon: no decision yet (window %s s, slowdown budget %s%%)\n", Num(c["window_s"], "%.0f").c_str(),
+           Num(c["slowdown_budget"].get<double>() * 100, "%.2f").c_str());
+    return;
   }
-  for (const Json& p : j["pipelines"]) {
-    std::printf("  pipeline %d: plan %d, predicted %s s %s J, measured %s s %s J\n", p["pipeline"].get<int>(),
-                p["plan_index"].get<int>(), Num(p["predicted_time_s"], "%.4f").c_str(),
-                Num(p["predicted_energy_j"], "%.1f").c_str(), Num(p["measured_time_s"], "%.4f").c_str(),
-                Num(p["measured_energy_j"], "%.1f").c_str());
-  }
-  for (const Json& s : j["stragglers"]) {
-    std::printf("  straggler: pipeline %d, slowdown %.3f (%s)\n", s["pipeline"].get<int>(),
-                s["slowdown"].get<double>(), s["source"].get<std::string>().c_str());
-  }
+  Append(out, "carbon: %s gCO2/kWh now%s, %s forecast; frontier plan %d (%s s, %s J)\n",
+         Num(c["intensity_g_per_kwh"], "%.1f").c_str(), c["stale"].get<bool>() ? " (stale)" : "",
+         Num(c["forecast_g_per_kwh"], "%.1f").c_str(), c["plan_index"].get<int>(), Num(c["plan_time_s"], "%.4f").c_str(),
+         Num(c["plan_energy_j"], "%.1f").c_str());
+  Append(out, "  slowdown so far %s%% of a %s%% budget; next decision at %s\n",
+         Num(c["slowdown_so_far"].get<double>() * 100, "%.2f").c_str(),
+         Num(c["slowdown_budget"].get<double>() * 100, "%.2f").c_str(),
+         carbon::FormatIsoUtc(c["next_eval_unix_s"].get<int64_t>()).c_str());
+  if (!c["explanation"].get<std::string>().empty()) Append(out, "  why: %s\n", c["explanation"].get<std::string>().c_str());
 }
 
 }  // namespace
+
+std::string FormatJobStatus(const Json& j) {
+  std::string out;
+  const Json& spec = j["spec"];
+  Append(out, "job %s: %s (dp %d, pp %d, tp %d, %s, %d microbatches), ranks %d/%d\n",
+         j["id"].get<std::string>().c_str(), j["phase"].get<std::string>().c_str(), spec["dp"].get<int>(),
+         spec["pp"].get<int>(), spec["tp"].get<int>(), spec["schedule"].get<std::string>().c_str(),
+         spec["microbatches"].get<int>(), j["ranks_registered"].get<int>(), j["world_size"].get<int>());
+  if (!j["error"].get<std::string>().empty()) Append(out, "error: %s\n", j["error"].get<std::string>().c_str());
+  for (const Json& s : j["profiling"]) {
+    Append(out, "  stage %d: %s at %d MHz (clock %d of %d)\n", s["stage"].get<int>(),
+           s["done"].get<bool>() ? "profiled" : "profiling", s["sm_clock_mhz"].get<int>(),
+           s["clock_index"].get<int>() + 1, s["clocks"].get<int>());
+  }
+  if (j.contains("frontier")) {
+    const Json& f = j["frontier"];
+    Append(out, "frontier: %d plans; all-max %s s %s J; fastest %s s %s J; min-energy %s s %s J\n",
+           f["plans"].get<int>(), Num(f["all_max"]["time_s"], "%.4f").c_str(),
+           Num(f["all_max"]["energy_j"], "%.1f").c_str(), Num(f["fastest"]["time_s"], "%.4f").c_str(),
+           Num(f["fastest"]["energy_j"], "%.1f").c_str(), Num(f["min_energy"]["time_s"], "%.4f").c_str(),
+           Num(f["min_energy"]["energy_j"], "%.1f").c_str());
+  }
+  if (j.contains("carbon")) AppendCarbon(out, j["carbon"]);
+  for (const Json& p : j["pipelines"]) {
+    Append(out, "  pipeline %d: plan %d, predicted %s s %s J, measured %s s %s J\n", p["pipeline"].get<int>(),
+           p["plan_index"].get<int>(), Num(p["predicted_time_s"], "%.4f").c_str(),
+           Num(p["predicted_energy_j"], "%.1f").c_str(), Num(p["measured_time_s"], "%.4f").c_str(),
+           Num(p["measured_energy_j"], "%.1f").c_str());
+  }
+  for (const Json& s : j["stragglers"]) {
+    Append(out, "  straggler: pipeline %d, slowdown %.3f (%s)\n", s["pipeline"].get<int>(), s["slowdown"].get<double>(),
+           s["source"].get<std::string>().c_str());
+  }
+  return out;
+}
 
 int RunStatus(const StatusArgs& args) {
   client::ServerApi api({args.server, ""});
@@ -76,9 +105,9 @@ int RunStatus(const StatusArgs& args) {
   if (args.json) {
     std::cout << reply->dump(2) << "\n";
   } else if (args.job.empty()) {
-    PrintJobList(*reply);
+    std::cout << FormatJobList(*reply);
   } else {
-    PrintJob(*reply);
+    std::cout << FormatJobStatus(*reply);
   }
   return 0;
 }

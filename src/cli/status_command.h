@@ -3,10 +3,11 @@
 //   perseus status --server http://127.0.0.1:7787 [--job ID] [--json]
 //
 // Without --job it lists the jobs; with it, the job's phase, profiling
-// progress, frontier, plan per pipeline and stragglers. Errors are printed as
-// "perseus: error: ..." and give exit code 1.
+// progress, frontier, carbon decision, plan per pipeline and stragglers.
+// Errors are printed as "perseus: error: ..." and give exit code 1.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 namespace CLI {
@@ -22,6 +23,8 @@ struct StatusArgs {
 };
 
 int RunStatus(const StatusArgs& args);
+// The text `perseus status --job` prints for a GET /jobs/{id} reply.
+std::string FormatJobStatus(const nlohmann::json& job);
 void RegisterStatusCommand(CLI::App& app);
 
 }  // namespace perseus::cli

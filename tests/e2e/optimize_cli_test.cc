@@ -1,4 +1,4 @@
-// End-to-end tests of `perseus optimize`: runs the real binary (PERSEUS_CLI)
+// End-to-end tests of `perseus optimize`: runs the real binary (PERSEUS_CLI_PATH)
 // in a fresh temporary directory and checks its exit code, its output files
 // and the exact error texts it prints.
 #include <gtest/gtest.h>
@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#ifndef PERSEUS_CLI
-#error "PERSEUS_CLI must name the perseus binary"
+#ifndef PERSEUS_CLI_PATH
+#error "PERSEUS_CLI_PATH must name the perseus binary"
 #endif
 
 namespace {
@@ -97,7 +97,7 @@ class OptimizeCli : public ::testing::Test {
   }
 
   CliRun Perseus(const std::vector<std::string>& args) {
-    std::string cmd = Quote(PERSEUS_CLI);
+    std::string cmd = Quote(PERSEUS_CLI_PATH);
     for (const std::string& a : args) cmd += " " + Quote(a);
     const fs::path out_file = dir_ / "stdout.txt", err_file = dir_ / "stderr.txt";
     cmd += " >" + Quote(out_file.string()) + " 2>" + Quote(err_file.string());

@@ -1,0 +1,52 @@
+// `perseus status` text for a job reply: the carbon section before and after
+// the first decision, and jobs without one.
+#include <gtest/gtest.h>
+
+#include "cli/status_command.h"
+
+namespace perseus::cli {
+namespace {
+
+using Json = nlohmann::json;
+
+Json RunningJob() {
+  return {{"id", "gpt"},
+          {"phase", "running"},
+          {"error", ""},
+          {"spec", {{"dp", 2}, {"pp", 4}, {"tp", 1}, {"schedule", "1f1b"}, {"microbatches", 8}}},
+          {"ranks_registered", 8},
+          {"world_size", 8},
+          {"profiling", Json::array()},
+          {"pipelines", Json::array({{{"pipeline", 0}, {"plan_index", 3}, {"predicted_time_s", 2.9},
+                                      {"predicted_energy_j", 6100.0}, {"measured_time_s", nullptr},
+                                      {"measured_energy_j", nullptr}}})},
+          {"stragglers", Json::array()}};
+}
+
+TEST(StatusCommand, ShowsTheCarbonDecision) {
+  Json job = RunningJob();
+  job["carbon"] = {{"evaluated", true},         {"intensity_g_per_kwh", 412.04}, {"stale", true},
+                   {"forecast_g_per_kwh", 398.5}, {"plan_index", 3},              {"plan_time_s", 2.9},
+                   {"plan_energy_j", 6100.0},     {"slowdown_so_far", 0.012},     {"slowdown_budget", 0.025},
+                   {"window_s", 3600},            {"next_eval_unix_s", 1767225600}, {"explanation", "grid dirtier than usual"}};
+  std::string text = FormatJobStatus(job);
+  EXPECT_NE(text.find("carbon: 412.0 gCO2/kWh now (stale), 398.5 forecast; frontier plan 3 (2.9000 s, 6100.0 J)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("slowdown so far 1.20% of a 2.50% budget; next decision at 2026-01-01T00:00:00Z"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("why: grid dirtier than usual"), std::string::npos) << text;
+  EXPECT_NE(text.find("pipeline 0: plan 3, predicted 2.9000 s 6100.0 J, measured - s - J"), std::string::npos) << text;
+}
+
+TEST(StatusCommand, CarbonBeforeTheFirstDecisionAndWithoutCarbon) {
+  Json job = RunningJob();
+  job["carbon"] = {{"evaluated", false}, {"slowdown_budget", 0.05}, {"window_s", 900}, {"stale", false},
+                   {"intensity_g_per_kwh", nullptr}, {"explanation", ""}};
+  EXPECT_NE(FormatJobStatus(job).find("carbon: no decision yet (window 900 s, slowdown budget 5.00%)"), std::string::npos);
+  EXPECT_EQ(FormatJobStatus(RunningJob()).find("carbon"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace perseus::cli
