@@ -46,7 +46,9 @@ struct Job {
   int64_t max_iteration = -1;
   int64_t pruned_before = 0;
   // The carbon config's intensity source, made at the first carbon decision
-  // (not stored: a restarted server makes a new one).
+  // (not stored: a restarted server makes a new one). Guarded by
+  // carbon_source_mu, not mu: reading it may wait on the network.
+  std::mutex carbon_source_mu;
   std::unique_ptr<carbon::IntensitySource> carbon_source;
 
   int ranks_per_pipeline() const { return spec.pp * spec.tp; }

@@ -102,8 +102,14 @@ class JobService {
   static void ResetStaleWindows(Job& job, const ControlState& before);
   Json Summary(const Job& job) const;
 
-  // Carbon (job_service_carbon.cc). REQUIRES: job.mu held, job has a carbon config, is running.
-  Status DecideCarbon(Job& job, int64_t now_unix_s);
+  // Carbon (job_service_carbon.cc). A decision reads the intensity without
+  // job.mu (it may wait on the network), then decides holding it.
+  Result<carbon::IntensityReading> ReadIntensity(Job& job, int64_t now_unix_s);
+  // REQUIRES: job.mu held. Ok if the job has a carbon config, is running and
+  // (unless forced) its window has passed.
+  Status CarbonDecisionDue(const Job& job, int64_t now_unix_s, bool forced) const;
+  // REQUIRES: job.mu held and CarbonDecisionDue.
+  Status DecideCarbon(Job& job, int64_t now_unix_s, const carbon::IntensityReading& reading);
   static Json CarbonSummary(const Job& job);
   int64_t Now() const;
   void CarbonLoop();

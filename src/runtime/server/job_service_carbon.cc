@@ -63,15 +63,34 @@ int64_t JobService::Now() const {
       .count();
 }
 
-Status JobService::DecideCarbon(Job& job, int64_t now) {
-  const CarbonConfig& cfg = *job.spec.carbon;
-  const std::string job_id = job.spec.id;
+Result<carbon::IntensityReading> JobService::ReadIntensity(Job& job, int64_t now) {
+  // job.spec never changes after the job is created, so no job lock is needed.
+  std::lock_guard<std::mutex> lock(job.carbon_source_mu);
   if (!job.carbon_source) {
-    Result<std::unique_ptr<carbon::IntensitySource>> source =
-        MakeSource(cfg, [this, job_id](const std::string& line) { Log("carbon_source", {{"job", job_id}, {"message", line}}); });
+    const std::string job_id = job.spec.id;
+    Result<std::unique_ptr<carbon::IntensitySource>> source = MakeSource(
+        *job.spec.carbon, [this, job_id](const std::string& line) { Log("carbon_source", {{"job", job_id}, {"message", line}}); });
     if (!source.ok()) return source.status();
     job.carbon_source = std::move(*source);
   }
+  return job.carbon_source->Current(now);
+}
+
+Status JobService::CarbonDecisionDue(const Job& job, int64_t now, bool forced) const {
+  if (!job.spec.carbon) return Status::Unavailable("job '" + job.spec.id + "' has no carbon config");
+  if (job.state.phase != Phase::kRunning || !job.plans) {
+    return Status::Unavailable("job '" + job.spec.id + "' is not running (phase " + PhaseName(job.state.phase) + ")");
+  }
+  const CarbonState& cs = job.state.carbon;
+  if (!forced && cs.evaluated && now < cs.last_eval_unix_s + job.spec.carbon->window_s) {
+    return Status::Unavailable("the next carbon decision is not due yet");
+  }
+  return Status::Ok();
+}
+
+Status JobService::DecideCarbon(Job& job, int64_t now, const carbon::IntensityReading& reading) {
+  const CarbonConfig& cfg = *job.spec.carbon;
+  const std::string job_id = job.spec.id;
   const Frontier& f = job.plans->frontier();
   const carbon::KnobSet knobs = ServerKnobs(f);
   ControlState before = job.state, state = job.state;
@@ -84,7 +103,6 @@ Status JobService::DecideCarbon(Job& job, int64_t now) {
     cs.elapsed_windows += dt;
     cs.work_windows += dt * f.plans.front().time_s / f.plans[cs.plan_index].time_s;
   }
-  const carbon::IntensityReading reading = job.carbon_source->Current(now);
   const int64_t window = FloorDiv(now, cfg.window_s);
   if (cs.history.empty()) cs.history_first_hour = carbon::HourOfDayUtc(now);
   if (cs.history.empty() || window != cs.last_window) {
@@ -151,12 +169,16 @@ Result<Reply> JobService::EvaluateCarbon(const std::string& job_id) {
   Result<Job*> found = FindJob(job_id);
   if (!found.ok()) return found.status();
   Job& job = **found;
-  std::lock_guard<std::mutex> lock(job.mu);
-  if (!job.spec.carbon) return Status::Unavailable("job '" + job_id + "' has no carbon config");
-  if (job.state.phase != Phase::kRunning || !job.plans) {
-    return Status::Unavailable("job '" + job_id + "' is not running (phase " + PhaseName(job.state.phase) + ")");
+  const int64_t now = Now();
+  {
+    std::lock_guard<std::mutex> lock(job.mu);
+    PERSEUS_RETURN_IF_ERROR(CarbonDecisionDue(job, now, /*forced=*/true));
   }
-  PERSEUS_RETURN_IF_ERROR(DecideCarbon(job, Now()));
+  Result<carbon::IntensityReading> reading = ReadIntensity(job, now);
+  if (!reading.ok()) return reading.status();
+  std::lock_guard<std::mutex> lock(job.mu);
+  PERSEUS_RETURN_IF_ERROR(CarbonDecisionDue(job, now, /*forced=*/true));  // it may have stopped meanwhile
+  PERSEUS_RETURN_IF_ERROR(DecideCarbon(job, now, *reading));
   return Reply{200, CarbonSummary(job)};
 }
 
@@ -168,11 +190,15 @@ void JobService::CarbonTick() {
   }
   const int64_t now = Now();
   for (Job* job : jobs) {
+    {
+      std::lock_guard<std::mutex> lock(job->mu);
+      if (!CarbonDecisionDue(*job, now, /*forced=*/false).ok()) continue;
+    }
+    // The read may wait on the network; the job stays available meanwhile.
+    Result<carbon::IntensityReading> reading = ReadIntensity(*job, now);
     std::lock_guard<std::mutex> lock(job->mu);
-    if (!job->spec.carbon || job->state.phase != Phase::kRunning || !job->plans) continue;
-    const CarbonState& cs = job->state.carbon;
-    if (cs.evaluated && now < cs.last_eval_unix_s + job->spec.carbon->window_s) continue;
-    Status s = DecideCarbon(*job, now);
+    Status s = reading.status();
+    if (s.ok() && CarbonDecisionDue(*job, now, /*forced=*/false).ok()) s = DecideCarbon(*job, now, *reading);
     if (!s.ok()) Log("carbon_decision_failed", {{"job", job->spec.id}, {"error", s.ToString()}});
   }
 }

@@ -1,8 +1,13 @@
 // The carbon policy in the server: plan switching, the budget, stragglers on
-// top, config validation and restart.
+// top, config validation, restart, and a slow intensity source.
 #include <gtest/gtest.h>
+#include <httplib.h>
 
+#include <condition_variable>
 #include <fstream>
+#include <future>
+#include <mutex>
+#include <thread>
 
 #include "runtime/server/job_service.h"
 #include "runtime/server/metrics.h"
@@ -229,6 +234,46 @@ TEST_F(JobServiceCarbonTest, TicksOncePerWindowWithTheInjectedClock) {
   now_ += 1;
   service_->CarbonTick();
   EXPECT_EQ((*service_->CarbonJson("j"))["last_eval_unix_s"], now_);
+}
+
+TEST_F(JobServiceCarbonTest, ASlowIntensitySourceDoesNotBlockTheJob) {
+  // An ElectricityMaps stand-in that answers only when the test lets it.
+  std::mutex mu;
+  std::condition_variable cv;
+  bool entered = false, release = false;
+  httplib::Server em;
+  em.Get("/v3/carbon-intensity/latest", [&](const httplib::Request&, httplib::Response& res) {
+    std::unique_lock<std::mutex> lock(mu);
+    entered = true;
+    cv.notify_all();
+    cv.wait_for(lock, std::chrono::seconds(20), [&] { return release; });
+    res.set_content(R"({"zone":"DE","carbonIntensity":321,"datetime":"2022-01-01T00:00:00.000Z"})", "application/json");
+  });
+  const int port = em.bind_to_any_port("127.0.0.1");
+  std::thread server([&] { em.listen_after_bind(); });
+  while (!em.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+
+  StartJob(1, 2, {{"source", "electricitymaps"}, {"zone", "DE"}, {"base_url", "http://127.0.0.1:" + std::to_string(port)}});
+  auto decision = std::async(std::launch::async, [&] { return service_->EvaluateCarbon("j"); });
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(20), [&] { return entered; }));
+  }
+  // The request is in flight; the job answers (it would wait for the read
+  // if the decision held the job's lock) and shows no decision yet.
+  Json summary = *service_->JobSummary("j");
+  EXPECT_EQ(summary["carbon"]["evaluated"], false);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    release = true;
+  }
+  cv.notify_all();
+  Result<Reply> reply = decision.get();
+  ASSERT_TRUE(reply.ok()) << reply.status().ToString();
+  EXPECT_EQ(reply->body["intensity_g_per_kwh"], 321);
+  EXPECT_EQ(reply->body["stale"], false);
+  em.stop();
+  server.join();
 }
 
 TEST_F(JobServiceCarbonTest, StateSurvivesARestart) {
