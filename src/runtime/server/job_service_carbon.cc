@@ -24,8 +24,8 @@ namespace perseus::server {
 
 namespace {
 
-constexpr int kHorizonWindows = 24;          // LambdaForWork looks this far ahead
-constexpr size_t kMaxHistory = 28 * 24;      // windows of intensity kept for the forecaster
+constexpr int64_t kMaxHorizonWindows = 288;  // LambdaForWork looks a day ahead, at most this many windows
+constexpr size_t kMaxHistory = 28 * 24;      // hours of intensity kept for the forecaster
 constexpr const char* kFrontierLabel = "frontier plan ";
 
 int64_t FloorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
@@ -53,6 +53,45 @@ Result<std::unique_ptr<carbon::IntensitySource>> MakeSource(const CarbonConfig& 
   em.zone = c.zone;
   em.token = c.token;
   return std::unique_ptr<carbon::IntensitySource>(new carbon::ElectricityMapsSource(em, std::move(log)));
+}
+
+// Records `value` as the intensity of the UTC hour containing `now`. Hours
+// no decision saw (windows longer than an hour, a server that was down)
+// repeat the last value, so the history stays hourly whatever the window,
+// as the forecaster's daily and weekly lags need.
+void RecordHour(CarbonState& cs, int64_t now, double value) {
+  const int64_t hour = FloorDiv(now, 3600);
+  const int64_t gap = cs.history.empty() ? 0 : hour - cs.history_last_hour - 1;
+  if (cs.history.empty() || cs.history_last_hour < 0 || gap >= static_cast<int64_t>(kMaxHistory)) {
+    cs.history = {value};
+    cs.history_first_hour = carbon::HourOfDayUtc(now);
+  } else if (gap < 0) {
+    cs.history.back() = value;  // another decision in the same hour (or the clock went back)
+  } else {
+    cs.history.insert(cs.history.end(), static_cast<size_t>(gap), cs.history.back());
+    cs.history.push_back(value);
+  }
+  cs.history_last_hour = std::max(cs.history_last_hour, hour);
+  if (cs.history.size() > kMaxHistory) {
+    const size_t drop = cs.history.size() - kMaxHistory;
+    cs.history.erase(cs.history.begin(), cs.history.begin() + static_cast<std::ptrdiff_t>(drop));
+    cs.history_first_hour = static_cast<int>((cs.history_first_hour + drop) % 24);
+  }
+}
+
+// The intensity expected in each of the coming windows: the reading for the
+// rest of this hour, the forecast for the next, then the same hour on the
+// last observed day.
+std::vector<double> ComingWindows(const CarbonState& cs, double now_value, double forecast, int64_t window_s,
+                                  int horizon) {
+  const int64_t last = static_cast<int64_t>(cs.history.size()) - 1;
+  std::vector<double> coming(horizon);
+  for (int k = 0; k < horizon; ++k) {
+    const int64_t ahead_h = k * window_s / 3600;
+    const int64_t idx = last + ahead_h - 24 * ((ahead_h + 23) / 24);
+    coming[k] = ahead_h == 0 ? now_value : ahead_h == 1 || idx < 0 ? forecast : cs.history[idx];
+  }
+  return coming;
 }
 
 }  // namespace
@@ -103,30 +142,13 @@ Status JobService::DecideCarbon(Job& job, int64_t now, const carbon::IntensityRe
     cs.elapsed_windows += dt;
     cs.work_windows += dt * f.plans.front().time_s / f.plans[cs.plan_index].time_s;
   }
-  const int64_t window = FloorDiv(now, cfg.window_s);
-  if (cs.history.empty()) cs.history_first_hour = carbon::HourOfDayUtc(now);
-  if (cs.history.empty() || window != cs.last_window) {
-    cs.history.push_back(reading.carbon_g_per_kwh);
-  } else {
-    cs.history.back() = reading.carbon_g_per_kwh;  // a second decision in the same window
-  }
-  if (cs.history.size() > kMaxHistory) {
-    const size_t drop = cs.history.size() - kMaxHistory;
-    cs.history.erase(cs.history.begin(), cs.history.begin() + static_cast<std::ptrdiff_t>(drop));
-    cs.history_first_hour = static_cast<int>((cs.history_first_hour + drop) % 24);
-  }
+  RecordHour(cs, now, reading.carbon_g_per_kwh);
   carbon::BlendForecaster forecaster(1, cs.history_first_hour);
   for (double v : cs.history) forecaster.Observe(v);
   const double forecast = forecaster.Predict();
-
-  // The coming windows: now, the forecast, then the same hour on the last observed day.
-  const int last = static_cast<int>(cs.history.size()) - 1;
-  std::vector<double> coming(kHorizonWindows);
-  for (int k = 0; k < kHorizonWindows; ++k) {
-    const int idx = last + k - 24 * ((k + 23) / 24);
-    coming[k] = k == 0 ? reading.carbon_g_per_kwh : k == 1 || idx < 0 ? forecast : cs.history[idx];
-  }
-  const double need = (cs.elapsed_windows + kHorizonWindows) / (1 + budget) - cs.work_windows;
+  const int horizon = static_cast<int>(std::clamp<int64_t>(86400 / cfg.window_s, 1, kMaxHorizonWindows));
+  const std::vector<double> coming = ComingWindows(cs, reading.carbon_g_per_kwh, forecast, cfg.window_s, horizon);
+  const double need = (cs.elapsed_windows + horizon) / (1 + budget) - cs.work_windows;
   const carbon::LambdaChoice lambda = carbon::LambdaForWork(knobs, coming, std::max(0.0, need));
   int option = carbon::ChooseOption(knobs, reading.carbon_g_per_kwh, lambda.lambda_g_per_s);
   // Budget guard: after the next window the policy's slowdown is still within the budget.
@@ -147,7 +169,6 @@ Status JobService::DecideCarbon(Job& job, int64_t now, const carbon::IntensityRe
   cs.plan_index = PlanIndexOf(o);
   cs.evaluated = true;
   cs.last_eval_unix_s = now;
-  cs.last_window = window;
   cs.intensity_g_per_kwh = reading.carbon_g_per_kwh;
   cs.stale = reading.stale;
   cs.forecast_g_per_kwh = forecast;

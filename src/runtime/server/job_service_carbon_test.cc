@@ -81,6 +81,20 @@ class JobServiceCarbonTest : public ::testing::Test {
     return reply.status().message();
   }
 
+  // The job's control state as the store holds it.
+  ControlState StoredState(const std::string& id) {
+    Result<std::vector<StoredJob>> jobs = store_->LoadAll();
+    EXPECT_TRUE(jobs.ok());
+    for (const StoredJob& job : *jobs) {
+      if (job.id != id) continue;
+      Result<ControlState> state = ControlStateFromJson(Json::parse(job.state_json));
+      EXPECT_TRUE(state.ok()) << state.status().ToString();
+      return *state;
+    }
+    ADD_FAILURE() << "no stored job " << id;
+    return {};
+  }
+
   int64_t now_ = kDay0;
   std::unique_ptr<Store> store_;
   std::unique_ptr<JobService> service_;
@@ -274,6 +288,56 @@ TEST_F(JobServiceCarbonTest, ASlowIntensitySourceDoesNotBlockTheJob) {
   EXPECT_EQ(reply->body["stale"], false);
   em.stop();
   server.join();
+}
+
+TEST_F(JobServiceCarbonTest, HistoryStaysHourlyForAnyWindow) {
+  // Quarter-hour windows: four decisions per hour share one history entry,
+  // and the daily pattern still drives the plan.
+  const double budget = 0.05;
+  StartJob(1, 2, {{"source", "trace"}, {"trace_path", WriteDiurnalTrace()}, {"slowdown_budget", budget},
+                  {"window_s", 900}});
+  const std::vector<double> times = PlanTimes();
+  double high_time = 0, low_time = 0;
+  int high = 0, low = 0;
+  for (int w = 0; w < 3 * 96; ++w, now_ += 900) {
+    Result<Reply> r = service_->EvaluateCarbon("j");
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    if (w < 96) continue;
+    (IsHigh(now_) ? high_time : low_time) += times[r->body["plan_index"].get<int>()];
+    ++(IsHigh(now_) ? high : low);
+  }
+  const CarbonState stored = StoredState("j").carbon;
+  EXPECT_EQ(stored.history.size(), 3u * 24);
+  EXPECT_EQ(stored.history[13], 700);
+  EXPECT_EQ(stored.history[11], 100);
+  EXPECT_GT(high_time / high, low_time / low);
+  EXPECT_LE((*service_->CarbonJson("j"))["slowdown_so_far"].get<double>(), budget + 1e-9);
+}
+
+TEST(CarbonHistory, LongWindowsAndGapsRepeatTheLastReadingHourly) {
+  ControlState state;
+  state.carbon.history = {100, 200};
+  state.carbon.history_first_hour = 22;
+  Json j = ControlStateToJson(state);
+  // A database written before hourly history: "last_window" was the hour.
+  j["carbon"].erase("history_last_hour");
+  j["carbon"]["last_window"] = 455;
+  Result<ControlState> legacy = ControlStateFromJson(j);
+  ASSERT_TRUE(legacy.ok()) << legacy.status().ToString();
+  EXPECT_EQ(legacy->carbon.history_last_hour, 455);
+}
+
+TEST_F(JobServiceCarbonTest, FourHourWindowsKeepAnHourlyHistory) {
+  StartJob(1, 2, {{"source", "trace"}, {"trace_path", WriteDiurnalTrace()}, {"window_s", 4 * 3600}});
+  for (int w = 0; w < 6; ++w, now_ += 4 * 3600) ASSERT_TRUE(service_->EvaluateCarbon("j").ok());
+  // Decisions at hours 0, 4, ..., 20: the history holds hours 0..20, each
+  // hour between decisions repeating the reading before it.
+  const CarbonState stored = StoredState("j").carbon;
+  const std::vector<double>& h = stored.history;
+  ASSERT_EQ(h.size(), 21u);
+  for (int hour = 0; hour <= 20; ++hour) EXPECT_EQ(h[hour], (hour / 4) * 4 < 12 ? 100 : 700) << "hour " << hour;
+  EXPECT_EQ(stored.history_first_hour, 0);
+  EXPECT_EQ(stored.history_last_hour, (kDay0 + 20 * 3600) / 3600);
 }
 
 TEST_F(JobServiceCarbonTest, StateSurvivesARestart) {

@@ -38,7 +38,7 @@ Json ControlStateToJson(const ControlState& state) {
   }
   const CarbonState& c = state.carbon;
   Json carbon = {{"plan_index", c.plan_index}, {"evaluated", c.evaluated},
-                 {"last_eval_unix_s", c.last_eval_unix_s}, {"last_window", c.last_window},
+                 {"last_eval_unix_s", c.last_eval_unix_s}, {"history_last_hour", c.history_last_hour},
                  {"intensity_g_per_kwh", c.intensity_g_per_kwh}, {"stale", c.stale},
                  {"forecast_g_per_kwh", c.forecast_g_per_kwh}, {"lambda_g_per_s", c.lambda_g_per_s},
                  {"elapsed_windows", c.elapsed_windows}, {"work_windows", c.work_windows},
@@ -83,7 +83,10 @@ Result<ControlState> ControlStateFromJson(const Json& j) {
       cs.plan_index = c.at("plan_index").get<int>();
       cs.evaluated = c.at("evaluated").get<bool>();
       cs.last_eval_unix_s = c.at("last_eval_unix_s").get<int64_t>();
-      cs.last_window = c.at("last_window").get<int64_t>();
+      // Databases written before hourly history stored the window index
+      // under "last_window"; with the then-assumed hourly windows it is the hour.
+      cs.history_last_hour = c.contains("history_last_hour") ? c.at("history_last_hour").get<int64_t>()
+                                                             : c.at("last_window").get<int64_t>();
       cs.intensity_g_per_kwh = c.at("intensity_g_per_kwh").get<double>();
       cs.stale = c.at("stale").get<bool>();
       cs.forecast_g_per_kwh = c.at("forecast_g_per_kwh").get<double>();

@@ -60,14 +60,14 @@ struct CarbonState {
   int plan_index = 0;                // into Frontier::plans; all pipelines run at least this slow
   bool evaluated = false;            // false: no decision yet (plan_index 0)
   int64_t last_eval_unix_s = 0;      // when plan_index was chosen
-  int64_t last_window = -1;          // floor(last_eval_unix_s / window_s)
+  int64_t history_last_hour = -1;    // floor(unix_s / 3600) of history.back()
   double intensity_g_per_kwh = 0;    // the reading at the last decision
   bool stale = false;                // the reading was a fallback
   double forecast_g_per_kwh = 0;     // the next window's forecast at the last decision
   double lambda_g_per_s = 0;
   double elapsed_windows = 0;        // wall time under carbon control, in windows
   double work_windows = 0;           // work done, in windows of the fastest plan
-  std::vector<double> history;       // one intensity per window, oldest first (at most 4 weeks)
+  std::vector<double> history;       // one intensity per UTC hour, oldest first (at most 4 weeks)
   int history_first_hour = 0;        // UTC hour of day of history[0]
   std::string explanation;           // the last decision's log line
 };
