@@ -139,11 +139,15 @@ Result<Job*> JobService::FindJob(const std::string& job_id) {
   return it->second.get();
 }
 
-Result<const RankInfo*> JobService::RegisteredRank(const Job& job, int rank) {
+Result<JobService::LockedRank> JobService::LockRank(const std::string& job_id, int rank) {
+  Result<Job*> found = FindJob(job_id);
+  if (!found.ok()) return found.status();
+  Job& job = **found;
+  std::unique_lock<std::mutex> lock(job.mu);
   if (rank < 0 || rank >= job.spec.world_size() || !job.ranks[rank]) {
-    return Status::NotFound("job '" + job.spec.id + "': rank " + std::to_string(rank) + " is not registered");
+    return Status::NotFound("job '" + job_id + "': rank " + std::to_string(rank) + " is not registered");
   }
-  return &*job.ranks[rank];
+  return LockedRank{&job, &*job.ranks[rank], std::move(lock)};
 }
 
 Status JobService::CommitState(Job& job, const ControlState& state, StoreWrite write) {

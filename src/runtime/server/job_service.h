@@ -82,8 +82,14 @@ class JobService {
   JobService(Store* store, JsonLog* log, SolverFn solver, CarbonOptions carbon);
   void Log(const std::string& event, Json fields);
   Result<Job*> FindJob(const std::string& job_id);
-  // The registered rank, or NotFound naming job and rank. REQUIRES: job.mu held.
-  static Result<const RankInfo*> RegisteredRank(const Job& job, int rank);
+  // A job and one of its registered ranks, the job's lock held while this
+  // lives; NotFound naming the job or rank.
+  struct LockedRank {
+    Job* job;
+    const RankInfo* info;
+    std::unique_lock<std::mutex> lock;
+  };
+  Result<LockedRank> LockRank(const std::string& job_id, int rank);
   Status LoadJob(StoredJob stored);
   Status CommitState(Job& job, const ControlState& state, StoreWrite write);
 

@@ -105,13 +105,10 @@ Status JobService::AdvanceProfiling(Job& job, int stage, int ready, ControlState
 }
 
 Result<Reply> JobService::ReportMeasurement(const std::string& job_id, int rank, const Json& body) {
-  Result<Job*> found = FindJob(job_id);
-  if (!found.ok()) return found.status();
-  Job& job = **found;
-  std::lock_guard<std::mutex> lock(job.mu);
-  Result<const RankInfo*> registered = RegisteredRank(job, rank);
-  if (!registered.ok()) return registered.status();
-  const RankInfo& info = **registered;
+  Result<LockedRank> locked = LockRank(job_id, rank);
+  if (!locked.ok()) return locked.status();
+  Job& job = *locked->job;
+  const RankInfo& info = *locked->info;
   Result<MeasurementReport> report = ParseMeasurement(body, info);
   if (!report.ok()) return report.status();
   if (job.state.phase != Phase::kProfiling) {

@@ -97,13 +97,10 @@ Result<Reply> JobService::RegisterRank(const std::string& job_id, const Json& bo
 }
 
 Result<std::string> JobService::RankPlan(const std::string& job_id, int rank, int64_t known_version) {
-  Result<Job*> found = FindJob(job_id);
-  if (!found.ok()) return found.status();
-  Job& job = **found;
-  std::lock_guard<std::mutex> lock(job.mu);
-  Result<const RankInfo*> registered = RegisteredRank(job, rank);
-  if (!registered.ok()) return registered.status();
-  const RankInfo& info = **registered;
+  Result<LockedRank> locked = LockRank(job_id, rank);
+  if (!locked.ok()) return locked.status();
+  Job& job = *locked->job;
+  const RankInfo& info = *locked->info;
   const int64_t version = job.RankVersion(info);
   if (version == known_version) {
     return std::string("{\"changed\":false,\"version\":") + std::to_string(version) + "}";

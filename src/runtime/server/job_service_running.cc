@@ -116,12 +116,9 @@ void JobService::ResetStaleWindows(Job& job, const ControlState& before) {
 }
 
 Result<Reply> JobService::ReportIterations(const std::string& job_id, int rank, const Json& body) {
-  Result<Job*> found = FindJob(job_id);
-  if (!found.ok()) return found.status();
-  Job& job = **found;
-  std::lock_guard<std::mutex> lock(job.mu);
-  Result<const RankInfo*> registered = RegisteredRank(job, rank);
-  if (!registered.ok()) return registered.status();
+  Result<LockedRank> locked = LockRank(job_id, rank);
+  if (!locked.ok()) return locked.status();
+  Job& job = *locked->job;
   Result<std::vector<IterationReport>> reports = ParseIterations(body, rank);
   if (!reports.ok()) return reports.status();
   for (const IterationReport& r : *reports) AddToWindow(job, r);
