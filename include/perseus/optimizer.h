@@ -44,6 +44,10 @@ struct FrontierStats {
   double lower_bound_s = 0;    // wall time of the independent lower-bound solves
   bool lower_bound_checked = false;   // the sweep's relaxation matched every independent solve
   double lower_bound_max_error = 0;   // largest relative difference seen in that check
+  // The sweep reached the fastest possible iteration time. False means it
+  // stopped early (a numerical stall) and plans faster than the first plan
+  // other than all-max may be missing; the plans reported are still honest.
+  bool sweep_complete = true;
 };
 
 struct Frontier {

@@ -65,6 +65,10 @@ void PrintSummary(const Problem& problem, const Frontier& f, double seconds) {
               100 * (m.time_s / f.all_max.time_s - 1), 100 * (1 - m.energy_j / f.all_max.energy_j));
   std::printf("run time:           %.3f s (sweep %.3f s, %d steps; lower bound %.3f s)\n", seconds, f.stats.solve_s,
               f.stats.sweep_steps, f.stats.lower_bound_s);
+  if (!f.stats.sweep_complete) {
+    std::fprintf(stderr, "perseus: warning: the sweep stopped before the fastest possible iteration time; plans "
+                         "between all-max and %.6f s may be missing (please report this profile)\n", f.plans.front().time_s);
+  }
 }
 
 int RunOptimize(const OptimizeArgs& a) {

@@ -75,7 +75,15 @@ struct SweepResult {
   int recorded = 0;
   optimizer::RelaxationCurve relaxation;
   int steps = 0;
+  double end_time_s = 0;  // where the sweep stopped
 };
+
+// The iteration time with every computation at its fastest option.
+double FastestTime(const Problem& problem, const std::vector<NodeCosts>& costs) {
+  std::vector<double> fastest(costs.size()), earliest_start;
+  for (size_t i = 0; i < costs.size(); ++i) fastest[i] = costs[i].min_time_s();
+  return optimizer::ForwardPass(problem, fastest, earliest_start);
+}
 
 // The deadlines to record plans at, ascending: every unit of time back from
 // the slowest, the fastest time and the all-max time.
@@ -109,6 +117,7 @@ Result<SweepResult> Sweep(const Problem& problem, const std::vector<NodeCosts>& 
   }
   out.relaxation.Finish();
   out.steps = sweep.steps();
+  out.end_time_s = sweep.time_s();
   Result<std::vector<double>> times = RecordTimes(sweep.time_s(), slowest_s, all_max_time_s, options.unit_time_s);
   if (!times.ok()) return times.status();
   optimizer::SweepReplay replay(sweep);
@@ -145,9 +154,7 @@ Status AddLowerBounds(const Problem& problem, const std::vector<NodeCosts>& cost
   int samples = options.lower_bound_samples;
   if (samples < 0) samples = problem.num_nodes() <= kAutoCheckMaxNodes ? 1 : 0;
   if (samples > 0) {
-    std::vector<double> fastest(costs.size()), es;
-    for (size_t i = 0; i < costs.size(); ++i) fastest[i] = costs[i].min_time_s();
-    double fastest_s = optimizer::ForwardPass(problem, fastest, es);
+    double fastest_s = FastestTime(problem, costs);
     double slowest_s = std::max(f.plans.back().time_s, fastest_s);
     lb = optimizer::EnergyLowerBound::Compute(problem, costs,
                                               SampleTimes(fastest_s, slowest_s, f.all_max.time_s, samples));
@@ -177,6 +184,7 @@ Result<Frontier> SolveFrontier(const Problem& problem, const FrontierOptions& op
   Result<SweepResult> sweep = Sweep(problem, costs, options, f.all_max.time_s);
   if (!sweep.ok()) return sweep.status();
   f.stats.sweep_steps = sweep->steps;
+  f.stats.sweep_complete = sweep->end_time_s <= FastestTime(problem, costs) * (1 + 1e-6);
   sweep->candidates.push_back(f.all_max);
   f.stats.candidate_plans = sweep->recorded + 1;
   f.plans = ParetoFilter(std::move(sweep->candidates));

@@ -126,8 +126,11 @@ bool FrontierSweep::Step() {
     BuildCutNetwork(tol);
     if (cut_.Solve(source_side_) >= kInfiniteCapacity / 2) return false;
     if (!ReadCut()) return false;
-    double step = PathLimit(BreakpointLimit());
-    if (step <= time_s_ * kTimeEps) continue;
+    const double breakpoint = BreakpointLimit();
+    const double step = PathLimit(breakpoint);
+    // A step too small to trust is taken only when it brings a computation
+    // to a hull vertex, which changes the cut; one a path ends is rounding.
+    if (step <= 0 || (step <= time_s_ * kTimeEps && step < breakpoint)) continue;
     for (int i : moved_) {
       changes_.push_back({i, duration_s_[i]});
       relaxation_cost_j_ -= costs_[i].HullCost(duration_s_[i]);

@@ -30,6 +30,7 @@ void CheckAgainstExact(const Problem& problem, const std::string& label) {
   ASSERT_TRUE(f.ok()) << label << ": " << f.status().ToString();
   ASSERT_FALSE(f->plans.empty());
   EXPECT_TRUE(f->stats.lower_bound_checked) << label << ": relaxation error " << f->stats.lower_bound_max_error;
+  EXPECT_TRUE(f->stats.sweep_complete) << label;
   std::vector<testing::ExactPoint> exact = testing::ExactFrontier(problem);
   EXPECT_LE(f->plans.front().time_s, f->all_max.time_s) << label;
   for (size_t i = 0; i < f->plans.size(); ++i) {

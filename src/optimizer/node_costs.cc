@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <memory>
 
 namespace perseus::optimizer {
 namespace {
@@ -43,24 +44,28 @@ std::vector<CostPoint> LowerHull(const std::vector<CostPoint>& front) {
 
 }  // namespace
 
-NodeCosts::NodeCosts(const std::vector<FreqPoint>& options, double blocking_power_w)
-    : pareto_(ParetoFront(options, blocking_power_w)), hull_(LowerHull(pareto_)) {}
+NodeCosts::NodeCosts(const std::vector<FreqPoint>& options, double blocking_power_w) {
+  auto curves = std::make_shared<Curves>();
+  curves->pareto = ParetoFront(options, blocking_power_w);
+  curves->hull = LowerHull(curves->pareto);
+  curves_ = std::move(curves);
+}
 
 int NodeCosts::SegmentAt(double d, bool left) const {
-  // Segment k joins hull_[k] and hull_[k+1]. `left`: the segment just below d.
-  auto it = left ? std::lower_bound(hull_.begin(), hull_.end(), d,
+  // Segment k joins curves_->hull[k] and curves_->hull[k+1]. `left`: the segment just below d.
+  auto it = left ? std::lower_bound(curves_->hull.begin(), curves_->hull.end(), d,
                                     [](const CostPoint& p, double v) { return p.time_s < v; })
-                 : std::upper_bound(hull_.begin(), hull_.end(), d,
+                 : std::upper_bound(curves_->hull.begin(), curves_->hull.end(), d,
                                     [](double v, const CostPoint& p) { return v < p.time_s; });
-  int k = static_cast<int>(it - hull_.begin()) - 1;
+  int k = static_cast<int>(it - curves_->hull.begin()) - 1;
   return k;
 }
 
 double NodeCosts::HullCost(double d) const {
-  if (d >= hull_.back().time_s) return hull_.back().cost_j;
+  if (d >= curves_->hull.back().time_s) return curves_->hull.back().cost_j;
   int k = std::max(0, SegmentAt(d, false));
-  const CostPoint& a = hull_[k];
-  const CostPoint& b = hull_[k + 1];
+  const CostPoint& a = curves_->hull[k];
+  const CostPoint& b = curves_->hull[k + 1];
   double w = (d - a.time_s) / (b.time_s - a.time_s);
   return a.cost_j + w * (b.cost_j - a.cost_j);
 }
@@ -68,42 +73,43 @@ double NodeCosts::HullCost(double d) const {
 double NodeCosts::ShortenRate(double d) const {
   int k = SegmentAt(d - kTimeEps * std::max(1.0, d), true);
   if (k < 0) return std::numeric_limits<double>::infinity();
-  if (k + 1 >= static_cast<int>(hull_.size())) return 0;
-  return (hull_[k].cost_j - hull_[k + 1].cost_j) / (hull_[k + 1].time_s - hull_[k].time_s);
+  if (k + 1 >= static_cast<int>(curves_->hull.size())) return 0;
+  return (curves_->hull[k].cost_j - curves_->hull[k + 1].cost_j) / (curves_->hull[k + 1].time_s - curves_->hull[k].time_s);
 }
 
 double NodeCosts::LengthenRate(double d) const {
   int k = SegmentAt(d + kTimeEps * std::max(1.0, d), true);
-  if (k + 1 >= static_cast<int>(hull_.size()) || k < 0) return 0;
-  return (hull_[k].cost_j - hull_[k + 1].cost_j) / (hull_[k + 1].time_s - hull_[k].time_s);
+  if (k + 1 >= static_cast<int>(curves_->hull.size()) || k < 0) return 0;
+  return (curves_->hull[k].cost_j - curves_->hull[k + 1].cost_j) / (curves_->hull[k + 1].time_s - curves_->hull[k].time_s);
 }
 
+// Vertices within the same window ShortenRate/LengthenRate look past count
+// as reached, so the rate a step uses and the vertex that ends it agree.
 double NodeCosts::HullVertexBelow(double d) const {
-  double best = d;
-  for (auto it = hull_.rbegin(); it != hull_.rend(); ++it) {
-    if (it->time_s < d * (1 - kTimeEps)) return it->time_s;
+  for (auto it = curves_->hull.rbegin(); it != curves_->hull.rend(); ++it) {
+    if (it->time_s < d - kTimeEps * std::max(1.0, d)) return it->time_s;
   }
-  return best;
+  return d;
 }
 
 double NodeCosts::HullVertexAbove(double d) const {
-  for (const CostPoint& p : hull_) {
-    if (p.time_s > d * (1 + kTimeEps)) return p.time_s;
+  for (const CostPoint& p : curves_->hull) {
+    if (p.time_s > d + kTimeEps * std::max(1.0, d)) return p.time_s;
   }
   return d;
 }
 
 int NodeCosts::CheapestWithin(double d) const {
-  // pareto_ is time ascending and cost descending: the last one that fits.
-  auto it = std::upper_bound(pareto_.begin(), pareto_.end(), d * (1 + kTimeEps),
+  // curves_->pareto is time ascending and cost descending: the last one that fits.
+  auto it = std::upper_bound(curves_->pareto.begin(), curves_->pareto.end(), d * (1 + kTimeEps),
                              [](double v, const CostPoint& p) { return v < p.time_s; });
-  return static_cast<int>(it - pareto_.begin()) - 1;
+  return static_cast<int>(it - curves_->pareto.begin()) - 1;
 }
 
 int NodeCosts::CheapestWithinNear(double d, int guess) const {
   const double limit = d * (1 + kTimeEps);
-  const int n = static_cast<int>(pareto_.size());
-  auto fits = [&](int k) { return k < 0 || pareto_[k].time_s <= limit; };
+  const int n = static_cast<int>(curves_->pareto.size());
+  auto fits = [&](int k) { return k < 0 || curves_->pareto[k].time_s <= limit; };
   // Gallop away from the guess until lo fits and hi does not (or is n),
   // then bisect: the answer is the last index that fits.
   int lo = std::clamp(guess, -1, n - 1), hi;

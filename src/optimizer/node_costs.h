@@ -5,9 +5,10 @@
 // fixed iteration time T minimising energy means minimising the sum of costs.
 // For each node this keeps the Pareto-optimal options (faster ones cost more)
 // and their lower convex hull, the continuous relaxation the sweep and the
-// lower bound work on. Immutable after construction.
+// lower bound work on. Immutable after construction; copies share the curves.
 #pragma once
 
+#include <memory>
 #include <vector>
 
 #include "perseus/problem.h"
@@ -25,11 +26,11 @@ class NodeCosts {
   NodeCosts(const std::vector<FreqPoint>& options, double blocking_power_w);
 
   // Time ascending, cost strictly descending.
-  const std::vector<CostPoint>& pareto() const { return pareto_; }
+  const std::vector<CostPoint>& pareto() const { return curves_->pareto; }
   // Vertices of the lower convex hull of pareto(), time ascending.
-  const std::vector<CostPoint>& hull() const { return hull_; }
-  double min_time_s() const { return hull_.front().time_s; }
-  double max_time_s() const { return hull_.back().time_s; }
+  const std::vector<CostPoint>& hull() const { return curves_->hull; }
+  double min_time_s() const { return curves_->hull.front().time_s; }
+  double max_time_s() const { return curves_->hull.back().time_s; }
 
   // Convex-hull cost at duration d (REQUIRES: min_time_s() <= d); flat past max_time_s().
   double HullCost(double d) const;
@@ -47,8 +48,12 @@ class NodeCosts {
 
  private:
   int SegmentAt(double d, bool left) const;
-  std::vector<CostPoint> pareto_;
-  std::vector<CostPoint> hull_;
+  // Shared by copies: nodes with the same options (BuildNodeCosts) then
+  // read the same memory, which keeps the many per-record searches in cache.
+  struct Curves {
+    std::vector<CostPoint> pareto, hull;
+  };
+  std::shared_ptr<const Curves> curves_;
 };
 
 // Builds one NodeCosts per problem node; nodes with identical options share work.

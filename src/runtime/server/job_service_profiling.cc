@@ -237,7 +237,8 @@ void JobService::Optimize(const std::string& job_id) {
     const Frontier& f = (*book)->frontier();
     Log("optimization_done", {{"job", job_id}, {"plans", f.plans.size()}, {"fastest_time_s", f.plans.front().time_s},
                               {"fastest_energy_j", f.plans.front().energy_j},
-                              {"all_max_energy_j", f.all_max.energy_j}, {"solve_s", f.stats.solve_s}});
+                              {"all_max_energy_j", f.all_max.energy_j}, {"solve_s", f.stats.solve_s},
+                              {"sweep_complete", f.stats.sweep_complete}});
   } else if (log_) {
     log_->Error("optimization_failed", {{"job", job_id}, {"error", state.error}});
   }

@@ -88,7 +88,8 @@ Json FrontierToJson(const Frontier& f) {
           {"plans", plans},
           {"stats",
            {{"sweep_steps", f.stats.sweep_steps}, {"candidate_plans", f.stats.candidate_plans},
-            {"solve_s", f.stats.solve_s}, {"lower_bound_s", f.stats.lower_bound_s}}}};
+            {"solve_s", f.stats.solve_s}, {"lower_bound_s", f.stats.lower_bound_s},
+            {"sweep_complete", f.stats.sweep_complete}}}};
 }
 
 Result<Frontier> FrontierFromJson(const Json& j) {
@@ -101,6 +102,7 @@ Result<Frontier> FrontierFromJson(const Json& j) {
     f.stats.candidate_plans = st.at("candidate_plans").get<int>();
     f.stats.solve_s = st.at("solve_s").get<double>();
     f.stats.lower_bound_s = st.at("lower_bound_s").get<double>();
+    f.stats.sweep_complete = st.value("sweep_complete", true);  // absent in older databases
   } catch (const Json::exception& e) {
     return Status::Internal(std::string("stored frontier: ") + e.what());
   }
