@@ -10,10 +10,14 @@
 
 namespace perseus::optimizer {
 namespace {
-constexpr double kEps = 1e-9;  // residual capacities at or below this are zero
+// Residual capacities at or below eps_ count as zero: kMinEps, or kRelativeEps
+// of the largest finite bound, well above the rounding of sums of such bounds
+// (else an augmenting path could carry nothing but rounding, forever).
+constexpr double kMinEps = 1e-9;
+constexpr double kRelativeEps = 1e-12;
 }  // namespace
 
-MinCut::MinCut(int num_nodes, Engine engine) : num_nodes_(num_nodes), engine_(engine) {}
+MinCut::MinCut(int num_nodes, Engine engine) : num_nodes_(num_nodes), engine_(engine), eps_(kMinEps) {}
 
 int MinCut::AddArc(int from, int to) {
   from_.push_back(from);
@@ -30,6 +34,7 @@ void MinCut::SetBounds(int arc, double lower, double upper) {
   const double old_lower = lower_[arc];
   lower_[arc] = lower;
   upper_[arc] = upper;
+  eps_ = std::max(eps_, kRelativeEps * (upper < kInfiniteCapacity ? upper : lower));
   if (!finalized_ || !trees_valid_) return;  // the next solve starts afresh
   auto mark_node = [this](int v) {
     if (v != kSource && v != kSink && !node_marked_[v]) node_marked_[v] = 1, marked_nodes_.push_back(v);
@@ -124,8 +129,8 @@ double MinCut::Terminal(int v, bool* both_infinite) const {
 }
 
 bool MinCut::LinkValid(int v) const {
-  if (parent_[v] == kTerminalLink) return Terminal(v) * static_cast<int>(tree_[v]) > kEps;
-  return parent_[v] >= 0 && LinkResidual(static_cast<Tree>(tree_[v]), parent_[v]) > kEps;
+  if (parent_[v] == kTerminalLink) return Terminal(v) * static_cast<int>(tree_[v]) > eps_;
+  return parent_[v] >= 0 && LinkResidual(static_cast<Tree>(tree_[v]), parent_[v]) > eps_;
 }
 
 void MinCut::Activate(int v) {
@@ -177,7 +182,7 @@ void MinCut::StartTrees() {
 void MinCut::HandleTerminalChange(int v) {
   if (parent_[v] == kOrphanLink) return;  // adoption looks at its terminal anyway
   const double net = Terminal(v);
-  const Tree want = net > kEps ? kSourceTree : net < -kEps ? kSinkTree : kFree;
+  const Tree want = net > eps_ ? kSourceTree : net < -eps_ ? kSinkTree : kFree;
   if (tree_[v] == kFree) {
     if (want != kFree) MakeRoot(v, want);
   } else if (want == tree_[v]) {
@@ -217,11 +222,11 @@ bool MinCut::RepairChanges() {
 void MinCut::Adopt(int v) {
   const Tree tree = static_cast<Tree>(tree_[v]);
   const double net = Terminal(v) * static_cast<int>(tree);
-  if (net > kEps) {
+  if (net > eps_) {
     parent_[v] = kTerminalLink, stamp_[v] = time_, dist_[v] = 1;
     return;
   }
-  if (net < -kEps) {
+  if (net < -eps_) {
     MoveToOtherTree(v);
     return;
   }
@@ -230,7 +235,7 @@ void MinCut::Adopt(int v) {
   int best = -1, best_dist = INT_MAX;
   for (int k = adj_start_[v]; k < adj_start_[v + 1]; ++k) {
     const int e = adj_[k], q = Head(e);
-    if (tree_[q] != tree || LinkResidual(tree, e) <= kEps) continue;
+    if (tree_[q] != tree || LinkResidual(tree, e) <= eps_) continue;
     int d = 0, j = q;
     for (;;) {
       if (stamp_[j] == time_) {
@@ -260,7 +265,7 @@ void MinCut::Adopt(int v) {
   for (int k = adj_start_[v]; k < adj_start_[v + 1]; ++k) {
     const int e = adj_[k], q = Head(e);
     if (tree_[q] != tree) continue;
-    if (LinkResidual(tree, e) > kEps) Activate(q);
+    if (LinkResidual(tree, e) > eps_) Activate(q);
     if (parent_[q] >= 0 && Head(parent_[q]) == v) MakeOrphan(q);
   }
   tree_[v] = kFree;
@@ -289,23 +294,26 @@ bool MinCut::Augment(int tail, int entry) {
   for (x = tail; parent_[x] != kTerminalLink;) {
     const int link = parent_[x], next = Head(link);
     PushOut(link ^ 1, amount);
-    if (ResidualIn(link) <= kEps) MakeOrphan(x);
+    if (ResidualIn(link) <= eps_) MakeOrphan(x);
     x = next;
   }
-  if (Terminal(x) <= kEps) MakeOrphan(x);
+  if (Terminal(x) <= eps_) MakeOrphan(x);
   for (x = Head(entry); parent_[x] != kTerminalLink;) {
     const int link = parent_[x], next = Head(link);
     PushOut(link, amount);
-    if (ResidualOut(link) <= kEps) MakeOrphan(x);
+    if (ResidualOut(link) <= eps_) MakeOrphan(x);
     x = next;
   }
-  if (Terminal(x) >= -kEps) MakeOrphan(x);
+  if (Terminal(x) >= -eps_) MakeOrphan(x);
   return true;
 }
 
-bool MinCut::MaxFlow() {
+MinCut::FlowOutcome MinCut::MaxFlow() {
   // Grow the trees from active nodes until they touch, push flow along the
   // path found, re-home the orphans it leaves; done when nothing is active.
+  // The augmentation budget is a safety net: far more than any solve needs.
+  const long budget = 100L * (num_nodes_ + static_cast<long>(from_.size())) + 1'000'000;
+  long augmentations = 0;
   int current = -1;
   for (;;) {
     int p = current;
@@ -325,7 +333,7 @@ bool MinCut::MaxFlow() {
     int meet = -1;
     for (int k = adj_start_[p]; k < adj_start_[p + 1]; ++k) {
       const int e = adj_[k], q = Head(e);
-      if (LinkResidual(tree, e ^ 1) <= kEps) continue;
+      if (LinkResidual(tree, e ^ 1) <= eps_) continue;
       if (tree_[q] == kFree) {
         tree_[q] = tree, parent_[q] = e ^ 1, stamp_[q] = stamp_[p], dist_[q] = dist_[p] + 1;
         Activate(q);
@@ -339,13 +347,14 @@ bool MinCut::MaxFlow() {
       continue;
     }
     const bool ok = tree == kSourceTree ? Augment(p, meet) : Augment(Head(meet), meet ^ 1);
-    if (!ok) return false;
+    if (!ok) return FlowOutcome::kUnbounded;
+    if (++augmentations > budget) return FlowOutcome::kStalled;
     AdoptOrphans();
     current = p;
   }
   active_queue_.clear();
   active_head_ = 0;
-  return true;
+  return FlowOutcome::kMaximum;
 }
 
 double MinCut::CutValue(const std::vector<char>& source_side) const {
@@ -369,10 +378,14 @@ double MinCut::Solve(std::vector<char>& source_side) {
 double MinCut::SolveDynamic(std::vector<char>& source_side) {
   if (!finalized_) Finalize();
   if (!trees_valid_) StartTrees();
-  bool finite = RepairChanges() && MaxFlow();
+  const FlowOutcome outcome = RepairChanges() ? MaxFlow() : FlowOutcome::kUnbounded;
+  if (outcome == FlowOutcome::kStalled) {
+    trees_valid_ = false;  // start afresh next time; this once, solve from scratch
+    return SolveWithLemonPreflow(source_side);
+  }
   source_side.assign(num_nodes_, 0);
   source_side[kSource] = 1;
-  if (!finite) {
+  if (outcome == FlowOutcome::kUnbounded) {
     trees_valid_ = false;
     return kInfiniteCapacity;
   }

@@ -56,8 +56,9 @@ class MinCut {
   bool IsTerminalArc(int arc) const;
   double CutValue(const std::vector<char>& source_side) const;
   void StartTrees();
-  bool RepairChanges();
-  bool MaxFlow();
+  bool RepairChanges();  // false: some node links source and sink without bound
+  enum class FlowOutcome { kMaximum, kUnbounded, kStalled };
+  FlowOutcome MaxFlow();
 
   // Adjacency entries: 2a is arc a seen from its tail, 2a+1 from its head.
   int Head(int entry) const { return (entry & 1) ? from_[entry >> 1] : to_[entry >> 1]; }
@@ -101,6 +102,7 @@ class MinCut {
   std::vector<int> active_queue_, orphans_, marked_nodes_, marked_arcs_;
   std::size_t active_head_ = 0, orphan_head_ = 0;
   int time_ = 0;
+  double eps_;  // see kMinEps in min_cut.cc
 };
 
 }  // namespace perseus::optimizer

@@ -90,11 +90,34 @@ TEST(MinCut, MatchesBruteForceAndPreflowAcrossBoundChanges) {
   }
 }
 
+TEST(MinCut, LargeCapacitiesDoNotLeaveRoundingToAugmentForever) {
+  // Found by review: with bounds near 1e9 the terminal sums round to ~1e-7,
+  // above a fixed 1e-9 threshold, and the solver augmented nothing forever.
+  const double inf = kInfiniteCapacity;
+  struct Bounds {
+    int from, to;
+    double lower, upper;
+  } arcs[] = {{0, 2, 0, inf},
+              {2, 5, 0, inf},
+              {4, 1, 0, inf},
+              {5, 1, 0, 0x1.df32425d38f4cp+28},
+              {5, 4, 0x1.ab22ca6808493p+27, 0x1.ab22ca6808493p+27},
+              {5, 1, 0, 0x1.1346b42906fbep+30}};
+  MinCut dynamic(6), cold(6);
+  for (const Bounds& a : arcs) dynamic.AddArc(a.from, a.to), cold.AddArc(a.from, a.to);
+  for (int i = 0; i < 6; ++i) dynamic.SetBounds(i, arcs[i].lower, arcs[i].upper), cold.SetBounds(i, arcs[i].lower, arcs[i].upper);
+  std::vector<char> side;
+  const double expected = cold.SolveWithLemonPreflow(side);
+  EXPECT_NEAR(dynamic.SolveDynamic(side), expected, 1e-9 * expected);
+}
+
 TEST(MinCut, MatchesPreflowOverLongSequencesOfSmallChanges) {
   // Larger networks than brute force can check, changed a few arcs at a time
-  // as the sweep does, so the search trees are reused across many solves.
+  // as the sweep does, so the search trees are reused across many solves;
+  // also with every bound scaled up, where rounding is larger.
   std::mt19937 rng(11);
-  for (int trial = 0; trial < 20; ++trial) {
+  for (int trial = 0; trial < 30; ++trial) {
+    const double scale = trial < 20 ? 1.0 : 1e8;
     const int n = 30 + 10 * (trial % 5);
     std::vector<RandomArc> arcs;
     for (int v = 2; v < n; ++v) {
@@ -112,8 +135,8 @@ TEST(MinCut, MatchesPreflowOverLongSequencesOfSmallChanges) {
       for (int c = 0; c < changes; ++c) {
         const size_t a = round == 0 ? c : rng() % arcs.size();
         const int kind = rng() % 8;
-        lower[a] = kind < 3 ? 0 : (rng() % 50) / 10.0;
-        upper[a] = kind == 0 ? kInfiniteCapacity : kind == 1 ? lower[a] : lower[a] + (rng() % 80) / 10.0;
+        lower[a] = kind < 3 ? 0 : scale * (rng() % 50) / 10.0;
+        upper[a] = kind == 0 ? kInfiniteCapacity : kind == 1 ? lower[a] : lower[a] + scale * (rng() % 80) / 10.0;
         dynamic.SetBounds(static_cast<int>(a), lower[a], upper[a]);
         cold.SetBounds(static_cast<int>(a), lower[a], upper[a]);
       }
@@ -124,8 +147,9 @@ TEST(MinCut, MatchesPreflowOverLongSequencesOfSmallChanges) {
         EXPECT_GE(got, kInfiniteCapacity / 2) << "trial " << trial << " round " << round;
         continue;
       }
-      ASSERT_NEAR(got, expected, 1e-7) << "trial " << trial << " round " << round;
-      EXPECT_NEAR(CutValue(side_dynamic, arcs, lower, upper), expected, 1e-7) << "trial " << trial;
+      const double tolerance = 1e-7 * scale * std::max(1.0, std::abs(expected) / scale);
+      ASSERT_NEAR(got, expected, tolerance) << "trial " << trial << " round " << round;
+      EXPECT_NEAR(CutValue(side_dynamic, arcs, lower, upper), expected, tolerance) << "trial " << trial;
     }
   }
 }
