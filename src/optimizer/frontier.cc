@@ -123,11 +123,18 @@ Result<SweepResult> Sweep(const Problem& problem, const std::vector<NodeCosts>& 
   optimizer::SweepReplay replay(sweep);
   optimizer::Discretizer discretizer(problem, costs);
   std::vector<double> durations;
+  double max_shortfall_s = 0;  // how much faster than its deadline a plan has come out
   for (double time_s : *times) {
-    if (!out.candidates.empty() && out.relaxation.AtLeastTime(time_s) > out.candidates.back().energy_j) break;
+    // Every plan at least as slow as `horizon` uses more energy than the
+    // cheapest found; a later deadline's plan could only enter the frontier
+    // by coming out faster than that, further below its deadline than any
+    // plan so far by a factor of two.
+    const double horizon = time_s - 2 * max_shortfall_s - options.unit_time_s;
+    if (!out.candidates.empty() && out.relaxation.AtLeastTime(horizon) > out.candidates.back().energy_j) break;
     replay.DurationsAt(time_s, durations);
     FrontierPlan plan = MakePlan(problem, discretizer.Run(durations, time_s));
     ++out.recorded;
+    max_shortfall_s = std::max(max_shortfall_s, time_s - plan.time_s);
     // Only a plan cheaper than every faster one can be on the frontier.
     if (out.candidates.empty() || plan.energy_j < out.candidates.back().energy_j) out.candidates.push_back(std::move(plan));
   }

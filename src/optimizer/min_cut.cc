@@ -7,17 +7,19 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 
 namespace perseus::optimizer {
 namespace {
-// Residual capacities at or below eps_ count as zero: kMinEps, or kRelativeEps
-// of the largest finite bound, well above the rounding of sums of such bounds
-// (else an augmenting path could carry nothing but rounding, forever).
-constexpr double kMinEps = 1e-9;
+// Residual capacities at or below kEps count as zero, and so do residuals
+// within kRelativeEps of the magnitudes they were computed from (an arc's
+// capacity, a node's terminal terms): those are rounding, and an augmenting
+// path carrying only rounding would change nothing, forever.
+constexpr double kEps = 1e-9;
 constexpr double kRelativeEps = 1e-12;
 }  // namespace
 
-MinCut::MinCut(int num_nodes, Engine engine) : num_nodes_(num_nodes), engine_(engine), eps_(kMinEps) {}
+MinCut::MinCut(int num_nodes, Engine engine) : num_nodes_(num_nodes), engine_(engine) {}
 
 int MinCut::AddArc(int from, int to) {
   from_.push_back(from);
@@ -34,7 +36,6 @@ void MinCut::SetBounds(int arc, double lower, double upper) {
   const double old_lower = lower_[arc];
   lower_[arc] = lower;
   upper_[arc] = upper;
-  eps_ = std::max(eps_, kRelativeEps * (upper < kInfiniteCapacity ? upper : lower));
   if (!finalized_ || !trees_valid_) return;  // the next solve starts afresh
   auto mark_node = [this](int v) {
     if (v != kSource && v != kSink && !node_marked_[v]) node_marked_[v] = 1, marked_nodes_.push_back(v);
@@ -92,20 +93,20 @@ void MinCut::Finalize() {
   finalized_ = true;
 }
 
-double MinCut::ResidualOut(int entry) const {
-  const int a = entry >> 1;
-  return (entry & 1) ? flow_[a] : cap_[a] - flow_[a];
+double MinCut::Residual(int arc, bool forward) const {
+  const double r = forward ? cap_[arc] - flow_[arc] : flow_[arc];
+  const double scale = cap_[arc] < kInfiniteCapacity ? cap_[arc] : flow_[arc];
+  return r <= kRelativeEps * scale ? 0 : r;
 }
 
-double MinCut::ResidualIn(int entry) const {
-  const int a = entry >> 1;
-  return (entry & 1) ? cap_[a] - flow_[a] : flow_[a];
-}
+double MinCut::ResidualOut(int entry) const { return Residual(entry >> 1, !(entry & 1)); }
+
+double MinCut::ResidualIn(int entry) const { return Residual(entry >> 1, entry & 1); }
 
 void MinCut::PushOut(int entry, double amount) { flow_[entry >> 1] += (entry & 1) ? -amount : amount; }
 
 double MinCut::Terminal(int v, bool* both_infinite) const {
-  double net = 0;
+  double net = 0, magnitude = 0;
   bool from_source = false, to_sink = false;
   for (int k = terminal_start_[v]; k < terminal_start_[v + 1]; ++k) {
     const int a = terminal_[k];
@@ -117,20 +118,22 @@ double MinCut::Terminal(int v, bool* both_infinite) const {
       to_sink |= infinite;
       if (!infinite) net -= upper_[a];
     }
+    if (!infinite) magnitude += upper_[a];
   }
   for (int k = adj_start_[v]; k < adj_start_[v + 1]; ++k) {
     const int e = adj_[k], a = e >> 1;
     net += (e & 1) ? lower_[a] + flow_[a] : -(lower_[a] + flow_[a]);
+    magnitude += lower_[a] + flow_[a];
   }
   if (both_infinite) *both_infinite = from_source && to_sink;
   if (from_source) return kInfiniteCapacity;
   if (to_sink) return -kInfiniteCapacity;
-  return net;
+  return std::abs(net) <= kRelativeEps * magnitude ? 0 : net;
 }
 
 bool MinCut::LinkValid(int v) const {
-  if (parent_[v] == kTerminalLink) return Terminal(v) * static_cast<int>(tree_[v]) > eps_;
-  return parent_[v] >= 0 && LinkResidual(static_cast<Tree>(tree_[v]), parent_[v]) > eps_;
+  if (parent_[v] == kTerminalLink) return Terminal(v) * static_cast<int>(tree_[v]) > kEps;
+  return parent_[v] >= 0 && LinkResidual(static_cast<Tree>(tree_[v]), parent_[v]) > kEps;
 }
 
 void MinCut::Activate(int v) {
@@ -182,7 +185,7 @@ void MinCut::StartTrees() {
 void MinCut::HandleTerminalChange(int v) {
   if (parent_[v] == kOrphanLink) return;  // adoption looks at its terminal anyway
   const double net = Terminal(v);
-  const Tree want = net > eps_ ? kSourceTree : net < -eps_ ? kSinkTree : kFree;
+  const Tree want = net > kEps ? kSourceTree : net < -kEps ? kSinkTree : kFree;
   if (tree_[v] == kFree) {
     if (want != kFree) MakeRoot(v, want);
   } else if (want == tree_[v]) {
@@ -222,11 +225,11 @@ bool MinCut::RepairChanges() {
 void MinCut::Adopt(int v) {
   const Tree tree = static_cast<Tree>(tree_[v]);
   const double net = Terminal(v) * static_cast<int>(tree);
-  if (net > eps_) {
+  if (net > kEps) {
     parent_[v] = kTerminalLink, stamp_[v] = time_, dist_[v] = 1;
     return;
   }
-  if (net < -eps_) {
+  if (net < -kEps) {
     MoveToOtherTree(v);
     return;
   }
@@ -235,7 +238,7 @@ void MinCut::Adopt(int v) {
   int best = -1, best_dist = INT_MAX;
   for (int k = adj_start_[v]; k < adj_start_[v + 1]; ++k) {
     const int e = adj_[k], q = Head(e);
-    if (tree_[q] != tree || LinkResidual(tree, e) <= eps_) continue;
+    if (tree_[q] != tree || LinkResidual(tree, e) <= kEps) continue;
     int d = 0, j = q;
     for (;;) {
       if (stamp_[j] == time_) {
@@ -265,7 +268,7 @@ void MinCut::Adopt(int v) {
   for (int k = adj_start_[v]; k < adj_start_[v + 1]; ++k) {
     const int e = adj_[k], q = Head(e);
     if (tree_[q] != tree) continue;
-    if (LinkResidual(tree, e) > eps_) Activate(q);
+    if (LinkResidual(tree, e) > kEps) Activate(q);
     if (parent_[q] >= 0 && Head(parent_[q]) == v) MakeOrphan(q);
   }
   tree_[v] = kFree;
@@ -294,17 +297,17 @@ bool MinCut::Augment(int tail, int entry) {
   for (x = tail; parent_[x] != kTerminalLink;) {
     const int link = parent_[x], next = Head(link);
     PushOut(link ^ 1, amount);
-    if (ResidualIn(link) <= eps_) MakeOrphan(x);
+    if (ResidualIn(link) <= kEps) MakeOrphan(x);
     x = next;
   }
-  if (Terminal(x) <= eps_) MakeOrphan(x);
+  if (Terminal(x) <= kEps) MakeOrphan(x);
   for (x = Head(entry); parent_[x] != kTerminalLink;) {
     const int link = parent_[x], next = Head(link);
     PushOut(link, amount);
-    if (ResidualOut(link) <= eps_) MakeOrphan(x);
+    if (ResidualOut(link) <= kEps) MakeOrphan(x);
     x = next;
   }
-  if (Terminal(x) >= -eps_) MakeOrphan(x);
+  if (Terminal(x) >= -kEps) MakeOrphan(x);
   return true;
 }
 
@@ -333,7 +336,7 @@ MinCut::FlowOutcome MinCut::MaxFlow() {
     int meet = -1;
     for (int k = adj_start_[p]; k < adj_start_[p + 1]; ++k) {
       const int e = adj_[k], q = Head(e);
-      if (LinkResidual(tree, e ^ 1) <= eps_) continue;
+      if (LinkResidual(tree, e ^ 1) <= kEps) continue;
       if (tree_[q] == kFree) {
         tree_[q] = tree, parent_[q] = e ^ 1, stamp_[q] = stamp_[p], dist_[q] = dist_[p] + 1;
         Activate(q);

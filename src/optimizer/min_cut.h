@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 namespace perseus::optimizer {
@@ -39,9 +40,12 @@ class MinCut {
   void SetBounds(int arc, double lower, double upper);
 
   // Returns the minimum cut value (>= kInfiniteCapacity/2: no finite cut) and
-  // marks its source side in `source_side`: the nodes the source reaches in
-  // the residual network, the smallest minimum cut. Uses the engine chosen at
-  // construction; the two named variants force one.
+  // marks its source side in `source_side`: for the dynamic engine, the nodes
+  // the source reaches in the residual network, the smallest minimum cut
+  // (Preflow's side may be another minimum cut). Uses the engine chosen at
+  // construction; the two named variants force one. Should the dynamic engine
+  // ever exceed its augmentation budget (a safety net against numerical
+  // livelock), that solve falls back to Preflow and the next starts afresh.
   double Solve(std::vector<char>& source_side);
   double SolveDynamic(std::vector<char>& source_side);
   double SolveWithLemonPreflow(std::vector<char>& source_side);
@@ -62,6 +66,7 @@ class MinCut {
 
   // Adjacency entries: 2a is arc a seen from its tail, 2a+1 from its head.
   int Head(int entry) const { return (entry & 1) ? from_[entry >> 1] : to_[entry >> 1]; }
+  double Residual(int arc, bool forward) const;
   double ResidualOut(int entry) const;  // along the entry, away from its owner
   double ResidualIn(int entry) const;   // along the entry, toward its owner
   // Residual capacity a tree link needs: from parent to child in the source
@@ -98,11 +103,11 @@ class MinCut {
   std::vector<int> adj_start_, adj_, terminal_start_, terminal_;
   // Search trees.
   std::vector<signed char> tree_, active_, node_marked_, arc_marked_;
-  std::vector<int> parent_, stamp_, dist_;
+  std::vector<int> parent_, dist_;
+  std::vector<int64_t> stamp_;  // adoption rounds; 64 bits so they never wrap
   std::vector<int> active_queue_, orphans_, marked_nodes_, marked_arcs_;
   std::size_t active_head_ = 0, orphan_head_ = 0;
-  int time_ = 0;
-  double eps_;  // see kMinEps in min_cut.cc
+  int64_t time_ = 0;
 };
 
 }  // namespace perseus::optimizer

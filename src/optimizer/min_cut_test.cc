@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <tuple>
+#include <utility>
 
 namespace perseus::optimizer {
 namespace {
@@ -90,25 +92,56 @@ TEST(MinCut, MatchesBruteForceAndPreflowAcrossBoundChanges) {
   }
 }
 
-TEST(MinCut, LargeCapacitiesDoNotLeaveRoundingToAugmentForever) {
-  // Found by review: with bounds near 1e9 the terminal sums round to ~1e-7,
-  // above a fixed 1e-9 threshold, and the solver augmented nothing forever.
-  const double inf = kInfiniteCapacity;
-  struct Bounds {
-    int from, to;
-    double lower, upper;
-  } arcs[] = {{0, 2, 0, inf},
-              {2, 5, 0, inf},
-              {4, 1, 0, inf},
-              {5, 1, 0, 0x1.df32425d38f4cp+28},
-              {5, 4, 0x1.ab22ca6808493p+27, 0x1.ab22ca6808493p+27},
-              {5, 1, 0, 0x1.1346b42906fbep+30}};
-  MinCut dynamic(6), cold(6);
+struct Bounds {
+  int from, to;
+  double lower, upper;
+};
+
+// The dynamic solver's cut value on a fresh network, next to Preflow's.
+std::pair<double, double> SolveBoth(int nodes, const std::vector<Bounds>& arcs) {
+  MinCut dynamic(nodes), cold(nodes);
   for (const Bounds& a : arcs) dynamic.AddArc(a.from, a.to), cold.AddArc(a.from, a.to);
-  for (int i = 0; i < 6; ++i) dynamic.SetBounds(i, arcs[i].lower, arcs[i].upper), cold.SetBounds(i, arcs[i].lower, arcs[i].upper);
+  for (size_t i = 0; i < arcs.size(); ++i) {
+    dynamic.SetBounds(static_cast<int>(i), arcs[i].lower, arcs[i].upper);
+    cold.SetBounds(static_cast<int>(i), arcs[i].lower, arcs[i].upper);
+  }
   std::vector<char> side;
-  const double expected = cold.SolveWithLemonPreflow(side);
-  EXPECT_NEAR(dynamic.SolveDynamic(side), expected, 1e-9 * expected);
+  return {dynamic.SolveDynamic(side), cold.SolveWithLemonPreflow(side)};
+}
+
+TEST(MinCut, LargeCapacitiesDoNotLeaveRoundingToAugmentForever) {
+  // Found by review: with bounds near 1e7-1e9 the terminal sums round to
+  // well above 1e-9 absolute, and the solver augmented nothing, forever.
+  const double inf = kInfiniteCapacity;
+  auto [got, expected] = SolveBoth(6, {{0, 2, 0, inf},
+                                       {2, 5, 0, inf},
+                                       {4, 1, 0, inf},
+                                       {5, 1, 0, 0x1.df32425d38f4cp+28},
+                                       {5, 4, 0x1.ab22ca6808493p+27, 0x1.ab22ca6808493p+27},
+                                       {5, 1, 0, 0x1.1346b42906fbep+30}});
+  EXPECT_NEAR(got, expected, 1e-9 * expected);
+  std::tie(got, expected) = SolveBoth(6, {{0, 2, 0, 9581089.2040840313},
+                                          {2, 3, 0, inf},
+                                          {3, 1, 0, inf},
+                                          {4, 2, 0, inf},
+                                          {5, 4, 5642706.4670119975, 5642706.4670119975},
+                                          {5, 4, 4382048.6105813533, 4382048.6105813533}});
+  EXPECT_NEAR(got, expected, 1e-9 * expected);
+}
+
+TEST(MinCut, OneLargeBoundDoesNotBlurSmallCuts) {
+  // Found by review of a first fix that scaled one global threshold with the
+  // largest bound: a 1e13 arc made a cut of 5 come out as 8, even after
+  // that arc shrank.
+  MinCut m(4);
+  const int sa = m.AddArc(0, 2), ab = m.AddArc(2, 3), bt = m.AddArc(3, 1);
+  m.SetBounds(sa, 0, 1e13);
+  m.SetBounds(ab, 0, 8);
+  m.SetBounds(bt, 0, 5);
+  std::vector<char> side;
+  EXPECT_DOUBLE_EQ(m.SolveDynamic(side), 5);
+  m.SetBounds(sa, 0, 100);
+  EXPECT_DOUBLE_EQ(m.SolveDynamic(side), 5);
 }
 
 TEST(MinCut, MatchesPreflowOverLongSequencesOfSmallChanges) {

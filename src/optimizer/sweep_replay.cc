@@ -1,6 +1,8 @@
 // Reconstructing the sweep's optimum by undoing its steps.
 #include "optimizer/sweep_replay.h"
 
+#include <algorithm>
+
 namespace perseus::optimizer {
 
 SweepReplay::SweepReplay(const FrontierSweep& sweep)
@@ -10,6 +12,7 @@ void SweepReplay::DurationsAt(double time_s, std::vector<double>& out) {
   const auto& times = sweep_.step_times_s();
   const auto& first = sweep_.step_first_change();
   const auto& changes = sweep_.changes();
+  time_s = std::max(time_s, times.back());  // a deadline rounded a hair below the fastest time
   // Undo every step that ended before time_s; duration_s_ is then the
   // optimum at the end of step_.
   while (step_ >= 0 && time_s >= times[step_]) {
