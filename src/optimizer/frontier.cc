@@ -71,7 +71,7 @@ Status CheckOptions(const Problem& problem, const FrontierOptions& options) {
 }
 
 struct SweepResult {
-  std::vector<FrontierPlan> candidates;  // time ascending, energy descending
+  std::vector<FrontierPlan> candidates;  // energy descending; ParetoFilter sorts out the times
   int recorded = 0;
   optimizer::RelaxationCurve relaxation;
   int steps = 0;

@@ -141,7 +141,6 @@ bool FrontierSweep::Step() {
     time_s_ = ForwardPass(problem_, duration_s_, earliest_start_);
     step_times_s_.push_back(time_s_);
     step_first_change_.push_back(changes_.size());
-    ++steps_;
     return true;
   }
   return false;

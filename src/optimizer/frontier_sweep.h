@@ -34,7 +34,7 @@ class FrontierSweep {
   double time_s() const { return time_s_; }
   // Cost (sum of hull costs, J) of the relaxation's optimum at time_s().
   double relaxation_cost_j() const { return relaxation_cost_j_; }
-  int steps() const { return steps_; }
+  int steps() const { return static_cast<int>(step_times_s_.size()) - 1; }
 
   // The trajectory: step k ran from step_times_s()[k] down to
   // step_times_s()[k + 1] and changed the durations listed in
@@ -62,7 +62,6 @@ class FrontierSweep {
   std::vector<double> duration_s_;
   double time_s_ = 0;
   double relaxation_cost_j_ = 0;
-  int steps_ = 0;
   // Scratch reused across steps.
   std::vector<double> earliest_start_, latest_finish_, trial_, trial_start_;
   // The cut network has a start and a finish event per computation (ids

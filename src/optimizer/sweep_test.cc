@@ -33,20 +33,27 @@ double HullCost(const std::vector<NodeCosts>& costs, const std::vector<double>& 
   return sum;
 }
 
+// The relaxation's cost at every time a full sweep visits; `blocking_w_x_stages`
+// turns it into the energy bound.
+RelaxationCurve SweepCurve(const Problem& problem, const std::vector<NodeCosts>& costs,
+                           MinCut::Engine engine = MinCut::Engine::kDynamicTrees, double blocking_w_x_stages = 0) {
+  FrontierSweep sweep(problem, costs, engine);
+  RelaxationCurve curve(blocking_w_x_stages);
+  curve.Add(sweep.time_s(), sweep.relaxation_cost_j());
+  while (sweep.Step()) curve.Add(sweep.time_s(), sweep.relaxation_cost_j());
+  curve.Finish();
+  return curve;
+}
+
 TEST(SweepReplay, ReproducesEveryStepAndInterpolatesFeasibly) {
   std::mt19937 rng(17);
   for (int trial = 0; trial < 20; ++trial) {
     Problem problem = RandomProblem(rng, 2 + trial % 4, 3 + trial % 7, 3 + trial % 5);
     std::vector<NodeCosts> costs = BuildNodeCosts(problem);
+    const RelaxationCurve curve = SweepCurve(problem, costs);
     FrontierSweep sweep(problem, costs);
-    RelaxationCurve curve(0);
     std::vector<std::vector<double>> snapshots = {sweep.durations_s()};
-    curve.Add(sweep.time_s(), sweep.relaxation_cost_j());
-    while (sweep.Step()) {
-      snapshots.push_back(sweep.durations_s());
-      curve.Add(sweep.time_s(), sweep.relaxation_cost_j());
-    }
-    curve.Finish();
+    while (sweep.Step()) snapshots.push_back(sweep.durations_s());
     const std::vector<double>& times = sweep.step_times_s();
     ASSERT_EQ(times.size(), snapshots.size());
     SweepReplay replay(sweep);
@@ -68,15 +75,6 @@ TEST(SweepReplay, ReproducesEveryStepAndInterpolatesFeasibly) {
     replay.DurationsAt(times.front() * 2, d);
     EXPECT_EQ(d, snapshots.front()) << "past the slowest time: the starting durations";
   }
-}
-
-RelaxationCurve SweepCurve(const Problem& problem, const std::vector<NodeCosts>& costs, MinCut::Engine engine) {
-  FrontierSweep sweep(problem, costs, engine);
-  RelaxationCurve curve(0);
-  curve.Add(sweep.time_s(), sweep.relaxation_cost_j());
-  while (sweep.Step()) curve.Add(sweep.time_s(), sweep.relaxation_cost_j());
-  curve.Finish();
-  return curve;
 }
 
 TEST(FrontierSweep, DynamicMinCutTracesTheSameRelaxationAsPreflow) {
@@ -105,11 +103,8 @@ TEST(RelaxationCurve, BoundsEverySlowerPlan) {
     Problem problem = RandomProblem(rng, 2 + trial % 2, 2 + (trial / 2) % 2, 2 + (trial % 3 == 0));
     if (problem.num_nodes() > 12 && trial % 3 == 0) continue;  // keep enumeration small
     std::vector<NodeCosts> costs = BuildNodeCosts(problem);
-    FrontierSweep sweep(problem, costs);
-    RelaxationCurve curve(problem.blocking_power_w * problem.num_stages());
-    curve.Add(sweep.time_s(), sweep.relaxation_cost_j());
-    while (sweep.Step()) curve.Add(sweep.time_s(), sweep.relaxation_cost_j());
-    curve.Finish();
+    const RelaxationCurve curve =
+        SweepCurve(problem, costs, MinCut::Engine::kDynamicTrees, problem.blocking_power_w * problem.num_stages());
     std::vector<testing::ExactPoint> exact = testing::ExactFrontier(problem);
     for (const testing::ExactPoint& p : exact) {
       for (double f : {0.9, 0.99, 1.0}) {
