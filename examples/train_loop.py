@@ -1,17 +1,22 @@
 #!/usr/bin/env python3
-"""A training loop with perseus hooks, runnable without a GPU.
+"""A training loop with perseus hooks, runnable without a GPU or torch.
 
-Every rank of a small pipeline-parallel job runs as a thread with a simulated
-A100 (the built-in GPU model): the computations "run" by sleeping for their
-modelled time at the clock perseus chose. Start a server, then this script:
+Every rank of a small pipeline-parallel job runs as a thread with a realistic
+simulated A100 (gpu="simulated:A100:default": the built-in GPU model with a
+coarse energy counter, clock latency, jitter and drift): the computations "run"
+by sleeping for their modelled time at the clock perseus chose. Start a server,
+then this script:
 
     perseus serve --db /tmp/perseus-demo.db &
-    PYTHONPATH=build/dev/python python3 examples/train_loop.py --server http://127.0.0.1:7787
+    PYTHONPATH=build/ci/python python3 examples/train_loop.py --server http://127.0.0.1:7787
 
 It registers the job, lets the server profile every stage online, waits for
 the optimised plan, and prints what each rank runs. With real GPUs, replace
-gpu="simulated:A100" by gpu="nvml" (root) or gpu="daemon:/run/perseusd.sock",
-and `opt.simulate(...)` by your model's forward/backward (docs/integration.md).
+gpu="simulated:A100:default" by gpu="nvml" (root) or gpu="daemon:/run/perseusd.sock",
+and `client.simulate(...)` by your model's forward/backward; for PyTorch,
+perseus.torch.PipelineHooks makes these calls (examples/torch_pipeline.py,
+docs/integration.md). Problems (a wrong job id, a loop that runs another order
+than the declared schedule, ...) are raised as perseus.PerseusWarning.
 """
 import argparse
 import threading
@@ -30,25 +35,25 @@ def one_f_one_b(stage, stages, microbatches):
 
 
 def run_rank(args, rank, dp_rank, pp_rank, stop, report):
-    opt = perseus.Optimizer(args.server, args.job, rank=rank, dp_rank=dp_rank, pp_rank=pp_rank, tp_rank=0,
-                            gpu_index=rank, gpu="simulated:A100", token=args.token, poll_interval_ms=50)
+    client = perseus.RankClient(args.server, args.job, rank=rank, dp_rank=dp_rank, pp_rank=pp_rank, tp_rank=0,
+                                gpu_index=rank, gpu=args.gpu, token=args.token, poll_interval_ms=50)
     order = one_f_one_b(pp_rank, args.pp, args.microbatches)
     # The last stage carries the LM head: a little more work.
     forward_s = args.forward_ms / 1e3 * (1.3 if pp_rank == args.pp - 1 else 1.0)
     try:
         while not stop.is_set():
-            opt.on_step_begin()
+            client.on_step_begin()
             for instruction in order:
-                opt.on_instruction_begin(instruction)
+                client.on_instruction_begin(instruction)
                 # Your model's forward or backward goes here; the simulated GPU
-                # tells how long it takes at the current clock.
-                seconds = opt.simulate(instruction, forward_s * (2 if instruction == "backward" else 1))
+                # tells how long it takes at the clock in effect.
+                seconds = client.simulate(instruction, forward_s * (2 if instruction == "backward" else 1))
                 time.sleep(seconds)
-                opt.on_instruction_end(instruction)
-            opt.on_step_end()  # before gradient synchronisation
-            report[rank] = opt.stats()
+                client.on_instruction_end(instruction)
+            client.on_step_end()  # before gradient synchronisation
+            report[rank] = client.stats()
     finally:
-        opt.close()  # unlocks the GPU clock (also done at exit and on SIGINT/SIGTERM)
+        client.close()  # unlocks the GPU clock (also done at exit and on SIGINT/SIGTERM)
 
 
 def main():
@@ -60,12 +65,14 @@ def main():
     p.add_argument("--pp", type=int, default=2)
     p.add_argument("--microbatches", type=int, default=4)
     p.add_argument("--forward-ms", type=float, default=4.0)
+    p.add_argument("--gpu", default="simulated:A100:default")
     p.add_argument("--timeout", type=float, default=300.0)
     args = p.parse_args()
 
     print(perseus.register_job(args.server, {
         "id": args.job, "dp": args.dp, "pp": args.pp, "tp": 1, "microbatches": args.microbatches,
-        "profiling": {"iterations_per_clock": 1, "clock_stride": 8},
+        # Short profiling: every 8th clock, windows of 1 warm-up and 3 measured iterations.
+        "profiling": {"warmup_iterations": 1, "window_iterations": 3, "clock_stride": 8},
         # Threads sleeping in real time jitter by a few percent; the default 1.05 would see stragglers.
         "straggler": {"threshold": 1.2}}, token=args.token))
     stop, report = threading.Event(), {}

@@ -1,7 +1,13 @@
-// perseus.Optimizer: the rank client for a training loop, and
+// perseus.RankClient: the rank client for a training loop (perseus.Optimizer
+// is its deprecated alias, defined in perseus/__init__.py), and
 // perseus.register_job / job_status for launchers.
+//
+// Warnings: after OnStepEnd (and in stats() and close()) the binding compares
+// the client's WarningCount() with the count it last saw (one integer
+// compare per step); when it changed, it takes the new warnings and hands
+// them to the module's `_warning_sink` (perseus/__init__.py: the `warnings`
+// module with PerseusWarning, and the "perseus" logger).
 #include <pybind11/stl.h>
-
 
 #include "bindings.h"
 #include "runtime/client/open_rank_gpu.h"
@@ -13,6 +19,9 @@ namespace perseus::python {
 namespace {
 
 using client::RankClient;
+
+// The _perseus module (lives as long as the interpreter); set by BindClient.
+PyObject* g_module = nullptr;
 
 // Maps "forward"/"backward" without allocating (the hooks' hot path).
 Instruction ParseInstruction(py::handle name) {
@@ -28,29 +37,65 @@ Instruction ParseInstruction(py::handle name) {
                         std::string(py::str(py::repr(name))));
 }
 
-class PyOptimizer {
+// Hands warning texts to perseus._perseus._warning_sink, or to Python's
+// warnings module (RuntimeWarning) when no sink is installed.
+void EmitWarnings(const std::vector<std::string>& texts) {
+  py::object sink = py::none();
+  if (g_module != nullptr && PyObject_HasAttrString(g_module, "_warning_sink")) {
+    sink = py::handle(g_module).attr("_warning_sink");
+  }
+  for (const std::string& text : texts) {
+    if (!sink.is_none()) {
+      sink(text);
+    } else if (PyErr_WarnEx(PyExc_RuntimeWarning, ("perseus: " + text).c_str(), 1) != 0) {
+      throw py::error_already_set();
+    }
+  }
+}
+
+class PyRankClient {
  public:
-  PyOptimizer(const std::string& server_url, const std::string& job, int rank, int dp_rank, int pp_rank, int tp_rank,
-              int gpu_index, const std::string& gpu, const std::string& token, int poll_interval_ms,
-              bool restore_on_signal) {
+  PyRankClient(const std::string& server_url, const std::string& job, int rank, int dp_rank, int pp_rank, int tp_rank,
+               int gpu_index, const std::string& gpu, const std::string& token, int poll_interval_ms,
+               bool restore_on_signal, bool framework_durations) {
     gpu_ = Unwrap(client::OpenRankGpu(gpu, gpu_index, nullptr));
     client::RankClientOptions o;
     o.server = {server_url, token};
     o.identity = {job, rank, dp_rank, pp_rank, tp_rank};
     o.poll_interval_ms = poll_interval_ms;
     o.restore_on_signal = restore_on_signal;
+    o.framework_durations = framework_durations;
+    framework_durations_ = framework_durations;
     client_ = Unwrap(RankClient::Create(o, gpu_));
   }
   RankClient& c() {
-    if (!client_) throw std::runtime_error("perseus.Optimizer is closed");
+    if (!client_) throw std::runtime_error("perseus.RankClient is closed");
     return *client_;
   }
+  void StepEnd() {
+    c().OnStepEnd();
+    if (client_->WarningCount() != warnings_seen_) TakeAndEmit();
+  }
+  // New warnings since the last emission go to the sink. Not on the hot path.
+  void TakeAndEmit() {
+    if (!client_) return;
+    warnings_seen_ = client_->WarningCount();
+    std::vector<std::string> texts = client_->TakeWarnings();
+    if (!texts.empty()) EmitWarnings(texts);
+  }
+  std::vector<std::string> TakeWarnings() {
+    warnings_seen_ = c().WarningCount();
+    return client_->TakeWarnings();
+  }
   void Close() {
-    if (client_) {
+    if (!client_) return;
+    {
       py::gil_scoped_release release;
       client_->Close();
-      client_.reset();
     }
+    std::vector<std::string> texts = client_->TakeWarnings();
+    client_.reset();
+    if (!texts.empty()) EmitWarnings(texts);
   }
   double Simulate(py::handle instruction, double time_at_max_s, double busy_power_w, double compute_fraction) {
     Instruction ins = ParseInstruction(instruction);
@@ -78,54 +123,95 @@ class PyOptimizer {
     d["clock_changes"] = s.clock_changes;
     d["requested_clock_mhz"] = s.requested_clock_mhz;
     d["applied_clock_mhz"] = s.applied_clock_mhz;
+    d["achieved_clock_mhz"] = s.achieved_clock_mhz;
+    d["profiling_window"] = s.profiling_window;
+    d["windows_sent"] = s.windows_sent;
+    d["warnings"] = s.warnings;
     d["last_error"] = s.last_error;
+    if (s.warnings != warnings_seen_) TakeAndEmit();
     return d;
   }
   std::string GpuName() { return gpu_->Name(); }
+  bool framework_durations() const { return framework_durations_; }
+  bool simulated() const { return dynamic_cast<runtime::SimulatedGpu*>(gpu_.get()) != nullptr; }
 
  private:
   std::shared_ptr<runtime::GpuControl> gpu_;
   std::unique_ptr<RankClient> client_;
+  bool framework_durations_ = false;
+  int64_t warnings_seen_ = 0;
 };
 
 py::dict ToDict(const nlohmann::json& j) { return py::module_::import("json").attr("loads")(j.dump()); }
 
+constexpr const char* kRankClientDoc = R"doc(
+The perseus rank client. Wrap every forward and backward of the training loop
+(perseus.torch.PipelineHooks does it for PyTorch):
+
+    client = perseus.RankClient("http://127.0.0.1:7787", "my-job", rank, dp_rank, pp_rank, tp_rank,
+                                gpu_index, gpu="nvml")
+    client.on_step_begin()
+    client.on_instruction_begin("forward"); forward(); client.on_instruction_end("forward")
+    ...
+    client.on_step_end()   # before gradient synchronisation
+
+gpu: "nvml", "daemon:/run/perseusd.sock" or "simulated:A100[:realism]" (realism: "ideal",
+"default", "default,noise=2", ...; docs/gpu_control.md). The hooks never wait on the network;
+plans arrive on a background thread and apply from the next step.
+
+framework_durations=True: the framework measures each computation's duration itself (CUDA
+events) and passes them with record_durations(); needed on asynchronous GPUs, where the hooks'
+timestamps measure kernel launches.
+
+Problems (unknown job or rank, a loop that runs another order than the declared schedule,
+clock-set errors, an achieved clock other than the one locked, the server's warnings about
+the job) are raised as perseus.PerseusWarning and logged to the "perseus" logger, checked at
+every on_step_end (one integer compare).
+)doc";
+
 }  // namespace
 
 void BindClient(py::module_& m) {
-  py::class_<PyOptimizer>(m, "Optimizer", R"doc(
-The perseus rank client. Wrap every forward and backward of the training loop:
-
-    opt = perseus.Optimizer("http://127.0.0.1:7787", "my-job", rank, dp_rank, pp_rank, tp_rank,
-                            gpu_index, gpu="nvml")
-    opt.on_step_begin()
-    opt.on_instruction_begin("forward"); forward(); opt.on_instruction_end("forward")
-    ...
-    opt.on_step_end()   # before gradient synchronisation
-
-gpu: "nvml", "daemon:/run/perseusd.sock" or "simulated:A100". The hooks never wait on
-the network; plans arrive on a background thread and apply from the next step.
-)doc")
+  g_module = m.ptr();
+  py::class_<PyRankClient>(m, "RankClient", kRankClientDoc)
       .def(py::init<const std::string&, const std::string&, int, int, int, int, int, const std::string&,
-                    const std::string&, int, bool>(),
+                    const std::string&, int, bool, bool>(),
            py::arg("server_url"), py::arg("job"), py::arg("rank"), py::arg("dp_rank") = 0, py::arg("pp_rank") = 0,
            py::arg("tp_rank") = 0, py::arg("gpu_index") = 0, py::arg("gpu") = "nvml", py::arg("token") = "",
-           py::arg("poll_interval_ms") = 200, py::arg("restore_on_signal") = true)
-      .def("on_step_begin", [](PyOptimizer& o) { o.c().OnStepBegin(); })
-      .def("on_step_end", [](PyOptimizer& o) { o.c().OnStepEnd(); })
-      .def("on_instruction_begin", [](PyOptimizer& o, py::handle ins) { o.c().OnInstructionBegin(ParseInstruction(ins)); },
+           py::arg("poll_interval_ms") = 200, py::arg("restore_on_signal") = true,
+           py::arg("framework_durations") = false)
+      .def("on_step_begin", [](PyRankClient& o) { o.c().OnStepBegin(); })
+      .def("on_step_end", &PyRankClient::StepEnd)
+      .def("on_instruction_begin",
+           [](PyRankClient& o, py::handle ins) { o.c().OnInstructionBegin(ParseInstruction(ins)); },
            py::arg("instruction"))
-      .def("on_instruction_end", [](PyOptimizer& o, py::handle ins) { o.c().OnInstructionEnd(ParseInstruction(ins)); },
+      .def("on_instruction_end", [](PyRankClient& o, py::handle ins) { o.c().OnInstructionEnd(ParseInstruction(ins)); },
            py::arg("instruction"))
-      .def("clock_settled", [](PyOptimizer& o) { return o.c().ClockSettled(); })
-      .def("simulate", &PyOptimizer::Simulate, py::arg("instruction"), py::arg("time_at_max_s"),
+      .def("record_durations",
+           [](PyRankClient& o, int64_t iteration, const std::vector<double>& seconds) {
+             o.c().RecordDurations(iteration, seconds);
+           },
+           py::arg("iteration"), py::arg("seconds"),
+           "With framework_durations=True: the durations (s) of iteration `iteration`'s computations in\n"
+           "hook order, measured by the framework (CUDA events), possibly a few iterations later. Never blocks.")
+      .def("sync_wanted_at_next_step", [](PyRankClient& o) { return o.c().SyncWantedAtNextStep(); },
+           "True when the next step starts or ends a profiling window: synchronise the device\n"
+           "(torch.cuda.synchronize()) before on_step_begin so the window covers the GPU's work.")
+      .def("take_warnings", &PyRankClient::TakeWarnings,
+           "The warnings raised since the last call (they are then not emitted as PerseusWarning).")
+      .def_property_readonly("warning_count", [](PyRankClient& o) { return o.c().WarningCount(); },
+                             "Warnings raised so far.")
+      .def_property_readonly("framework_durations", &PyRankClient::framework_durations)
+      .def_property_readonly("simulated", &PyRankClient::simulated, "True for gpu='simulated:...'.")
+      .def("clock_settled", [](PyRankClient& o) { return o.c().ClockSettled(); })
+      .def("simulate", &PyRankClient::Simulate, py::arg("instruction"), py::arg("time_at_max_s"),
            py::arg("busy_power_w") = 300.0, py::arg("compute_fraction") = -1.0,
-           "Simulated GPUs only: runs modelled work at the current clock; returns its modelled seconds.")
-      .def("stats", &PyOptimizer::Stats)
-      .def_property_readonly("gpu_name", &PyOptimizer::GpuName)
-      .def("close", &PyOptimizer::Close, "Stops the background thread and unlocks the GPU clock.")
-      .def("__enter__", [](PyOptimizer& o) -> PyOptimizer& { return o; }, py::return_value_policy::reference)
-      .def("__exit__", [](PyOptimizer& o, py::args) { o.Close(); });
+           "Simulated GPUs only: starts modelled work now at the clock in effect; returns its modelled seconds.")
+      .def("stats", &PyRankClient::Stats)
+      .def_property_readonly("gpu_name", &PyRankClient::GpuName)
+      .def("close", &PyRankClient::Close, "Stops the background thread and unlocks the GPU clock.")
+      .def("__enter__", [](PyRankClient& o) -> PyRankClient& { return o; }, py::return_value_policy::reference)
+      .def("__exit__", [](PyRankClient& o, py::args) { o.Close(); });
 
   m.def("register_job",
         [](const std::string& server_url, const py::dict& spec, const std::string& token) {

@@ -1,5 +1,5 @@
 // Helpers for the runtime benchmarks: an in-process server with a job that
-// is already running (profiled with synthetic measurements, optimised with
+// is already running (profiled with synthetic windows, optimised with
 // the real SolveFrontier), and percentile arithmetic.
 #pragma once
 
@@ -16,6 +16,7 @@
 #include "runtime/server/http_server.h"
 #include "runtime/server/job_service.h"
 #include "runtime/server/store.h"
+#include "runtime/server/synthetic_job.h"
 
 namespace perseus::bench {
 
@@ -32,23 +33,7 @@ inline double NowS() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-inline const std::vector<int>& Clocks() {
-  static const std::vector<int> clocks = {1410, 1305, 1200, 1095, 990, 885, 780};
-  return clocks;
-}
-
-// Per-microbatch energy falls with the clock down to ~900 MHz, then rises.
-inline Json Measurement(int stage, int freq_mhz, int microbatches) {
-  auto point = [&](double t_max) {
-    double time_s = t_max * (0.8 * 1410.0 / freq_mhz + 0.2);
-    double power_w = 80 + 220 * std::pow(freq_mhz / 1410.0, 3);
-    return Json{{"count", microbatches}, {"time_s", time_s * microbatches},
-                {"energy_j", power_w * time_s * microbatches}};
-  };
-  double fwd = 0.010 * (1 + 0.1 * stage);
-  return {{"sm_clock_mhz", freq_mhz}, {"iterations", 1}, {"forward", point(fwd)}, {"backward", point(2 * fwd)},
-          {"blocking", {{"time_s", 0.01}, {"energy_j", 0.6}}}};
-}
+inline const std::vector<int>& Clocks() { return server::testing::kClocks; }
 
 // An in-memory server whose job `id` (rank = (d * pp + s) * tp + t) is running.
 // Rank r is registered as a FakeGpu(r, Clocks()), so a client with that GPU
@@ -77,19 +62,7 @@ struct RunningServer {
         }
       }
     }
-    for (int round = 0; round < 64; ++round) {
-      Json summary = *service->JobSummary(id);
-      if (summary["phase"] != "profiling") break;
-      for (int s = 0; s < pp; ++s) {
-        if (summary["profiling"][s]["done"].get<bool>()) continue;
-        int clock = summary["profiling"][s]["sm_clock_mhz"];
-        for (int d = 0; d < dp; ++d) {
-          for (int t = 0; t < tp; ++t) {
-            (void)service->ReportMeasurement(id, (d * pp + s) * tp + t, Measurement(s, clock, microbatches));
-          }
-        }
-      }
-    }
+    server::testing::RegisterAndProfile(*service, id, dp, pp, microbatches, tp);
     service->WaitForOptimizer();
     if ((*service->JobSummary(id))["phase"] != "running") {
       std::fprintf(stderr, "job did not reach running: %s\n", service->JobSummary(id)->dump().c_str());

@@ -1,9 +1,10 @@
 // perseus: the command-line entry point. Only the subcommand table lives
 // here; each subcommand is one file (optimize_command.cc, emulate_command.cc,
-// serve_command.cc, status_command.cc, carbon_command.cc).
+// serve_command.cc, status_command.cc, carbon_command.cc, doctor_command.cc).
 #include <CLI/CLI.hpp>
 
 #include "cli/carbon_command.h"
+#include "cli/doctor_command.h"
 #include "cli/emulate_command.h"
 #include "cli/optimize_command.h"
 #include "cli/serve_command.h"
@@ -18,6 +19,7 @@ int main(int argc, char** argv) {
   perseus::cli::RegisterServeCommand(app);
   perseus::cli::RegisterStatusCommand(app);
   perseus::cli::RegisterCarbonCommand(app);
+  perseus::cli::RegisterDoctorCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::RuntimeError& e) {

@@ -68,10 +68,22 @@ std::string FormatJobStatus(const Json& j) {
          spec["pp"].get<int>(), spec["tp"].get<int>(), spec["schedule"].get<std::string>().c_str(),
          spec["microbatches"].get<int>(), j["ranks_registered"].get<int>(), j["world_size"].get<int>());
   if (!j["error"].get<std::string>().empty()) Append(out, "error: %s\n", j["error"].get<std::string>().c_str());
-  for (const Json& s : j["profiling"]) {
-    Append(out, "  stage %d: %s at %d MHz (clock %d of %d)\n", s["stage"].get<int>(),
-           s["done"].get<bool>() ? "profiled" : "profiling", s["sm_clock_mhz"].get<int>(),
-           s["clock_index"].get<int>() + 1, s["clocks"].get<int>());
+  const Json& prof = j.value("profiling", Json());
+  if (prof.is_object() && prof.contains("stages")) {
+    Append(out, "profiling: window %d of %d (%s), %d clocks per stage, %d ranks reported\n", prof["window"].get<int>() + 1,
+           prof["windows"].get<int>(), prof["purpose"].get<std::string>().c_str(),
+           prof["clocks_per_stage"].get<int>(), prof["reported"].get<int>());
+    for (const Json& s : prof["stages"]) {
+      Append(out, "  stage %d: forward %d MHz, backward %d MHz\n", s["stage"].get<int>(),
+             s["forward_clock_mhz"].get<int>(), s["backward_clock_mhz"].get<int>());
+    }
+  }
+  for (const Json& w : j.value("warnings", Json::array())) {
+    std::string where;
+    if (w["stage"].get<int>() >= 0) where += " stage " + std::to_string(w["stage"].get<int>());
+    if (w["rank"].get<int>() >= 0) where += " rank " + std::to_string(w["rank"].get<int>());
+    Append(out, "warning [%s%s]: %s\n", w["code"].get<std::string>().c_str(), where.c_str(),
+           w["message"].get<std::string>().c_str());
   }
   if (j.contains("frontier")) {
     const Json& f = j["frontier"];

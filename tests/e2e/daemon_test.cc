@@ -147,7 +147,7 @@ TEST_F(PerseusdTest, SetsClocksForAClientAndResetsThemWhenItDisconnects) {
   EXPECT_EQ(Locked(1), 1200);
   EXPECT_EQ(Locked(0), 0);
   Result<double> e1 = (*gpu)->TotalEnergyJ();
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));  // the fake's counter steps every 100 ms
   Result<double> e2 = (*gpu)->TotalEnergyJ();
   ASSERT_TRUE(e1.ok() && e2.ok());
   EXPECT_GT(*e2, *e1);

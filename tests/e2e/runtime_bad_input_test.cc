@@ -41,22 +41,28 @@ class RuntimeBadInputTest : public ::testing::Test {
 };
 
 TEST_F(RuntimeBadInputTest, EveryKindOfBadInput) {
-  ExpectError(Post("/jobs/j/ranks/0/measurements", "{\"sm_clock_mhz\": 1410,"), 400, "body: malformed JSON at byte 23");
-  ExpectError(Post("/jobs/nope/ranks/0/measurements", "{}"), 404, "job 'nope' is not registered");
+  ExpectError(Post("/jobs/j/ranks/0/windows", "{\"window\": 0,"), 400, "body: malformed JSON at byte 14");
+  ExpectError(Post("/jobs/nope/ranks/0/windows", "{}"), 404, "job 'nope' is not registered");
   ExpectError(Post("/jobs/j/ranks/7/iterations", R"({"iterations": []})"), 404, "job 'j': rank 7 is not registered");
-  Json m = {{"sm_clock_mhz", "1410"}, {"iterations", 1}};
-  ExpectError(Post("/jobs/j/ranks/0/measurements", m.dump()), 400,
-              "field 'sm_clock_mhz': expected an integer, got \"1410\"");
-  m = {{"sm_clock_mhz", 1200}, {"iterations", 1}, {"forward", {{"count", 1}, {"time_s", 1}, {"energy_j", 1}}},
-       {"backward", {{"count", 1}, {"time_s", 1}, {"energy_j", 1}}}};
-  ExpectError(Post("/jobs/j/ranks/0/measurements", m.dump()), 400,
-              "field 'sm_clock_mhz': 1200 MHz is not a supported clock of rank 0 (A100)");
-  m["sm_clock_mhz"] = 1395;
-  ExpectError(Post("/jobs/j/ranks/0/measurements", m.dump()), 409, "stage 0 is profiling 1410 MHz, not 1395 MHz");
-  m["sm_clock_mhz"] = 1410;
+  Json m = {{"window", "0"}};
+  ExpectError(Post("/jobs/j/ranks/0/windows", m.dump()), 400, "field 'window': expected an integer, got \"0\"");
+  m = {{"window", 0}, {"forward_clock_mhz", 1200}, {"backward_clock_mhz", 1410}, {"iterations", 1},
+       {"cycle_time_s", 1.0}, {"energy_j", 300},
+       {"forward", {{"count", 4}, {"time_s", 0.2}, {"time_sq_s2", 0.01}}},
+       {"backward", {{"count", 4}, {"time_s", 0.4}, {"time_sq_s2", 0.04}}}};
+  ExpectError(Post("/jobs/j/ranks/0/windows", m.dump()), 400,
+              "field 'forward_clock_mhz': window 0 runs stage 0's forwards at 1410 MHz, not 1200");
+  m["forward_clock_mhz"] = 1410;
   m["backward"]["time_s"] = -1;
-  ExpectError(Post("/jobs/j/ranks/0/measurements", m.dump()), 400,
-              "field 'backward.time_s': expected a number in [0, 10000000], got -1");
+  ExpectError(Post("/jobs/j/ranks/0/windows", m.dump()), 400,
+              "field 'backward.time_s': expected a number in [4e-07, 40000], got -1");
+  m["backward"]["time_s"] = 0.4;
+  m["energy_j"] = 1e10;
+  ExpectError(Post("/jobs/j/ranks/0/windows", m.dump()), 400,
+              "field 'energy_j': expected a number in [0, 5000], got 10000000000.0");
+  m["energy_j"] = 300;
+  m["window"] = 5000;
+  ExpectError(Post("/jobs/j/ranks/0/windows", m.dump()), 400, "field 'window': job 'j' has no window 5000");
   Json it = {{"iterations", {{{"iteration", 1}, {"compute_time_s", 0.5}, {"plan_version", "new"}}}}};
   ExpectError(Post("/jobs/j/ranks/0/iterations", it.dump()), 400,
               "field 'iterations[0].plan_version': expected an integer, got \"new\"");
@@ -70,7 +76,7 @@ TEST_F(RuntimeBadInputTest, EveryKindOfBadInput) {
   ExpectError(Post("/jobs/j/finish", "{}", ""), 401, "header 'Authorization': missing (expected 'Bearer <token>')");
   ExpectError(Post("/jobs/j/finish", "{}", "wrong"), 401, "header 'Authorization': wrong token");
   ExpectError(Get("/jobs/j/ranks/0/plan?version=x"), 400, "query 'version': expected a non-negative integer, got 'x'");
-  EXPECT_EQ(Get("/jobs/j/ranks/0/plan").json()["sm_clock_mhz"], 1410);
+  EXPECT_EQ(Get("/jobs/j/ranks/0/plan").json()["window"]["forward_clock_mhz"], 1410);
 }
 
 }  // namespace

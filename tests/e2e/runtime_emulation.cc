@@ -38,7 +38,8 @@ Cluster::Cluster(ClusterShape shape, ClusterOptions options)
         r->d = d;
         r->s = s;
         r->t = t;
-        r->gpu = runtime::SimulatedGpu::Create(shape_.gpu, r->rank, [raw] { return raw->now_s.load(); }).value();
+        r->gpu = runtime::SimulatedGpu::Create(shape_.gpu, r->rank, [raw] { return raw->now_s.load(); }, shape_.realism)
+                     .value();
         if (options_.use_server) {
           client::RankClientOptions o;
           o.server = {options_.server_url, options_.token};
@@ -47,6 +48,7 @@ Cluster::Cluster(ClusterShape shape, ClusterOptions options)
           o.retry_interval_ms = 100;
           o.restore_on_signal = false;
           o.now_s = [raw] { return raw->now_s.load(); };
+          o.energy_poll_interval_s = options_.energy_poll_interval_s;
           r->client = client::RankClient::Create(o, r->gpu).value();
         }
         ranks_.push_back(std::move(r));
@@ -164,7 +166,8 @@ void Cluster::RankLoop(Rank& r) {
         c->OnInstructionBegin(comp.instruction);
       }
       r.clocks.push_back(r.gpu->CurrentSmClockMhz());
-      OperatingPoint op = r.gpu->Run(StageWork(r.s, shape_.pp, comp.instruction));
+      OperatingPoint op = shape_.truth ? r.gpu->Run(shape_.truth->stages[r.s].at(comp.instruction))
+                                       : r.gpu->Run(StageWork(r.s, shape_.pp, comp.instruction));
       r.now_s = r.now_s.load() + op.time_s * slowdown_[r.d].load();
       if (c) c->OnInstructionEnd(comp.instruction);
       Publish(r.d, r.t, r.s, comp.instruction, comp.microbatch, iteration, r.now_s.load());

@@ -16,6 +16,7 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -23,6 +24,7 @@
 #include "perseus/gpu_model.h"
 #include "perseus/schedule.h"
 #include "runtime/client/rank_client.h"
+#include "runtime/gpu/realism.h"
 #include "runtime/gpu/simulated_gpu.h"
 
 namespace perseus::e2e {
@@ -30,6 +32,10 @@ namespace perseus::e2e {
 struct ClusterShape {
   int dp = 2, pp = 2, tp = 1, microbatches = 4;
   std::string gpu = "a100";
+  // Ground truth for every computation: each stage's measured (time, energy)
+  // per clock (e.g. the Perseus paper's GPT-3 profile); empty: StageWork.
+  std::optional<Profile> truth;
+  runtime::GpuRealism realism = runtime::IdealRealism();
   int world_size() const { return dp * pp * tp; }
   int RankOf(int d, int s, int t) const { return (d * pp + s) * tp + t; }
 };
@@ -39,6 +45,7 @@ struct ClusterOptions {
   std::string server_url, token, job;
   int poll_interval_ms = 100;
   int pace_ms = 2;  // real time slept per iteration
+  double energy_poll_interval_s = 0.002;
 };
 
 struct IterationStats {
@@ -65,6 +72,7 @@ class Cluster {
   // Completed iterations whose energy every rank has added.
   std::vector<IterationStats> History() const;
   std::vector<int> LastClocks(int rank) const;
+  runtime::SimulatedGpu& gpu(int rank) { return *ranks_[rank]->gpu; }
   client::RankClient* client(int rank) { return ranks_[rank]->client.get(); }
   const ClusterShape& shape() const { return shape_; }
 

@@ -66,7 +66,7 @@ IterationStats MeanOfLast(const std::vector<IterationStats>& history, size_t n) 
 }
 
 TEST(RuntimeLifecycleTest, SixtyFourRanksProfileOptimiseRunAndAnswerStragglers) {
-  const ClusterShape shape{8, 4, 2, 8, "a100"};
+  const ClusterShape shape{8, 4, 2, 8, "a100", std::nullopt, runtime::IdealRealism()};
   ASSERT_EQ(shape.world_size(), 64);
 
   // Baseline: every GPU at its maximum clock, no server.

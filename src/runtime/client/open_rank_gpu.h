@@ -1,7 +1,11 @@
 // OpenRankGpu: the GpuControl a rank asks for by name.
 //
-//   "simulated:<gpu>"     the built-in GPU model ("simulated:A100", "simulated:h100"),
-//                         driven by `now_s` (a virtual clock for emulations)
+//   "simulated:<gpu>[:<realism>]"
+//                         the built-in GPU model ("simulated:A100", "simulated:h100"),
+//                         driven by `now_s` (a virtual clock for emulations; the
+//                         steady clock when empty), as realistic as <realism>
+//                         (ParseGpuRealism: "simulated:A100:default,noise=2"); without
+//                         one, $PERSEUS_SIM_REALISM if set and non-empty, else ideal
 //   "nvml"                NVML in this process (needs root to set clocks)
 //   "daemon:<socket>"     the node daemon perseusd at <socket>
 // NVML and the daemon fall back to measure-only when clock control is denied

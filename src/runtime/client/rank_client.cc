@@ -2,6 +2,7 @@
 #include "runtime/client/rank_client.h"
 
 #include <chrono>
+#include <cstdio>
 
 namespace perseus::client {
 
@@ -34,9 +35,9 @@ RankClient::RankClient(RankClientOptions options, std::shared_ptr<runtime::GpuCo
       now_s_(options_.now_s ? options_.now_s : SteadySeconds()),
       gpu_(std::move(gpu)),
       clocks_mhz_(std::move(clocks)),
-      controller_(std::make_unique<ClockController>(gpu_)) {
+      controller_(std::make_unique<ClockController>(gpu_)),
+      meter_(std::make_unique<EnergyMeter>(gpu_, now_s_, options_.energy_poll_interval_s)) {
   iterations_out_.reserve(kMaxQueuedIterations);
-  measurements_out_.reserve(64);
   if (options_.restore_on_signal) RegisterForRestore(controller_.get());
   sync_ = std::thread([this] { SyncLoop(); });
 }
@@ -51,13 +52,31 @@ void RankClient::Close() {
   }
   cv_.notify_all();
   if (sync_.joinable()) sync_.join();
+  meter_->Stop();
   if (options_.restore_on_signal) UnregisterForRestore(controller_.get());
   controller_->Restore();
 }
 
-double RankClient::Energy() {
-  Result<double> e = gpu_->TotalEnergyJ();
-  return e.ok() ? *e : 0;
+void RankClient::RecordDurations(int64_t iteration, const std::vector<double>& seconds) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (framework_durations_.size() >= 1024) framework_durations_.erase(framework_durations_.begin());
+  framework_durations_[iteration] = seconds;
+}
+
+void RankClient::RaiseWarning(const std::string& key, std::string message) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!warned_.insert(key).second) return;
+  std::fprintf(stderr, "perseus: warning: %s\n", message.c_str());
+  if (warnings_.size() >= kMaxQueuedWarnings) warnings_.pop_front();
+  warnings_.push_back(std::move(message));
+  warning_count_.fetch_add(1, std::memory_order_relaxed);
+}
+
+std::vector<std::string> RankClient::TakeWarnings() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::string> out(warnings_.begin(), warnings_.end());
+  warnings_.clear();
+  return out;
 }
 
 std::shared_ptr<const RankPlan> RankClient::current_plan() const {
@@ -65,20 +84,59 @@ std::shared_ptr<const RankPlan> RankClient::current_plan() const {
   return pending_;
 }
 
-void RankClient::OnStepBegin() {
-  if (has_pending_.load(std::memory_order_acquire)) {
+void RankClient::AdoptPendingPlan(double now_s) {
+  if (!has_pending_.load(std::memory_order_acquire)) return;
+  {
     std::lock_guard<std::mutex> lock(mu_);
     current_ = pending_;
     has_pending_.store(false, std::memory_order_relaxed);
   }
+  (void)now_s;
+  window_step_ = 0;
+  record_.reset();  // an unfinished window is abandoned
+  mismatch_warned_ = false;
+}
+
+// Opens the window record at the first measured step and hands it over at
+// the step after the last one (whose begin closes the last cycle).
+void RankClient::BeginWindowStep(double now_s) {
+  const bool profiling = current_ && current_->kind == PlanKind::kProfiling;
+  if (!profiling) return;
+  const ProfilingWindow& w = current_->window;
+  const int k = window_step_++;
+  if (record_ && k == w.warmup_iterations + w.iterations) {
+    record_->step_begin_s.push_back(now_s);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      windows_out_.push_back(std::move(*record_));
+      stats_.profiling_window = w.id;
+    }
+    record_.reset();
+    cv_.notify_one();
+  }
+  if (k >= w.warmup_iterations && k < w.warmup_iterations + w.iterations) {
+    if (!record_) {
+      record_.emplace();
+      record_->window = w;
+      record_->first_iteration = iteration_;
+      record_->computations.reserve(current_->steps.size() * static_cast<size_t>(w.iterations));
+    }
+    record_->step_begin_s.push_back(now_s);
+  }
+}
+
+void RankClient::OnStepBegin() {
+  const double now_s = Now();
+  if (record_ && has_pending_.load(std::memory_order_acquire)) {
+    // Close a finished window before switching plans: this begin ends its last cycle.
+    const ProfilingWindow& w = current_->window;
+    if (window_step_ == w.warmup_iterations + w.iterations) BeginWindowStep(now_s);
+  }
+  AdoptPendingPlan(now_s);
   cursor_ = 0;
-  profiling_ = current_ && current_->kind == PlanKind::kProfiling;
-  tainted_ = false;
-  step_ = StepMeasurement{};
-  step_.sm_clock_mhz = profiling_ ? current_->profiling_clock_mhz : 0;
-  last_end_s_ = -1;
-  step_start_s_ = Now();
-  step_start_energy_j_ = options_.measure_iteration_energy ? Energy() : 0;
+  step_mismatches_ = 0;
+  step_start_s_ = now_s;
+  BeginWindowStep(now_s);
   if (!current_) return;
   if (current_->kind == PlanKind::kReset) {
     controller_->Request(ClockController::kUnlocked);
@@ -87,72 +145,60 @@ void RankClient::OnStepBegin() {
   }
 }
 
+void RankClient::NoteMismatch(Instruction expected, Instruction got) {
+  mismatches_.fetch_add(1, std::memory_order_relaxed);
+  ++step_mismatches_;
+  if (mismatch_warned_) return;
+  mismatch_warned_ = true;
+  RaiseWarning("schedule_mismatch", "rank " + std::to_string(options_.identity.rank) + " of job '" + options_.identity.job +
+               "': the training loop ran a " + InstructionName(got) + " where the job's declared schedule expects a " +
+               InstructionName(expected) + " (computation " + std::to_string(cursor_) + " of iteration " +
+               std::to_string(iteration_) +
+               "): the schedule registered with the server differs from what the ranks run, so plans "
+               "assign clocks to the wrong computations; register the job with the schedule the framework runs");
+}
+
 void RankClient::OnInstructionBegin(Instruction instruction) {
   if (current_ && cursor_ < current_->steps.size()) {
     const std::vector<PlanStep>& steps = current_->steps;
     if (steps[cursor_].instruction != instruction) {
-      mismatches_.fetch_add(1, std::memory_order_relaxed);
+      NoteMismatch(steps[cursor_].instruction, instruction);
       size_t next = cursor_;
       while (next < steps.size() && steps[next].instruction != instruction) ++next;
       if (next < steps.size()) cursor_ = next;
     }
     controller_->Request(steps[cursor_].sm_clock_mhz);
   }
-  if (!profiling_) return;
-  if (controller_->applied() != step_.sm_clock_mhz) tainted_ = true;
-  const double t = Now(), e = Energy();
-  if (last_end_s_ >= 0) {
-    step_.blocking.time_s += t - last_end_s_;
-    step_.blocking.energy_j += e - last_end_energy_j_;
+  if (record_) {
+    if (!controller_->Settled()) ++record_->late_clocks;
+    record_->computations.push_back({instruction, Now(), -1});
   }
-  ins_start_s_ = t;
-  ins_start_energy_j_ = e;
 }
 
 void RankClient::OnInstructionEnd(Instruction instruction) {
-  if (profiling_) {
-    const double t = Now(), e = Energy();
-    Totals& totals = instruction == Instruction::kForward ? step_.forward : step_.backward;
-    ++totals.count;
-    totals.time_s += t - ins_start_s_;
-    totals.energy_j += e - ins_start_energy_j_;
-    last_end_s_ = t;
-    last_end_energy_j_ = e;
-    if (controller_->applied() != step_.sm_clock_mhz) tainted_ = true;
+  if (record_ && !record_->computations.empty() && record_->computations.back().instruction == instruction) {
+    record_->computations.back().end_s = Now();
   }
   ++cursor_;
   if (current_ && cursor_ < current_->steps.size()) controller_->Request(current_->steps[cursor_].sm_clock_mhz);
 }
 
 void RankClient::OnStepEnd() {
-  const double compute_s = Now() - step_start_s_;
-  const double energy_j = options_.measure_iteration_energy ? Energy() - step_start_energy_j_ : 0;
+  const double end_s = Now();
   const int64_t version = current_ ? current_->version : -1;
-  const bool measured = profiling_ && !tainted_ && step_.forward.count > 0 && step_.backward.count > 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (version >= 0) {
       if (iterations_out_.size() >= kMaxQueuedIterations) iterations_out_.erase(iterations_out_.begin());
-      iterations_out_.push_back({iteration_, compute_s, energy_j, version});
-    }
-    if (measured) {
-      step_.iterations = 1;
-      if (!measurements_out_.empty() && measurements_out_.back().sm_clock_mhz == step_.sm_clock_mhz) {
-        StepMeasurement& m = measurements_out_.back();
-        ++m.iterations;
-        for (auto [to, from] : {std::pair{&m.forward, &step_.forward}, std::pair{&m.backward, &step_.backward},
-                                std::pair{&m.blocking, &step_.blocking}}) {
-          to->count += from->count;
-          to->time_s += from->time_s;
-          to->energy_j += from->energy_j;
-        }
-      } else {
-        measurements_out_.push_back(step_);
-      }
-      flush_ = true;
+      iterations_out_.push_back({iteration_, step_start_s_, end_s, version, step_mismatches_});
     }
   }
-  if (measured) cv_.notify_one();
+  sync_wanted_ = false;
+  if (current_ && current_->kind == PlanKind::kProfiling) {
+    const ProfilingWindow& w = current_->window;
+    const int next = window_step_;  // the index the next step will have
+    sync_wanted_ = next == w.warmup_iterations || next == w.warmup_iterations + w.iterations;
+  }
   ++iteration_;
   iterations_done_.store(iteration_, std::memory_order_relaxed);
 }

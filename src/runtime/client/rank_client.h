@@ -4,12 +4,18 @@
 //   OnStepBegin(); { OnInstructionBegin(kForward); forward(); OnInstructionEnd(kForward); ... } OnStepEnd();
 // OnStepEnd should come when the pipeline schedule is done, before gradient
 // synchronisation, so the reported compute time excludes waiting for other
-// pipelines. The hooks never touch the network and only request clocks from
-// the ClockController; they cost well under 2 us (bench/runtime/). While the
-// server profiles, they also read the GPU energy counter around each
-// computation (an NVML call or a daemon round trip).
+// pipelines. The hooks never touch the network or the GPU: they request
+// clocks from the ClockController and take timestamps; they cost well under
+// 2 us (bench/runtime/). Energy comes from the EnergyMeter, which follows the
+// GPU's coarse energy counter off the training thread.
 //
-// A background thread registers the rank, polls its plan, and sends profiling
+// Online profiling runs in windows (docs/http_api.md, "Online profiling"): the
+// plan says which clock forwards and backwards run at; the rank runs the
+// window's warm-up iterations, timestamps every computation of the measured
+// iterations, and the background thread reports the window's durations and
+// its energy over whole iterations once the counter has stepped past them.
+//
+// A background thread registers the rank, polls its plan, and sends window
 // measurements and per-iteration compute times. New plans take effect at the
 // next OnStepBegin. When the server is unreachable the rank keeps its last
 // plan (or the driver's clocks if it never got one) and keeps retrying.
@@ -21,14 +27,21 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "runtime/client/clock_controller.h"
+#include "runtime/client/energy_meter.h"
 #include "runtime/client/rank_plan.h"
 #include "runtime/client/server_api.h"
 #include "runtime/gpu/gpu_control.h"
@@ -49,8 +62,13 @@ struct RankClientOptions {
   int poll_interval_ms = 200;    // plan polls and report flushes
   int retry_interval_ms = 1000;  // after a failed request
   bool restore_on_signal = true;
-  bool measure_iteration_energy = true;  // read the energy counter at step boundaries
-  SecondsClock now_s;                    // empty: steady_clock
+  bool measure_iteration_energy = true;  // report each iteration's energy (from the EnergyMeter)
+  // True: per-computation durations come from the framework (CUDA events,
+  // RecordDurations) instead of the hooks' timestamps, which on an
+  // asynchronous GPU measure launches, not work.
+  bool framework_durations = false;
+  double energy_poll_interval_s = 0.002;  // EnergyMeter poll period (GPUs that do not report counter steps)
+  SecondsClock now_s;                     // empty: steady_clock
 };
 
 struct RankClientStats {
@@ -67,6 +85,10 @@ struct RankClientStats {
   int64_t clock_changes = 0;
   int requested_clock_mhz = -1;
   int applied_clock_mhz = -1;
+  int achieved_clock_mhz = -1;      // last read back from the GPU (-1: unknown)
+  int64_t profiling_window = -1;    // the profiling window the rank runs (-1: none)
+  int64_t windows_sent = 0;
+  int64_t warnings = 0;             // warnings raised so far (TakeWarnings)
   std::string last_error;
 };
 
@@ -75,6 +97,7 @@ class RankClient {
   // Reads the GPU's supported clocks and starts the background threads;
   // registration happens in the background.
   static constexpr size_t kMaxQueuedIterations = 4096;  // unsent reports beyond this are dropped
+  static constexpr size_t kMaxQueuedWarnings = 256;
 
   static Result<std::unique_ptr<RankClient>> Create(RankClientOptions options,
                                                     std::shared_ptr<runtime::GpuControl> gpu);
@@ -87,6 +110,24 @@ class RankClient {
   void OnInstructionEnd(Instruction instruction);
   void OnStepEnd();
 
+  // Durations (seconds) of iteration `iteration`'s computations in hook
+  // order, measured by the framework (CUDA events read once they completed,
+  // possibly several iterations later). Only needed with
+  // options.framework_durations; never blocks. Extra or late calls are ignored.
+  void RecordDurations(int64_t iteration, const std::vector<double>& seconds);
+  // True when the step about to begin starts or ends a measured profiling
+  // window: a framework with an asynchronous GPU should synchronise the device
+  // before OnStepBegin then (once per window boundary), so that the window's
+  // span covers the GPU's work. Training thread only.
+  bool SyncWantedAtNextStep() const { return sync_wanted_; }
+  // Warnings raised since the last call, oldest first (unknown job or rank, a
+  // schedule that differs from the declared one, clock-set errors, an achieved
+  // clock other than the locked one, the server's warnings about this rank's
+  // job). Each is also logged to stderr once. Thread-safe.
+  std::vector<std::string> TakeWarnings();
+  // Total warnings raised so far; a cheap check before TakeWarnings.
+  int64_t WarningCount() const { return warning_count_.load(std::memory_order_relaxed); }
+
   // Stops the background thread and unlocks the clock. Idempotent.
   void Close();
   RankClientStats Stats() const;
@@ -97,30 +138,44 @@ class RankClient {
   runtime::GpuControl& gpu() { return *gpu_; }
 
  private:
-  struct Totals {
-    int64_t count = 0;
-    double time_s = 0, energy_j = 0;
+  // One computation of a measured profiling iteration (hook timestamps).
+  struct ComputationTiming {
+    Instruction instruction;
+    double begin_s, end_s;
   };
-  struct StepMeasurement {
-    int sm_clock_mhz = 0;
-    int iterations = 0;
-    Totals forward, backward, blocking;
+  // A profiling window's measured iterations, built by the hooks and handed
+  // to the background thread when the iteration after the last one begins.
+  struct WindowRecord {
+    ProfilingWindow window;
+    int64_t first_iteration = 0;
+    std::vector<double> step_begin_s;  // iterations + 1 boundaries
+    std::vector<ComputationTiming> computations;
+    int64_t late_clocks = 0;  // computations that began before their clock was applied
   };
   struct IterationRecord {
     int64_t iteration;
-    double compute_time_s;
-    double energy_j;
+    double begin_s, end_s;
     int64_t plan_version;
+    int64_t schedule_mismatches;
   };
 
   RankClient(RankClientOptions options, std::shared_ptr<runtime::GpuControl> gpu, std::vector<int> clocks);
   double Now() const { return now_s_(); }
-  double Energy();
+  // Training thread: the window bookkeeping of OnStepBegin / OnStepEnd.
+  void AdoptPendingPlan(double now_s);
+  void BeginWindowStep(double now_s);
+  void NoteMismatch(Instruction expected, Instruction got);
+  // Raises `message` unless a warning with `key` was raised before.
+  void RaiseWarning(const std::string& key, std::string message);
   // Background thread (rank_client_sync.cc).
   void SyncLoop();
   bool Register(ServerApi& api);
   bool PollPlan(ServerApi& api);
   bool SendReports(ServerApi& api);
+  bool SendWindows(ServerApi& api);
+  void CheckAchievedClock();
+  // The window report's JSON, or nothing while its energy or durations are not known yet.
+  std::optional<nlohmann::json> WindowReport(const WindowRecord& record, bool give_up_waiting);
   void NoteError(const Status& status);
 
   const RankClientOptions options_;
@@ -128,16 +183,20 @@ class RankClient {
   std::shared_ptr<runtime::GpuControl> gpu_;
   const std::vector<int> clocks_mhz_;
   std::unique_ptr<ClockController> controller_;
+  std::unique_ptr<EnergyMeter> meter_;
 
   // Training thread only.
   std::shared_ptr<const RankPlan> current_;
   size_t cursor_ = 0;
   int64_t iteration_ = 0;
-  double step_start_s_ = 0, step_start_energy_j_ = 0;
-  bool profiling_ = false, tainted_ = false, in_instruction_ = false;
-  double ins_start_s_ = 0, ins_start_energy_j_ = 0, last_end_s_ = -1, last_end_energy_j_ = 0;
-  StepMeasurement step_;
+  double step_start_s_ = 0;
+  int window_step_ = 0;  // steps run under the current profiling plan
+  std::optional<WindowRecord> record_;
+  bool mismatch_warned_ = false;
+  int64_t step_mismatches_ = 0;
   std::atomic<int64_t> mismatches_{0};
+  bool sync_wanted_ = false;
+  std::atomic<int64_t> warning_count_{0};
 
   // Shared with the background thread.
   mutable std::mutex mu_;
@@ -145,11 +204,15 @@ class RankClient {
   std::shared_ptr<const RankPlan> pending_;     // newest plan from the server; guarded by mu_
   std::atomic<bool> has_pending_{false};
   std::vector<IterationRecord> iterations_out_;  // guarded by mu_
-  std::vector<StepMeasurement> measurements_out_;
+  std::vector<WindowRecord> windows_out_;
+  std::map<int64_t, std::vector<double>> framework_durations_;  // iteration -> seconds
+  std::deque<std::string> warnings_;
+  std::set<std::string> warned_;  // warning keys already raised (raise each once)
   bool stop_ = false;
   bool flush_ = false;  // wake the background thread now
   RankClientStats stats_;  // guarded by mu_ (the hook-owned fields are copied in Stats())
   std::atomic<int64_t> iterations_done_{0};
+  int achieved_mismatch_samples_ = 0;  // background thread only
   std::thread sync_;
 };
 

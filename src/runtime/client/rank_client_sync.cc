@@ -15,12 +15,6 @@ std::string RankPath(const RankIdentity& id, const std::string& tail) {
   return "/jobs/" + id.job + "/ranks/" + std::to_string(id.rank) + tail;
 }
 
-Json TotalsJson(int64_t count, double time_s, double energy_j, bool with_count) {
-  Json j = {{"time_s", time_s}, {"energy_j", energy_j}};
-  if (with_count) j["count"] = count;
-  return j;
-}
-
 }  // namespace
 
 void RankClient::NoteError(const Status& status) {
@@ -41,6 +35,12 @@ void RankClient::SyncLoop() {
     if (ok) {
       ok = PollPlan(api) && ok;
       ok = SendReports(api) && ok;
+      ok = SendWindows(api) && ok;
+    }
+    CheckAchievedClock();
+    if (controller_->errors() > 0) {
+      RaiseWarning("clock_set", "GPU of rank " + std::to_string(options_.identity.rank) +
+                                    ": setting the SM clock failed: " + controller_->last_error());
     }
     std::unique_lock<std::mutex> lock(mu_);
     stats_.connected = api.reached_server();
@@ -58,6 +58,10 @@ bool RankClient::Register(ServerApi& api) {
   Result<Json> reply = api.Post("/jobs/" + id.job + "/ranks", body);
   if (!reply.ok()) {
     NoteError(reply.status());
+    if (api.reached_server() && reply.status().code() != Status::Code::kUnavailable) {
+      RaiseWarning("register", "rank " + std::to_string(id.rank) + " could not register with job '" + id.job +
+                   "': " + reply.status().message() + " (check the job id and the rank's coordinates)");
+    }
     return false;
   }
   std::lock_guard<std::mutex> lock(mu_);
@@ -87,6 +91,7 @@ bool RankClient::PollPlan(ServerApi& api) {
   }
   auto fresh = std::make_shared<const RankPlan>(std::move(**plan));
   if (fresh->kind == PlanKind::kReset) controller_->Request(ClockController::kUnlocked);
+  for (const auto& [key, message] : fresh->warnings) RaiseWarning("server/" + key, "job '" + options_.identity.job + "': " + message);
   std::lock_guard<std::mutex> lock(mu_);
   stats_.connected = true;
   stats_.plan_version = fresh->version;
@@ -98,24 +103,140 @@ bool RankClient::PollPlan(ServerApi& api) {
   return true;
 }
 
+namespace {
+
+constexpr double kGiveUpOnEnergyS = 5;    // an iteration is reported without energy after this
+constexpr double kGiveUpOnWindowS = 30;   // a window is reported as unmeasured after this
+
+struct DurationTotals {
+  int64_t count = 0;
+  double time_s = 0, time_sq_s2 = 0;
+  void Add(double seconds) {
+    ++count;
+    time_s += seconds;
+    time_sq_s2 += seconds * seconds;
+  }
+  Json ToJson() const { return {{"count", count}, {"time_s", time_s}, {"time_sq_s2", time_sq_s2}}; }
+};
+
+}  // namespace
+
+// Durations come from the hooks' timestamps, or from the framework when it
+// measures them (all iterations of the window must have arrived).
+std::optional<Json> RankClient::WindowReport(const WindowRecord& record, bool give_up_waiting) {
+  const double begin_s = record.step_begin_s.front(), end_s = record.step_begin_s.back();
+  std::optional<double> energy_j = meter_->EnergyBetweenJ(begin_s, end_s);
+  if (!energy_j && !give_up_waiting) return std::nullopt;
+  const int iterations = static_cast<int>(record.step_begin_s.size()) - 1;
+  std::vector<double> seconds;
+  bool framework = options_.framework_durations;
+  if (framework) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (int i = 0; i < iterations; ++i) {
+      auto it = framework_durations_.find(record.first_iteration + i);
+      if (it == framework_durations_.end()) {
+        seconds.clear();
+        break;
+      }
+      seconds.insert(seconds.end(), it->second.begin(), it->second.end());
+    }
+    if (seconds.size() != record.computations.size()) {
+      if (!give_up_waiting) return std::nullopt;
+      framework = false;
+    }
+  }
+  DurationTotals forward, backward;
+  for (size_t i = 0; i < record.computations.size(); ++i) {
+    const ComputationTiming& c = record.computations[i];
+    const double d = framework ? seconds[i] : c.end_s - c.begin_s;
+    if (!(d >= 0)) continue;
+    (c.instruction == Instruction::kForward ? forward : backward).Add(d);
+  }
+  Json report = {{"window", record.window.id},
+                 {"forward_clock_mhz", record.window.forward_clock_mhz},
+                 {"backward_clock_mhz", record.window.backward_clock_mhz},
+                 {"iterations", iterations},
+                 {"cycle_time_s", end_s - begin_s},
+                 {"mid_s", std::max(0.0, (begin_s + end_s) / 2)},
+                 {"forward", forward.ToJson()},
+                 {"backward", backward.ToJson()},
+                 {"late_clocks", record.late_clocks},
+                 {"durations", framework ? "framework" : "hooks"}};
+  if (energy_j) report["energy_j"] = *energy_j;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stats_.achieved_clock_mhz > 0) report["achieved_clock_mhz"] = stats_.achieved_clock_mhz;
+  return report;
+}
+
+bool RankClient::SendWindows(ServerApi& api) {
+  std::vector<WindowRecord> records;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    records.swap(windows_out_);
+  }
+  bool ok = true;
+  size_t done = 0;
+  for (; done < records.size() && ok; ++done) {
+    const WindowRecord& r = records[done];
+    const bool give_up = Now() - r.step_begin_s.back() > kGiveUpOnWindowS;
+    std::optional<Json> report = WindowReport(r, give_up);
+    if (!report) break;
+    if (!report->contains("energy_j")) {
+      RaiseWarning("energy_counter", "GPU of rank " + std::to_string(options_.identity.rank) + ": the energy counter did not step within " +
+                   std::to_string(static_cast<int>(kGiveUpOnWindowS)) + " s of a profiling window (" +
+                   meter_->GetStats().last_error + "); the window is reported without energy");
+    }
+    Result<Json> reply = api.Post(RankPath(options_.identity, "/windows"), *report);
+    if (!reply.ok() && !api.reached_server()) {
+      ok = false;
+      break;
+    }
+    // A report for a window the job already left (409) is expected: drop it quietly.
+    if (!reply.ok() && reply.status().code() != Status::Code::kUnavailable) NoteError(reply.status());
+    if (reply.ok()) {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++stats_.windows_sent;
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (done < records.size()) {
+    records.erase(records.begin(), records.begin() + static_cast<long>(done));
+    for (WindowRecord& w : windows_out_) records.push_back(std::move(w));
+    windows_out_.swap(records);
+  }
+  return ok;
+}
+
 bool RankClient::SendReports(ServerApi& api) {
   std::vector<IterationRecord> iterations;
   iterations.reserve(kMaxQueuedIterations);
-  std::vector<StepMeasurement> measurements;
   {
     std::lock_guard<std::mutex> lock(mu_);
     iterations.swap(iterations_out_);
-    measurements.swap(measurements_out_);
+  }
+  // Hold back iterations whose energy the counter has not stepped past yet.
+  size_t ready = 0;
+  std::vector<double> energies;
+  for (; ready < iterations.size(); ++ready) {
+    const IterationRecord& r = iterations[ready];
+    std::optional<double> e;
+    if (options_.measure_iteration_energy) {
+      e = meter_->EnergyBetweenJ(r.begin_s, r.end_s);
+      if (!e && Now() - r.end_s < kGiveUpOnEnergyS) break;
+    }
+    energies.push_back(e.value_or(0));
   }
   bool ok = true;
   size_t sent = 0;
-  while (sent < iterations.size()) {
+  while (sent < ready) {
     Json list = Json::array();
-    size_t end = std::min(iterations.size(), sent + kMaxIterationsPerPost);
+    size_t end = std::min(ready, sent + kMaxIterationsPerPost);
     for (size_t i = sent; i < end; ++i) {
       const IterationRecord& r = iterations[i];
-      list.push_back({{"iteration", r.iteration}, {"compute_time_s", std::max(r.compute_time_s, 1e-9)},
-                      {"energy_j", std::max(r.energy_j, 0.0)}, {"plan_version", r.plan_version}});
+      Json item = {{"iteration", r.iteration}, {"compute_time_s", std::max(r.end_s - r.begin_s, 1e-9)},
+                   {"energy_j", energies[i]}, {"plan_version", r.plan_version}};
+      if (r.schedule_mismatches > 0) item["schedule_mismatches"] = r.schedule_mismatches;
+      list.push_back(std::move(item));
     }
     Result<Json> reply = api.Post(RankPath(options_.identity, "/iterations"), {{"iterations", list}});
     if (!reply.ok() && !api.reached_server()) {
@@ -125,25 +246,8 @@ bool RankClient::SendReports(ServerApi& api) {
     if (!reply.ok()) NoteError(reply.status());  // the server refused them: drop
     sent = end;
   }
-  size_t measured = 0;
-  for (; measured < measurements.size() && ok; ++measured) {
-    const StepMeasurement& m = measurements[measured];
-    Json body = {{"sm_clock_mhz", m.sm_clock_mhz},
-                 {"iterations", m.iterations},
-                 {"forward", TotalsJson(m.forward.count, m.forward.time_s, m.forward.energy_j, true)},
-                 {"backward", TotalsJson(m.backward.count, m.backward.time_s, m.backward.energy_j, true)},
-                 {"blocking", TotalsJson(0, m.blocking.time_s, std::max(m.blocking.energy_j, 0.0), false)}};
-    Result<Json> reply = api.Post(RankPath(options_.identity, "/measurements"), body);
-    if (!reply.ok() && !api.reached_server()) {
-      ok = false;
-      break;
-    }
-    // A late report for a clock the stage already left (409) is expected: drop it quietly.
-    if (!reply.ok() && reply.status().code() != Status::Code::kUnavailable) NoteError(reply.status());
-  }
   std::lock_guard<std::mutex> lock(mu_);
   stats_.iterations_sent += static_cast<int64_t>(sent);
-  stats_.measurements_sent += static_cast<int64_t>(measured);
   // Put back what could not be sent, oldest first, within the queue's bound.
   if (sent < iterations.size()) {
     std::vector<IterationRecord> rest(iterations.begin() + static_cast<long>(sent), iterations.end());
@@ -153,12 +257,33 @@ bool RankClient::SendReports(ServerApi& api) {
     }
     iterations_out_.assign(rest.begin(), rest.end());
   }
-  if (measured < measurements.size()) {
-    measurements.erase(measurements.begin(), measurements.begin() + static_cast<long>(measured));
-    measurements.insert(measurements.end(), measurements_out_.begin(), measurements_out_.end());
-    measurements_out_.swap(measurements);
-  }
   return ok;
+}
+
+// Warns when the GPU runs at another clock than the one locked, three
+// samples in a row while the request stood still (power or thermal capping,
+// or a driver that accepted the lock without applying it).
+void RankClient::CheckAchievedClock() {
+  Result<int> achieved = gpu_->AchievedSmClockMhz();
+  if (!achieved.ok()) return;
+  const int applied = controller_->applied();
+  int uniform_mhz = -1;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stats_.achieved_clock_mhz = *achieved;
+    if (pending_) uniform_mhz = pending_->UniformClockMhz();
+  }
+  // Only a plan with one clock for all computations holds the clock long
+  // enough to compare (plans that switch per computation race the sample).
+  if (applied <= 0 || uniform_mhz != applied || !controller_->Settled() || *achieved == applied) {
+    achieved_mismatch_samples_ = 0;
+    return;
+  }
+  if (++achieved_mismatch_samples_ < 3) return;
+  RaiseWarning("achieved_clock", "GPU of rank " + std::to_string(options_.identity.rank) + " (" + gpu_->Name() + ") is locked at " +
+               std::to_string(applied) + " MHz but runs at " + std::to_string(*achieved) +
+               " MHz (power or thermal capping, or a driver that did not apply the lock: NVIDIA "
+               "open-gpu-kernel-modules #1314); plans assume the locked clock");
 }
 
 RankClientStats RankClient::Stats() const {
@@ -169,6 +294,8 @@ RankClientStats RankClient::Stats() const {
   s.clock_changes = controller_->clock_changes();
   s.requested_clock_mhz = controller_->requested();
   s.applied_clock_mhz = controller_->applied();
+  s.warnings = warning_count_.load(std::memory_order_relaxed);
+  s.measurements_sent = s.windows_sent;
   if (s.last_error.empty() && controller_->errors() > 0) s.last_error = controller_->last_error();
   return s;
 }

@@ -16,6 +16,14 @@ const char* PlanKindName(PlanKind kind) {
   return "max";
 }
 
+int RankPlan::UniformClockMhz() const {
+  if (steps.empty()) return -1;
+  for (const PlanStep& s : steps) {
+    if (s.sm_clock_mhz != steps.front().sm_clock_mhz) return -1;
+  }
+  return steps.front().sm_clock_mhz;
+}
+
 namespace {
 
 Result<PlanKind> ParseKind(const std::string& name) {
@@ -56,7 +64,22 @@ Result<std::optional<RankPlan>> ParseRankPlan(const std::string& json_text) {
     plan.phase = j.value("phase", "");
     plan.plan_index = j.value("plan_index", -1);
     plan.predicted_time_s = j.value("predicted_time_s", 0.0);
-    plan.profiling_clock_mhz = plan.kind == PlanKind::kProfiling ? j.at("sm_clock_mhz").get<int>() : 0;
+    if (plan.kind == PlanKind::kProfiling) {
+      const Json& w = j.at("window");
+      plan.window.id = w.at("id").get<int64_t>();
+      plan.window.warmup_iterations = w.at("warmup_iterations").get<int>();
+      plan.window.iterations = w.at("iterations").get<int>();
+      plan.window.forward_clock_mhz = w.at("forward_clock_mhz").get<int>();
+      plan.window.backward_clock_mhz = w.at("backward_clock_mhz").get<int>();
+      if (plan.window.iterations < 1 || plan.window.warmup_iterations < 0) {
+        return Status::InvalidArgument("plan: window: iterations must be >= 1 and warmup_iterations >= 0");
+      }
+    }
+    for (const Json& w : j.value("warnings", Json::array())) {
+      plan.warnings.emplace_back(w.at("code").get<std::string>() + "/" + std::to_string(w.value("stage", -1)) + "/" +
+                                     std::to_string(w.value("rank", -1)),
+                                 w.at("message").get<std::string>());
+    }
     const Json& list = j.at("instructions");
     for (size_t i = 0; i < list.size(); ++i) {
       Result<PlanStep> step = ParseStep(list[i], i);

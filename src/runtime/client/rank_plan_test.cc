@@ -26,6 +26,26 @@ TEST(RankPlanTest, FrontierPlan) {
   EXPECT_EQ(plan.steps[0].sm_clock_mhz, 1200);
 }
 
+TEST(RankPlanTest, ProfilingWindowAndWarnings) {
+  Result<std::optional<RankPlan>> p = ParseRankPlan(
+      R"({"changed":true,"version":3,"phase":"profiling","kind":"profiling",
+          "window":{"id":4,"warmup_iterations":1,"iterations":2,"forward_clock_mhz":1200,"backward_clock_mhz":1410},
+          "warnings":[{"code":"clock_has_no_effect","stage":1,"rank":-1,"message":"stage 1's time does not depend"}],
+          "instructions":[{"instruction":"forward","microbatch":0,"sm_clock_mhz":1200},
+                          {"instruction":"backward","microbatch":0,"sm_clock_mhz":1410}]})");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  const RankPlan& plan = **p;
+  EXPECT_EQ(plan.window.id, 4);
+  EXPECT_EQ(plan.window.forward_clock_mhz, 1200);
+  EXPECT_EQ(plan.window.backward_clock_mhz, 1410);
+  EXPECT_EQ(plan.UniformClockMhz(), -1);
+  ASSERT_EQ(plan.warnings.size(), 1u);
+  EXPECT_EQ(plan.warnings[0].first, "clock_has_no_effect/1/-1");
+  EXPECT_EQ(ParseRankPlan(R"({"changed":true,"version":3,"kind":"profiling","window":{"id":4,"warmup_iterations":1,
+      "iterations":0,"forward_clock_mhz":1,"backward_clock_mhz":1},"instructions":[]})").status().message(),
+            "plan: window: iterations must be >= 1 and warmup_iterations >= 0");
+}
+
 TEST(RankPlanTest, Errors) {
   EXPECT_EQ(ParseRankPlan("[]").status().message(), "plan: not a JSON object");
   EXPECT_EQ(ParseRankPlan(R"({"changed":true,"version":1,"kind":"turbo","instructions":[]})").status().message(),

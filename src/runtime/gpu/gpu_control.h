@@ -16,6 +16,7 @@
 // concurrently from several threads.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,26 @@ class GpuControl {
   // True when SetSmClockMhz only records the request and never changes the
   // GPU (MeasureOnlyGpu); energy readings are still real.
   virtual bool MeasureOnly() const { return false; }
+
+  // The SM clock the GPU runs at now (NVML_CLOCK_SM). It can differ from the
+  // locked clock: a lock takes effect after a delay, and power or thermal
+  // capping may hold the GPU below it (NVIDIA open-gpu-kernel-modules #1314).
+  // kUnavailable when the backend cannot tell.
+  virtual Result<int> AchievedSmClockMhz() { return Status::Unavailable("achieved SM clock not available"); }
+
+  // One step of the energy counter: at `time_s` (the clock the GPU was made
+  // with) the counter became `energy_j`.
+  struct CounterUpdate {
+    double time_s = 0;
+    double energy_j = 0;
+  };
+  // GPUs that know when their energy counter stepped (the simulated GPU)
+  // return every step after `after_time_s`, oldest first; others return
+  // nothing and the caller finds the steps by polling TotalEnergyJ().
+  virtual std::optional<std::vector<CounterUpdate>> CounterUpdatesAfter(double after_time_s) {
+    (void)after_time_s;
+    return std::nullopt;
+  }
 };
 
 // Ok if `sm_clock_mhz` is in `supported_mhz`; else kInvalidArgument:

@@ -34,6 +34,9 @@ class MeasureOnlyGpu : public GpuControl {
   Result<double> TotalEnergyJ() override { return inner_->TotalEnergyJ(); }
   Result<double> PowerW() override { return inner_->PowerW(); }
   bool MeasureOnly() const override { return true; }
+  std::optional<std::vector<CounterUpdate>> CounterUpdatesAfter(double after_time_s) override {
+    return inner_->CounterUpdatesAfter(after_time_s);
+  }
 
  private:
   std::unique_ptr<GpuControl> inner_;

@@ -45,6 +45,14 @@ typedef enum nvmlReturn_enum {
   NVML_ERROR_UNKNOWN = 999
 } nvmlReturn_t;
 
+// Clock domains of nvmlDeviceGetClockInfo.
+typedef enum nvmlClockType_enum {
+  NVML_CLOCK_GRAPHICS = 0,
+  NVML_CLOCK_SM = 1,
+  NVML_CLOCK_MEM = 2,
+  NVML_CLOCK_VIDEO = 3
+} nvmlClockType_t;
+
 // Buffer sizes nvml.h recommends for names and UUIDs.
 #define NVML_DEVICE_NAME_V2_BUFFER_SIZE 96
 #define NVML_DEVICE_UUID_V2_BUFFER_SIZE 96
@@ -67,6 +75,8 @@ typedef nvmlReturn_t (*nvmlDeviceResetGpuLockedClocks_fn)(nvmlDevice_t device);
 typedef nvmlReturn_t (*nvmlDeviceGetTotalEnergyConsumption_fn)(nvmlDevice_t device, unsigned long long* energy_mj);
 // Milliwatts, board power.
 typedef nvmlReturn_t (*nvmlDeviceGetPowerUsage_fn)(nvmlDevice_t device, unsigned int* power_mw);
+// The clock the GPU runs at now, MHz. Optional: perseus works without it.
+typedef nvmlReturn_t (*nvmlDeviceGetClockInfo_fn)(nvmlDevice_t device, nvmlClockType_t type, unsigned int* clock_mhz);
 typedef const char* (*nvmlErrorString_fn)(nvmlReturn_t result);
 
 }  // extern "C"

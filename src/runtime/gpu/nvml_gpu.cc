@@ -77,6 +77,9 @@ class NvmlLibrary {
   nvmlDeviceResetGpuLockedClocks_fn reset_locked_clocks_ = nullptr;
   nvmlDeviceGetTotalEnergyConsumption_fn get_energy_ = nullptr;
   nvmlDeviceGetPowerUsage_fn get_power_ = nullptr;
+  nvmlDeviceGetClockInfo_fn get_clock_info_ = nullptr;  // optional: null when the library lacks it
+
+  const std::string& path() const { return path_; }
 
  private:
   NvmlLibrary() = default;
@@ -91,6 +94,11 @@ class NvmlLibrary {
     }
     *fn = reinterpret_cast<Fn>(p);
     return Status::Ok();
+  }
+  // Like Resolve, but a missing symbol leaves `*fn` null.
+  template <typename Fn>
+  void ResolveOptional(const char* symbol, Fn* fn) {
+    if (!Resolve(symbol, fn).ok()) *fn = nullptr;
   }
   Status ResolveAll();
 
@@ -116,6 +124,7 @@ Status NvmlLibrary::ResolveAll() {
   PERSEUS_RETURN_IF_ERROR(Resolve("nvmlDeviceResetGpuLockedClocks", &reset_locked_clocks_));
   PERSEUS_RETURN_IF_ERROR(Resolve("nvmlDeviceGetTotalEnergyConsumption", &get_energy_));
   PERSEUS_RETURN_IF_ERROR(Resolve("nvmlDeviceGetPowerUsage", &get_power_));
+  ResolveOptional("nvmlDeviceGetClockInfo", &get_clock_info_);
   return Status::Ok();
 }
 
@@ -181,6 +190,16 @@ class NvmlGpu : public GpuControl {
     nvmlReturn_t r = lib_->get_power_(device_, &power_mw);
     if (r != NVML_SUCCESS) return lib_->Error(label_ + ": nvmlDeviceGetPowerUsage", r);
     return static_cast<double>(power_mw) / 1000.0;
+  }
+
+  Result<int> AchievedSmClockMhz() override {
+    if (lib_->get_clock_info_ == nullptr) {
+      return Status::Unavailable(label_ + ": nvmlDeviceGetClockInfo: not in " + lib_->path());
+    }
+    unsigned int clock_mhz = 0;
+    nvmlReturn_t r = lib_->get_clock_info_(device_, NVML_CLOCK_SM, &clock_mhz);
+    if (r != NVML_SUCCESS) return lib_->Error(label_ + ": nvmlDeviceGetClockInfo(NVML_CLOCK_SM)", r);
+    return static_cast<int>(clock_mhz);
   }
 
  private:

@@ -4,6 +4,8 @@
 // runs on machines without a GPU driver; only opening a GPU fails there, with
 // "dlopen(libnvidia-ml.so.1): <reason>". Setting clocks needs root (or the
 // node daemon perseusd, which runs as root and uses this class).
+// AchievedSmClockMhz reads nvmlDeviceGetClockInfo(NVML_CLOCK_SM), an optional
+// symbol: without it the call is kUnavailable and everything else works.
 // Thread safety: thread-safe (NVML itself is thread-safe).
 #pragma once
 

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -72,6 +73,7 @@ TEST_F(NvmlGpuTest, RefusesAnUnsupportedClockWithoutCallingTheDriver) {
 }
 
 TEST_F(NvmlGpuTest, EnergyCounterAdvancesAndPowerFollowsTheClock) {
+  setenv("FAKE_NVML_ENERGY_PERIOD_MS", "0", 1);  // a continuous counter
   Result<std::unique_ptr<GpuControl>> gpu = OpenNvmlGpu(0, FAKE_NVML_PATH);
   ASSERT_TRUE(gpu.ok()) << gpu.status().ToString();
   Result<double> power = (*gpu)->PowerW();
@@ -89,6 +91,101 @@ TEST_F(NvmlGpuTest, EnergyCounterAdvancesAndPowerFollowsTheClock) {
   power = (*gpu)->PowerW();
   ASSERT_TRUE(power.ok());
   EXPECT_DOUBLE_EQ(*power, 160.0);  // 80 + 320 * 0.5^2
+}
+
+TEST_F(NvmlGpuTest, EnergyCounterStepsEveryPeriodAndStaysFlatBetween) {
+  setenv("FAKE_NVML_ENERGY_PERIOD_MS", "20", 1);
+  Result<std::unique_ptr<GpuControl>> gpu = OpenNvmlGpu(0, FAKE_NVML_PATH);
+  ASSERT_TRUE(gpu.ok()) << gpu.status().ToString();
+  // Constant power (400 W unlocked), so each step is 20 ms x 400 W = 8 J and
+  // every change between two readings is a whole number of steps.
+  Result<double> first = (*gpu)->TotalEnergyJ();
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  auto start = std::chrono::steady_clock::now(), last_read = start;
+  double last_j = *first;
+  int steps = 0, flat_readings = 0;
+  while (last_read - start < std::chrono::milliseconds(300)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    Result<double> e = (*gpu)->TotalEnergyJ();
+    last_read = std::chrono::steady_clock::now();
+    ASSERT_TRUE(e.ok());
+    const double delta_j = *e - last_j;
+    const double whole_steps = std::round(delta_j / 8.0);
+    EXPECT_NEAR(delta_j, 8.0 * whole_steps, 0.01) << "not whole steps: " << delta_j << " J";
+    steps += static_cast<int>(whole_steps);
+    if (delta_j == 0) ++flat_readings;
+    last_j = *e;
+  }
+  // Generous bounds: the readings' times are known only to the scheduler's precision.
+  const double elapsed_ms = std::chrono::duration<double, std::milli>(last_read - start).count();
+  EXPECT_GE(steps, static_cast<int>(elapsed_ms / 20) - 3);
+  EXPECT_LE(steps, static_cast<int>(elapsed_ms / 20) + 3);
+  EXPECT_GT(flat_readings, 0);  // polled every ~1 ms: readings within a period see no change
+  // The state file keeps the exact energy next to the counter.
+  std::vector<FakeNvmlGpuState> state = ReadState();
+  ASSERT_FALSE(state.empty());
+  EXPECT_GE(state[0].true_energy_mj, state[0].energy_mj);
+  EXPECT_LT(state[0].true_energy_mj - state[0].energy_mj, 8000.0 + 1.0);  // less than one step behind
+}
+
+TEST_F(NvmlGpuTest, AchievedClockFollowsTheLockAfterTheLatencyAndStaysUnderTheCap) {
+  Result<std::unique_ptr<GpuControl>> gpu = OpenNvmlGpu(0, FAKE_NVML_PATH);
+  ASSERT_TRUE(gpu.ok()) << gpu.status().ToString();
+  Result<int> achieved = (*gpu)->AchievedSmClockMhz();
+  ASSERT_TRUE(achieved.ok()) << achieved.status().ToString();
+  EXPECT_EQ(*achieved, 1410);  // unlocked: the maximum
+  ASSERT_TRUE((*gpu)->SetSmClockMhz(1200).ok());
+  EXPECT_EQ(*(*gpu)->AchievedSmClockMhz(), 1200);  // no latency by default
+
+  setenv("FAKE_NVML_ACHIEVED_CAP_MHZ", "1103", 1);  // not a clock: runs at 1095
+  EXPECT_EQ(*(*gpu)->AchievedSmClockMhz(), 1095);
+  Result<double> power = (*gpu)->PowerW();
+  ASSERT_TRUE(power.ok());
+  EXPECT_NEAR(*power, 80.0 + 320.0 * (1095.0 / 1410) * (1095.0 / 1410), 0.002);  // power of the achieved clock
+
+  setenv("FAKE_NVML_CLOCK_LATENCY_MS", "300", 1);
+  auto set_at = std::chrono::steady_clock::now();
+  ASSERT_TRUE((*gpu)->SetSmClockMhz(1005).ok());
+  achieved = (*gpu)->AchievedSmClockMhz();
+  ASSERT_TRUE(achieved.ok());
+  if (std::chrono::steady_clock::now() - set_at < std::chrono::milliseconds(250)) {
+    EXPECT_EQ(*achieved, 1095);  // the previous lock (1200), capped
+  }
+  EXPECT_EQ(ReadState()[0].locked_sm_clock_mhz, 1005);  // the lock itself is recorded at once
+  std::this_thread::sleep_for(std::chrono::milliseconds(320));
+  EXPECT_EQ(*(*gpu)->AchievedSmClockMhz(), 1005);
+}
+
+TEST_F(NvmlGpuTest, StateFilesWithoutTheNewerFieldsStillParse) {
+  std::vector<FakeNvmlGpuState> old = ParseFakeNvmlState(
+      "gpu 0 locked_sm_clock_mhz 1200 sets 3 resets 1 energy_mj 5123.250 updated_ns 81234567890\n"
+      "gpu 1 locked_sm_clock_mhz 0 sets 0 resets 0 energy_mj 10.000 updated_ns 81234567890 future_field 7\n");
+  ASSERT_EQ(old.size(), 2u);
+  EXPECT_EQ(old[0].locked_sm_clock_mhz, 1200);
+  EXPECT_EQ(old[0].sets, 3);
+  EXPECT_EQ(old[0].resets, 1);
+  EXPECT_DOUBLE_EQ(old[0].energy_mj, 5123.25);
+  EXPECT_DOUBLE_EQ(old[0].true_energy_mj, 5123.25);
+  EXPECT_EQ(old[0].period_start_ns, 81234567890);
+  EXPECT_EQ(old[0].clock_change_ns, 0);
+  EXPECT_DOUBLE_EQ(old[1].energy_mj, 10.0);
+
+  FakeNvmlGpuState s;
+  s.locked_sm_clock_mhz = 1005;
+  s.energy_mj = 100.5;
+  s.updated_ns = 2000;
+  s.true_energy_mj = 130.25;
+  s.sampled_mj = 4.5;
+  s.period_start_ns = 1500;
+  s.previous_sm_clock_mhz = 1410;
+  s.clock_change_ns = 2500;
+  std::vector<FakeNvmlGpuState> back = ParseFakeNvmlState(FormatFakeNvmlState({s}));
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_DOUBLE_EQ(back[0].true_energy_mj, 130.25);
+  EXPECT_DOUBLE_EQ(back[0].sampled_mj, 4.5);
+  EXPECT_EQ(back[0].period_start_ns, 1500);
+  EXPECT_EQ(back[0].previous_sm_clock_mhz, 1410);
+  EXPECT_EQ(back[0].clock_change_ns, 2500);
 }
 
 TEST_F(NvmlGpuTest, NoPermissionSaysWhatToDo) {

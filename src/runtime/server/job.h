@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -16,7 +17,7 @@
 #include "runtime/server/job_spec.h"
 #include "runtime/server/job_state.h"
 #include "runtime/server/plan_book.h"
-#include "runtime/server/profiling_sweep.h"
+#include "runtime/server/profiling_windows.h"
 
 namespace perseus::server {
 
@@ -36,9 +37,8 @@ struct Job {
   std::map<std::tuple<int, int, int>, int> by_coords;  // (dp, pp, tp) -> rank
   int registered = 0;
   std::vector<std::vector<int>> stage_ranks;  // [stage] -> registered ranks
-  // [stage] -> ranks with iterations_per_clock reports at the stage's current clock.
-  std::vector<int> stage_ready;
-  MeasurementMap measurements;
+  WindowReportMap window_reports;             // profiling: (window, rank) -> report
+  std::set<int> mismatch_warned;              // ranks already warned about schedule mismatches
   std::string profile_csv;
   std::shared_ptr<const PlanBook> plans;  // set once running
   // [pipeline] iteration -> sample; only iterations run under the current plan.
@@ -57,8 +57,8 @@ struct Job {
   std::vector<const RankInfo*> StageRanks(int stage) const;
   // Records a registered rank in the per-stage index.
   void IndexRank(const RankInfo& info);
-  // Ranks of `stage` with at least iterations_per_clock reports at its current clock.
-  int CountReady(int stage) const;
+  // Ranks that reported profiling window `window`.
+  int CountReported(int window) const;
   // The plan version rank `info` sees now.
   int64_t RankVersion(const RankInfo& info) const;
 };

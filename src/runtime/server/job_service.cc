@@ -1,6 +1,7 @@
 // JobService: construction, loading, job registration and read-only views.
 #include "runtime/server/job_service.h"
 
+#include <iterator>
 #include <mutex>
 
 namespace perseus::server {
@@ -20,32 +21,21 @@ std::vector<const RankInfo*> Job::StageRanks(int stage) const {
 }
 
 void Job::IndexRank(const RankInfo& info) {
-  if (stage_ranks.empty()) {
-    stage_ranks.resize(spec.pp);
-    stage_ready.assign(spec.pp, 0);
-  }
+  if (stage_ranks.empty()) stage_ranks.resize(spec.pp);
   stage_ranks[info.pp_rank].push_back(info.rank);
   by_coords[{info.dp_rank, info.pp_rank, info.tp_rank}] = info.rank;
   ++registered;
 }
 
-int Job::CountReady(int stage) const {
-  if (state.phase != Phase::kProfiling || stage >= static_cast<int>(state.stages.size())) return 0;
-  const StageSweep& sweep = state.stages[stage];
-  if (sweep.done) return 0;
-  int ready = 0;
-  for (int r : stage_ranks[stage]) {
-    auto it = measurements.find({r, sweep.clock_mhz()});
-    if (it != measurements.end() && it->second.reports >= spec.profiling.iterations_per_clock) ++ready;
-  }
-  return ready;
+int Job::CountReported(int window) const {
+  auto begin = window_reports.lower_bound({window, -1});
+  auto end = window_reports.lower_bound({window + 1, -1});
+  return static_cast<int>(std::distance(begin, end));
 }
 
 int64_t Job::RankVersion(const RankInfo& info) const {
   int64_t v = state.base_version;
-  if (state.phase == Phase::kProfiling && info.pp_rank < static_cast<int>(state.stages.size())) {
-    v = std::max(v, state.stages[info.pp_rank].version);
-  }
+  if (state.phase == Phase::kProfiling) v = std::max(v, state.profiling.version);
   if (state.phase == Phase::kRunning && info.dp_rank < static_cast<int>(state.pipelines.size())) {
     v = std::max(v, state.pipelines[info.dp_rank].version);
   }
@@ -59,6 +49,15 @@ JobService::JobService(Store* store, JsonLog* log, SolverFn solver, CarbonOption
 
 void JobService::Log(const std::string& event, Json fields) {
   if (log_ != nullptr) log_->Info(event, std::move(fields));
+}
+
+void JobService::LogWarnings(const std::string& job_id, const std::vector<JobWarning>& warnings, size_t from) {
+  if (log_ == nullptr) return;
+  for (size_t i = from; i < warnings.size(); ++i) {
+    const JobWarning& w = warnings[i];
+    log_->Warn("job_warning",
+               {{"job", job_id}, {"code", w.code}, {"stage", w.stage}, {"rank", w.rank}, {"message", w.message}});
+  }
 }
 
 Result<std::unique_ptr<JobService>> JobService::Create(Store* store, JsonLog* log, SolverFn solver,
@@ -107,13 +106,19 @@ Status JobService::LoadJob(StoredJob stored) {
   job->state = std::move(*state);
   job->ranks.resize(job->spec.world_size());
   job->stage_ranks.resize(job->spec.pp);
-  job->stage_ready.assign(job->spec.pp, 0);
   for (RankInfo& r : stored.ranks) {
     job->ranks[r.rank] = std::move(r);
     job->IndexRank(*job->ranks[r.rank]);
   }
-  for (const Measurement& m : stored.measurements) job->measurements[{m.rank, m.freq_mhz}] = m;
-  for (int s = 0; s < job->spec.pp; ++s) job->stage_ready[s] = job->CountReady(s);
+  for (const WindowReport& w : stored.window_reports) job->window_reports[{w.window, w.rank}] = w;
+  if (job->state.phase == Phase::kProfiling && job->state.profiling.windows.empty()) {
+    // Stored by a server that profiled with a per-stage clock sweep: profile again in windows.
+    ControlState state = job->state;
+    StartProfiling(*job, &state);
+    StoreWrite write;
+    write.clear_window_reports = true;
+    PERSEUS_RETURN_IF_ERROR(CommitState(*job, state, std::move(write)));
+  }
   job->profile_csv = stored.profile_csv;
   job->windows.resize(job->spec.dp);
   if (!stored.frontier_json.empty()) {
@@ -182,7 +187,6 @@ Result<Reply> JobService::RegisterJob(const Json& body) {
   job->schedule = std::move(*schedule);
   job->ranks.resize(spec->world_size());
   job->stage_ranks.resize(spec->pp);
-  job->stage_ready.assign(spec->pp, 0);
   job->windows.resize(spec->dp);
   StoreWrite write;
   write.job_id = spec->id;

@@ -1,7 +1,7 @@
 // JobService: the job lifecycle behind the HTTP API, independent of HTTP.
 //
-// register job -> ranks register -> online profiling (each stage sweeps its
-// clocks) -> optimisation (SolveFrontier on a background thread) -> running
+// register job -> ranks register -> online profiling (windows of forward and
+// backward clocks, fitted by src/profiling/) -> optimisation (SolveFrontier on a background thread) -> running
 // (fastest frontier plan; slower plans for the other pipelines while one
 // straggles; with a carbon config, at least as slow as the carbon policy's
 // plan, re-chosen every window: job_service_carbon.cc) -> done. Every change
@@ -57,7 +57,8 @@ class JobService {
   // The rank's plan as JSON text; {"changed":false,...} when `known_version`
   // is its current version.
   Result<std::string> RankPlan(const std::string& job_id, int rank, int64_t known_version);
-  Result<Reply> ReportMeasurement(const std::string& job_id, int rank, const Json& body);
+  // POST .../windows: one rank's measurement of a profiling window.
+  Result<Reply> ReportWindow(const std::string& job_id, int rank, const Json& body);
   Result<Reply> ReportIterations(const std::string& job_id, int rank, const Json& body);
   Result<Reply> DeclareStraggler(const std::string& job_id, const Json& body);
   Result<Reply> ClearStraggler(const std::string& job_id, int pipeline);
@@ -81,6 +82,8 @@ class JobService {
  private:
   JobService(Store* store, JsonLog* log, SolverFn solver, CarbonOptions carbon);
   void Log(const std::string& event, Json fields);
+  // Logs warnings[from...] at warning level.
+  void LogWarnings(const std::string& job_id, const std::vector<JobWarning>& warnings, size_t from);
   Result<Job*> FindJob(const std::string& job_id);
   // A job and one of its registered ranks, the job's lock held while this
   // lives; NotFound naming the job or rank.
@@ -94,9 +97,11 @@ class JobService {
   Status CommitState(Job& job, const ControlState& state, StoreWrite write);
 
   // Profiling (job_service_profiling.cc).
+  // REQUIRES (all three): job.mu held.
   static void StartProfiling(Job& job, ControlState* state);
-  // Moves `stage` on when `ready` of its ranks finished the current clock.
-  static Status AdvanceProfiling(Job& job, int stage, int ready, ControlState* state, StoreWrite* write);
+  // Moves to the next window once every rank reported the current one.
+  static Status AdvanceProfiling(Job& job, ControlState* state, StoreWrite* write);
+  static Status FinishProfilingRound(Job& job, ControlState* state, StoreWrite* write);
   void Enqueue(const std::string& job_id);
   void OptimizerLoop();
   void Optimize(const std::string& job_id);
@@ -107,6 +112,10 @@ class JobService {
   static bool DetectStragglers(const Job& job, ControlState* state);
   static void ResetStaleWindows(Job& job, const ControlState& before);
   Json Summary(const Job& job) const;
+  static Json ProfilingSummary(const Job& job);
+  // Raises one warning per rank whose reports show schedule mismatches; true if added.
+  static bool WarnAboutMismatches(Job& job, int rank, const std::vector<IterationReport>& reports,
+                                  ControlState* state);
 
   // Carbon (job_service_carbon.cc). A decision reads the intensity without
   // job.mu (it may wait on the network), then decides holding it.

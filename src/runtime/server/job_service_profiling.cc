@@ -1,155 +1,214 @@
 // JobService: online profiling and the background optimisation.
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <mutex>
 
+#include "profiling/profile_checks.h"
+#include "profiling/window_design.h"
 #include "runtime/server/job_service.h"
 
 namespace perseus::server {
 
 namespace {
 
-Status ParseTotals(const Json& body, const char* key, bool with_count, InstructionTotals* out) {
-  auto it = body.find(key);
-  if (it == body.end()) return FieldError(key, "missing");
-  if (!it->is_object()) return FieldError(key, "expected an object, got " + Quote(*it));
-  const std::string k = key;
-  if (with_count) {
-    Result<int64_t> count = GetInt(*it, "count", k + ".count", 0, 1'000'000'000);
-    if (!count.ok()) return count.status();
-    out->count = *count;
+double UnixNowS() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// Powers are reported as of the last window: the GPU is as warm as it will
+// be while the plans run.
+profiling::EstimatorOptions EstimatorOptionsFor(const ProfilingOptions& o,
+                                                const std::vector<profiling::WindowObservation>& observations) {
+  profiling::EstimatorOptions e;
+  e.drift_time_constant_s = o.thermal_time_constant_s;
+  for (const profiling::WindowObservation& w : observations) {
+    e.reference_time_s = std::max(e.reference_time_s.value_or(w.mid_time_s), w.mid_time_s);
   }
-  Result<double> time = GetNumber(*it, "time_s", k + ".time_s", 0, 1e7);
-  if (!time.ok()) return time.status();
-  Result<double> energy = GetNumber(*it, "energy_j", k + ".energy_j", 0, 1e10);
-  if (!energy.ok()) return energy.status();
-  out->time_s = *time;
-  out->energy_j = *energy;
+  return e;
+}
+
+void AppendWindows(const std::vector<profiling::WindowPlan>& plans, ProfilingState* p) {
+  for (const profiling::WindowPlan& w : plans) {
+    ProfilingWindowPlan plan;
+    for (const profiling::WindowConfig& c : w.stages) plan.stages.emplace_back(c.forward_index, c.backward_index);
+    plan.purpose = profiling::WindowPurposeName(w.purpose);
+    p->windows.push_back(std::move(plan));
+  }
+}
+
+// Checks one rank's report against the window it claims and its stage's clocks.
+Status CheckReportFits(const WindowReport& r, const ProfilingState& p, const RankInfo& info) {
+  auto [f, b] = p.windows[r.window].stages[info.pp_rank];
+  const int forward_mhz = p.clocks_mhz[info.pp_rank][f], backward_mhz = p.clocks_mhz[info.pp_rank][b];
+  if (r.forward_clock_mhz != forward_mhz) {
+    return FieldError("forward_clock_mhz", "window " + std::to_string(r.window) + " runs stage " +
+                                               std::to_string(info.pp_rank) + "'s forwards at " +
+                                               std::to_string(forward_mhz) + " MHz, not " +
+                                               std::to_string(r.forward_clock_mhz));
+  }
+  if (r.backward_clock_mhz != backward_mhz) {
+    return FieldError("backward_clock_mhz", "window " + std::to_string(r.window) + " runs stage " +
+                                                std::to_string(info.pp_rank) + "'s backwards at " +
+                                                std::to_string(backward_mhz) + " MHz, not " +
+                                                std::to_string(r.backward_clock_mhz));
+  }
   return Status::Ok();
 }
 
-struct MeasurementReport {
-  int freq_mhz = 0;
-  int iterations = 1;
-  InstructionTotals forward, backward, blocking;
-};
-
-Result<MeasurementReport> ParseMeasurement(const Json& body, const RankInfo& info) {
-  MeasurementReport r;
-  Result<int64_t> freq = GetInt(body, "sm_clock_mhz", "sm_clock_mhz", 1, 100000);
-  if (!freq.ok()) return freq.status();
-  r.freq_mhz = static_cast<int>(*freq);
-  if (std::find(info.sm_clocks_mhz.begin(), info.sm_clocks_mhz.end(), r.freq_mhz) == info.sm_clocks_mhz.end()) {
-    return FieldError("sm_clock_mhz", std::to_string(r.freq_mhz) + " MHz is not a supported clock of rank " +
-                                          std::to_string(info.rank) + " (" + info.gpu_name + ")");
+// Warnings a single report can raise: clocks that do not stick.
+void WarnAboutReport(const WindowReport& r, const RankInfo& info, ControlState* state) {
+  const bool steady = r.forward_clock_mhz == r.backward_clock_mhz;
+  if (steady && r.achieved_clock_mhz > 0 && std::abs(r.achieved_clock_mhz - r.forward_clock_mhz) > 1) {
+    state->AddWarning({"achieved_clock",
+                       "rank " + std::to_string(info.rank) + " (" + info.gpu_name + "): locked at " +
+                           std::to_string(r.forward_clock_mhz) + " MHz but the GPU ran at " +
+                           std::to_string(r.achieved_clock_mhz) +
+                           " MHz (power or thermal capping, or a driver that did not apply the lock); "
+                           "its profile describes the achieved clock",
+                       info.pp_rank, info.rank});
   }
-  Result<int64_t> iterations = GetInt(body, "iterations", "iterations", 1, 100000);
-  if (!iterations.ok()) return iterations.status();
-  r.iterations = static_cast<int>(*iterations);
-  PERSEUS_RETURN_IF_ERROR(ParseTotals(body, "forward", true, &r.forward));
-  PERSEUS_RETURN_IF_ERROR(ParseTotals(body, "backward", true, &r.backward));
-  if (body.contains("blocking")) PERSEUS_RETURN_IF_ERROR(ParseTotals(body, "blocking", false, &r.blocking));
-  if (r.forward.count == 0 || r.backward.count == 0) {
-    return FieldError(r.forward.count == 0 ? "forward.count" : "backward.count", "expected at least 1, got 0");
+  const int64_t computations = r.forward.count + r.backward.count;
+  if (r.late_clocks * 10 > computations) {
+    state->AddWarning({"clock_late",
+                       "rank " + std::to_string(info.rank) + ": " + std::to_string(r.late_clocks) + " of " +
+                           std::to_string(computations) +
+                           " computations began before their clock was applied (slow clock control: NVML or "
+                           "perseusd takes longer than the gap between computations)",
+                       info.pp_rank, info.rank});
   }
-  return r;
-}
-
-void AddTotals(InstructionTotals* to, const InstructionTotals& add) {
-  to->count += add.count;
-  to->time_s += add.time_s;
-  to->energy_j += add.energy_j;
 }
 
 }  // namespace
 
 void JobService::StartProfiling(Job& job, ControlState* state) {
   std::vector<std::vector<const RankInfo*>> by_stage = job.RanksByStage();
-  state->base_version = state->NextVersion();
-  state->stages.clear();
+  std::vector<std::vector<int>> clocks;
   for (int s = 0; s < job.spec.pp; ++s) {
-    StageSweep sweep;
-    sweep.clocks_mhz = SweepClocks(by_stage[s], job.spec.profiling);
-    sweep.version = state->base_version;
-    if (sweep.clocks_mhz.empty()) {
+    clocks.push_back(SweepClocks(by_stage[s], job.spec.profiling));
+    if (clocks.back().empty()) {
       state->phase = Phase::kFailed;
       state->error = "stage " + std::to_string(s) + ": its ranks share no supported SM clock at or above " +
                      std::to_string(job.spec.profiling.min_clock_mhz) + " MHz";
-      state->stages.clear();
       return;
     }
-    state->stages.push_back(std::move(sweep));
   }
+  ProfilingState p;
+  p.clocks_mhz = CommonLengthClocks(std::move(clocks));
+  profiling::DesignOptions design;
+  design.reference_every = job.spec.profiling.reference_every;
+  AppendWindows(profiling::BaseDesign(job.spec.pp, static_cast<int>(p.clocks_mhz[0].size()), design), &p);
+  p.started_unix_s = UnixNowS();
+  p.version = state->NextVersion();
+  state->profiling = std::move(p);
   state->phase = Phase::kProfiling;
 }
 
-Status JobService::AdvanceProfiling(Job& job, int stage, int ready, ControlState* state, StoreWrite* write) {
-  if (ready < static_cast<int>(job.stage_ranks[stage].size())) return Status::Ok();
-  StageSweep& sweep = state->stages[stage];
-  const int ipc = job.spec.profiling.iterations_per_clock;
-  std::optional<StagePoint> point = MeasuredStagePoint(job.StageRanks(stage), job.measurements, sweep.clock_mhz(), ipc);
-  if (!point) return Status::Ok();
-  AdvanceSweep(&sweep, point->forward.energy_j + point->backward.energy_j, job.spec.profiling);
-  sweep.version = state->NextVersion();
-  bool all_done = std::all_of(state->stages.begin(), state->stages.end(), [](const StageSweep& s) { return s.done; });
-  if (!all_done) return Status::Ok();
+// Fits every stage; appends repeat windows for clocks above the target while
+// rounds remain, else ends profiling with the profile and its warnings.
+Status JobService::FinishProfilingRound(Job& job, ControlState* state, StoreWrite* write) {
+  const ProfilingOptions& o = job.spec.profiling;
   std::vector<std::vector<const RankInfo*>> by_stage = job.RanksByStage();
-  Result<Profile> profile =
-      BuildMeasuredProfile(by_stage, job.measurements, state->stages, ipc, job.spec.schedule.chunks);
+  std::vector<profiling::StageEstimate> estimates;
+  std::vector<std::vector<int>> repeat(job.spec.pp);
+  bool any_repeat = false;
+  for (int s = 0; s < job.spec.pp; ++s) {
+    const std::vector<profiling::WindowObservation> observations =
+        StageObservations(state->profiling, s, by_stage[s], job.window_reports);
+    Result<profiling::StageEstimate> e =
+        profiling::EstimateStage(state->profiling.clocks_mhz[s], observations, EstimatorOptionsFor(o, observations));
+    if (!e.ok()) return e.status().WithContext("stage " + std::to_string(s));
+    repeat[s] = profiling::ClockIndicesAboveTarget(*e, o.target_relative_error);
+    any_repeat = any_repeat || !repeat[s].empty();
+    estimates.push_back(std::move(*e));
+  }
+  if (any_repeat && state->profiling.rounds < o.max_repeat_rounds) {
+    std::vector<profiling::WindowPlan> more = profiling::RepeatDesign(job.spec.pp, repeat);
+    const int done = state->profiling.current;
+    const double spent_s = ProfilingJobTimeS(state->profiling, job.window_reports, o);
+    const double per_window_s = done > 0 ? spent_s / done : 0;
+    if (o.time_budget_s > 0 && per_window_s > 0) {
+      const double affordable = std::floor((o.time_budget_s - spent_s) / per_window_s);
+      more.resize(static_cast<size_t>(std::clamp<double>(affordable, 0, static_cast<double>(more.size()))));
+    }
+    if (!more.empty()) {
+      ++state->profiling.rounds;
+      AppendWindows(more, &state->profiling);
+      return Status::Ok();
+    }
+  }
+  profiling::PlausibilityLimits limits;
+  limits.target_relative_se = o.target_relative_error;
+  for (int s = 0; s < job.spec.pp; ++s) {
+    for (profiling::ProfileIssue& issue : profiling::CheckStage(s, estimates[s], limits)) {
+      state->AddWarning({issue.code, issue.message, s, -1});
+    }
+  }
+  Result<Profile> profile = ProfileFromEstimates(estimates, job.spec.schedule.chunks);
   if (!profile.ok()) return profile.status();
-  std::optional<double> measured = MeasuredBlockingPowerW(job.measurements);
-  state->blocking_power_w = job.spec.blocking_power_w.value_or(measured.value_or(0));
+  state->blocking_power_w = job.spec.blocking_power_w.value_or(MedianBlockingPowerW(estimates));
   state->phase = Phase::kOptimizing;
   state->base_version = state->NextVersion();
   write->profile_csv = ProfileToCsv(*profile);
   return Status::Ok();
 }
 
-Result<Reply> JobService::ReportMeasurement(const std::string& job_id, int rank, const Json& body) {
+// Moves to the next window once every rank reported the current one.
+Status JobService::AdvanceProfiling(Job& job, ControlState* state, StoreWrite* write) {
+  ProfilingState& p = state->profiling;
+  if (job.CountReported(p.current) < job.spec.world_size()) return Status::Ok();
+  const double now_s = UnixNowS() - p.started_unix_s;
+  p.windows[p.current].closed_s = now_s;
+  ++p.current;
+  if (!p.active()) PERSEUS_RETURN_IF_ERROR(FinishProfilingRound(job, state, write));
+  if (state->phase == Phase::kProfiling) {
+    p.windows[p.current].opened_s = now_s;
+    p.version = state->NextVersion();
+  }
+  return Status::Ok();
+}
+
+Result<Reply> JobService::ReportWindow(const std::string& job_id, int rank, const Json& body) {
   Result<LockedRank> locked = LockRank(job_id, rank);
   if (!locked.ok()) return locked.status();
   Job& job = *locked->job;
   const RankInfo& info = *locked->info;
-  Result<MeasurementReport> report = ParseMeasurement(body, info);
+  Result<WindowReport> report = ParseWindowReport(body);
   if (!report.ok()) return report.status();
+  report->rank = rank;
+  const ProfilingState& p = job.state.profiling;
   if (job.state.phase != Phase::kProfiling) {
     return Status::Unavailable("job '" + job_id + "' is not profiling (phase " + PhaseName(job.state.phase) + ")");
   }
-  const StageSweep& sweep = job.state.stages[info.pp_rank];
-  if (sweep.done || sweep.clock_mhz() != report->freq_mhz) {
-    return Status::Unavailable("stage " + std::to_string(info.pp_rank) +
-                               (sweep.done ? " has finished profiling"
-                                           : " is profiling " + std::to_string(sweep.clock_mhz()) + " MHz, not " +
-                                                 std::to_string(report->freq_mhz) + " MHz"));
+  if (report->window >= static_cast<int>(p.windows.size())) {
+    return FieldError("window", "job '" + job_id + "' has no window " + std::to_string(report->window));
   }
-  const std::pair<int, int> key{rank, report->freq_mhz};
-  auto old = job.measurements.find(key);
-  std::optional<Measurement> saved = old == job.measurements.end() ? std::nullopt : std::optional(old->second);
-  Measurement m = saved.value_or(Measurement{rank, report->freq_mhz, {}, {}, 0, 0, 0});
-  const int ipc = job.spec.profiling.iterations_per_clock;
-  const bool was_ready = m.reports >= ipc;
-  AddTotals(&m.forward, report->forward);
-  AddTotals(&m.backward, report->backward);
-  m.blocking_time_s += report->blocking.time_s;
-  m.blocking_energy_j += report->blocking.energy_j;
-  m.reports += report->iterations;
-  job.measurements[key] = m;
+  PERSEUS_RETURN_IF_ERROR(CheckReportFits(*report, p, info));
+  if (job.window_reports.count({report->window, rank})) {
+    return Reply{200, {{"accepted", false}, {"duplicate", true}, {"phase", PhaseName(job.state.phase)}}};
+  }
+  if (report->window != p.current) {
+    return Status::Unavailable("window " + std::to_string(report->window) + " is over (the job runs window " +
+                               std::to_string(p.current) + ")");
+  }
   ControlState state = job.state;
+  const size_t warned_before = state.warnings.size();
   StoreWrite write;
-  write.measurements.push_back(m);
-  const int ready = job.stage_ready[info.pp_rank] + (!was_ready && m.reports >= ipc ? 1 : 0);
-  const int64_t old_version = sweep.version;
-  Status st = AdvanceProfiling(job, info.pp_rank, ready, &state, &write);
+  write.window_reports.push_back(*report);
+  WarnAboutReport(*report, info, &state);
+  job.window_reports[{report->window, rank}] = *report;
+  Status st = AdvanceProfiling(job, &state, &write);
   if (st.ok()) st = CommitState(job, state, write);
   if (!st.ok()) {
-    if (saved) job.measurements[key] = *saved; else job.measurements.erase(key);
+    job.window_reports.erase({report->window, rank});
     return st;
   }
+  LogWarnings(job_id, state.warnings, warned_before);
   if (write.profile_csv) job.profile_csv = *write.profile_csv;
-  const StageSweep& now = state.stages[info.pp_rank];
-  job.stage_ready[info.pp_rank] = now.version != old_version ? job.CountReady(info.pp_rank) : ready;
-  if (now.version != old_version) {
-    Log("stage_profiled_clock", {{"job", job_id}, {"stage", info.pp_rank}, {"sm_clock_mhz", report->freq_mhz},
-                                 {"energy_j", now.last_energy_j}, {"done", now.done}});
+  if (state.profiling.current != report->window) {
+    Log("profiling_window_done", {{"job", job_id}, {"window", report->window},
+                                  {"purpose", state.profiling.windows[report->window].purpose},
+                                  {"windows", state.profiling.windows.size()}});
   }
   if (state.phase == Phase::kOptimizing) Enqueue(job_id);
   return Reply{200, {{"accepted", true}, {"phase", PhaseName(state.phase)}}};

@@ -118,12 +118,24 @@ Result<std::string> JobService::RankPlan(const std::string& job_id, int rank, in
   } else if (st.phase == Phase::kDone) {
     head["kind"] = "reset";
     instructions = "[]";
+  } else if (st.phase == Phase::kProfiling && st.profiling.active()) {
+    const ProfilingState& p = st.profiling;
+    auto [f, b] = p.windows[p.current].stages[info.pp_rank];
+    const int forward_mhz = p.clocks_mhz[info.pp_rank][f], backward_mhz = p.clocks_mhz[info.pp_rank][b];
+    const ProfilingOptions& o = job.spec.profiling;
+    head["kind"] = "profiling";
+    head["window"] = {{"id", p.current}, {"warmup_iterations", o.warmup_iterations},
+                      {"iterations", o.window_iterations}, {"forward_clock_mhz", forward_mhz},
+                      {"backward_clock_mhz", backward_mhz}, {"purpose", p.windows[p.current].purpose}};
+    instructions = WindowStagePlanJson(job.schedule, info.pp_rank, forward_mhz, backward_mhz);
   } else {
-    bool profiling = st.phase == Phase::kProfiling && !st.stages[info.pp_rank].done;
-    int clock = profiling ? st.stages[info.pp_rank].clock_mhz() : info.sm_clocks_mhz.front();
-    head["kind"] = profiling ? "profiling" : "max";
+    const int clock = info.sm_clocks_mhz.front();
+    head["kind"] = "max";
     head["sm_clock_mhz"] = clock;
-    instructions = UniformStagePlanJson(job.schedule, info.pp_rank, clock);
+    instructions = WindowStagePlanJson(job.schedule, info.pp_rank, clock, clock);
+  }
+  if (!st.warnings.empty() && (st.phase == Phase::kRunning || st.phase == Phase::kFailed)) {
+    head["warnings"] = JobWarningsJson(st.warnings);
   }
   std::string text = head.dump();
   text.pop_back();

@@ -33,6 +33,10 @@ Result<std::vector<IterationReport>> ParseIterations(const Json& body, int rank)
     if (!e.ok()) return e.status();
     Result<int64_t> v = GetInt(r, "plan_version", path + ".plan_version", 0, INT64_MAX / 2);
     if (!v.ok()) return v.status();
+    Result<std::optional<int64_t>> mism =
+        GetOptionalInt(r, "schedule_mismatches", path + ".schedule_mismatches", 0, 1'000'000'000);
+    if (!mism.ok()) return mism.status();
+    rep.schedule_mismatches = mism->value_or(0);
     rep.iteration = *n;
     rep.compute_time_s = *t;
     rep.energy_j = e->value_or(0);
@@ -115,6 +119,25 @@ void JobService::ResetStaleWindows(Job& job, const ControlState& before) {
   }
 }
 
+bool JobService::WarnAboutMismatches(Job& job, int rank, const std::vector<IterationReport>& reports,
+                                     ControlState* state) {
+  int64_t mismatches = 0, iterations = 0;
+  for (const IterationReport& r : reports) {
+    mismatches += r.schedule_mismatches;
+    iterations += r.schedule_mismatches > 0 ? 1 : 0;
+  }
+  if (mismatches == 0 || job.mismatch_warned.count(rank)) return false;
+  job.mismatch_warned.insert(rank);
+  const RankInfo& info = *job.ranks[rank];
+  return state->AddWarning(
+      {"schedule_mismatch",
+       "rank " + std::to_string(rank) + " ran computations in another order than the declared schedule (" +
+           std::string(ScheduleName(job.spec.schedule.kind)) + ", " + std::to_string(job.spec.schedule.microbatches) +
+           " microbatches): " + std::to_string(mismatches) + " mismatches in " + std::to_string(iterations) +
+           " iterations; plans assign clocks to the wrong computations: register the schedule the framework runs",
+       info.pp_rank, rank});
+}
+
 Result<Reply> JobService::ReportIterations(const std::string& job_id, int rank, const Json& body) {
   Result<LockedRank> locked = LockRank(job_id, rank);
   if (!locked.ok()) return locked.status();
@@ -124,6 +147,7 @@ Result<Reply> JobService::ReportIterations(const std::string& job_id, int rank, 
   for (const IterationReport& r : *reports) AddToWindow(job, r);
   ControlState before = job.state, state = job.state;
   bool changed = job.state.phase == Phase::kRunning && job.plans && DetectStragglers(job, &state);
+  changed = WarnAboutMismatches(job, locked->info->rank, *reports, &state) || changed;
   StoreWrite write;
   write.iterations = std::move(*reports);
   const int64_t keep = 8 * job.spec.straggler.window + 64;
@@ -134,7 +158,10 @@ Result<Reply> JobService::ReportIterations(const std::string& job_id, int rank, 
   if (changed) {
     PERSEUS_RETURN_IF_ERROR(CommitState(job, state, std::move(write)));
     ResetStaleWindows(job, before);
-    Log("stragglers_detected", {{"job", job_id}, {"stragglers", StragglersJson(state.stragglers)}});
+    LogWarnings(job_id, state.warnings, before.warnings.size());
+    if (state.stragglers.size() != before.stragglers.size() || !state.stragglers.empty()) {
+      Log("stragglers_detected", {{"job", job_id}, {"stragglers", StragglersJson(state.stragglers)}});
+    }
   } else {
     PERSEUS_RETURN_IF_ERROR(store_->Commit(write));
   }
@@ -183,17 +210,32 @@ Result<Reply> JobService::ClearStraggler(const std::string& job_id, int pipeline
   return Reply{200, {{"stragglers", StragglersJson(state.stragglers)}}};
 }
 
+Json JobService::ProfilingSummary(const Job& job) {
+  const ProfilingState& p = job.state.profiling;
+  if (p.windows.empty()) return nullptr;
+  Json j = {{"window", p.current}, {"windows", p.windows.size()}, {"rounds", p.rounds},
+            {"reported", p.active() ? job.CountReported(p.current) : 0},
+            {"clocks_per_stage", p.clocks_mhz.empty() ? 0 : p.clocks_mhz[0].size()}};
+  if (p.active()) {
+    const ProfilingWindowPlan& w = p.windows[p.current];
+    Json stages = Json::array();
+    for (size_t s = 0; s < w.stages.size(); ++s) {
+      stages.push_back({{"stage", s}, {"forward_clock_mhz", p.clocks_mhz[s][w.stages[s].first]},
+                        {"backward_clock_mhz", p.clocks_mhz[s][w.stages[s].second]}});
+    }
+    j["purpose"] = w.purpose;
+    j["stages"] = stages;
+  }
+  return j;
+}
+
 Json JobService::Summary(const Job& job) const {
   const ControlState& st = job.state;
   Json j = {{"id", job.spec.id}, {"spec", RedactedJobSpecJson(job.spec)}, {"phase", PhaseName(st.phase)},
             {"error", st.error}, {"ranks_registered", job.registered}, {"world_size", job.spec.world_size()},
             {"blocking_power_w", st.blocking_power_w}, {"stragglers", StragglersJson(st.stragglers)}};
-  Json stages = Json::array();
-  for (size_t s = 0; s < st.stages.size(); ++s) {
-    stages.push_back({{"stage", s}, {"sm_clock_mhz", st.stages[s].clock_mhz()}, {"clock_index", st.stages[s].index},
-                      {"clocks", st.stages[s].clocks_mhz.size()}, {"done", st.stages[s].done}});
-  }
-  j["profiling"] = stages;
+  j["profiling"] = ProfilingSummary(job);
+  j["warnings"] = JobWarningsJson(st.warnings);
   Json pipelines = Json::array();
   for (size_t p = 0; p < st.pipelines.size() && job.plans; ++p) {
     const FrontierPlan& plan = job.plans->frontier().plans[st.pipelines[p].plan_index];

@@ -66,7 +66,7 @@ TEST_F(JobServiceTest, RegistrationIsIdempotentButNotConflicting) {
   EXPECT_EQ((*service_->JobSummary("j"))["ranks_registered"], 1);
 }
 
-TEST_F(JobServiceTest, ProfilesSweepsDownAndStopsAfterEnergyRises) {
+TEST_F(JobServiceTest, ProfilesInWindowsAndRecoversTheProfile) {
   ASSERT_TRUE(service_->RegisterJob(JobBody("j", 2, 2, 4)).ok());
   for (int r = 0; r < 3; ++r) ASSERT_TRUE(service_->RegisterRank("j", RankBody(r, r / 2, r % 2)).ok());
   EXPECT_EQ(Plan(*service_, "j", 0)["kind"], "max");
@@ -74,19 +74,30 @@ TEST_F(JobServiceTest, ProfilesSweepsDownAndStopsAfterEnergyRises) {
   EXPECT_EQ(Phase("j"), "profiling");
   Json plan = Plan(*service_, "j", 0);
   EXPECT_EQ(plan["kind"], "profiling");
-  EXPECT_EQ(plan["sm_clock_mhz"], 1410);
+  EXPECT_EQ(plan["window"]["id"], 0);
+  EXPECT_EQ(plan["window"]["forward_clock_mhz"], 1410);
   EXPECT_EQ(plan["instructions"].size(), 8u);
-  // Stale and unsupported clocks are refused without changing anything.
-  EXPECT_EQ(service_->ReportMeasurement("j", 0, testing::MeasurementBody(0, 1305, 4)).status().message(),
-            "stage 0 is profiling 1410 MHz, not 1305 MHz");
-  EXPECT_EQ(service_->ReportMeasurement("j", 0, testing::MeasurementBody(0, 1411, 4)).status().message(),
-            "field 'sm_clock_mhz': 1411 MHz is not a supported clock of rank 0 (Synthetic)");
-  // One rank of stage 0 is not enough; both are.
-  ASSERT_TRUE(service_->ReportMeasurement("j", 0, testing::MeasurementBody(0, 1410, 4)).ok());
-  EXPECT_EQ(Plan(*service_, "j", 0)["sm_clock_mhz"], 1410);
-  ASSERT_TRUE(service_->ReportMeasurement("j", 2, testing::MeasurementBody(0, 1410, 4)).ok());
-  EXPECT_EQ(Plan(*service_, "j", 0)["sm_clock_mhz"], 1305);
-  EXPECT_EQ(Plan(*service_, "j", 1)["sm_clock_mhz"], 1410);
+  // A report for clocks other than the window's, or a window that does not
+  // exist, is refused without changing anything.
+  Json wrong = testing::WindowBody(0, plan, 4);
+  wrong["forward_clock_mhz"] = 1305;
+  EXPECT_EQ(service_->ReportWindow("j", 0, wrong).status().message(),
+            "field 'forward_clock_mhz': window 0 runs stage 0's forwards at 1410 MHz, not 1305");
+  wrong = testing::WindowBody(0, plan, 4);
+  wrong["window"] = 999;
+  EXPECT_EQ(service_->ReportWindow("j", 0, wrong).status().message(), "field 'window': job 'j' has no window 999");
+  wrong = testing::WindowBody(0, plan, 4);
+  wrong["energy_j"] = 1e9;
+  EXPECT_EQ(service_->ReportWindow("j", 0, wrong).status().code(), Status::Code::kInvalidArgument);
+  // The window moves on only when every rank reported it; a repeated report is harmless.
+  for (int r = 0; r < 3; ++r) ASSERT_TRUE(service_->ReportWindow("j", r, testing::WindowBody(r % 2, Plan(*service_, "j", r), 4)).ok());
+  ASSERT_TRUE(service_->ReportWindow("j", 0, testing::WindowBody(0, plan, 4)).ok());
+  EXPECT_EQ(Plan(*service_, "j", 0)["window"]["id"], 0);
+  ASSERT_TRUE(service_->ReportWindow("j", 3, testing::WindowBody(1, Plan(*service_, "j", 3), 4)).ok());
+  EXPECT_EQ(Plan(*service_, "j", 0)["window"]["id"], 1);
+  Result<Reply> late = service_->ReportWindow("j", 1, testing::WindowBody(1, plan, 4));
+  ASSERT_TRUE(late.ok());
+  EXPECT_EQ(late->body["duplicate"], true);
   testing::RegisterAndProfile(*service_, "j", 2, 2, 4);
   service_->WaitForOptimizer();
   EXPECT_EQ(Phase("j"), "running");
@@ -94,8 +105,16 @@ TEST_F(JobServiceTest, ProfilesSweepsDownAndStopsAfterEnergyRises) {
   ASSERT_TRUE(csv.ok());
   Result<Profile> profile = ParseProfileCsv(*csv, "profile", 2);
   ASSERT_TRUE(profile.ok()) << profile.status().ToString();
-  // Energy bottoms out near 900 MHz and rises three times after it: 885, 780 and no lower.
-  EXPECT_EQ(profile->stages[0].at(Instruction::kForward).back().freq_mhz, 780);
+  // Every clock is profiled (no stop rule), and noise-free windows give the
+  // synthetic stage's energies back.
+  const std::vector<FreqPoint>& fwd = profile->stages[1].at(Instruction::kForward);
+  const std::vector<FreqPoint>& bwd = profile->stages[1].at(Instruction::kBackward);
+  ASSERT_EQ(fwd.size(), testing::kClocks.size());
+  for (size_t i = 0; i < fwd.size(); ++i) {
+    FreqPoint f = testing::SyntheticPoint(1, true, fwd[i].freq_mhz), b = testing::SyntheticPoint(1, false, bwd[i].freq_mhz);
+    EXPECT_NEAR(fwd[i].time_s, f.time_s, 1e-9 * f.time_s);
+    EXPECT_NEAR(fwd[i].energy_j + bwd[i].energy_j, f.energy_j + b.energy_j, 2e-3 * (f.energy_j + b.energy_j));
+  }
   EXPECT_DOUBLE_EQ((*service_->JobSummary("j"))["blocking_power_w"].get<double>(), 60);
 }
 
@@ -166,8 +185,8 @@ TEST_F(JobServiceTest, RestartRestoresEverything) {
   Open(path);
   ASSERT_TRUE(service_->RegisterJob(JobBody("j", 2, 2, 4)).ok());
   for (int r = 0; r < 4; ++r) ASSERT_TRUE(service_->RegisterRank("j", RankBody(r, r / 2, r % 2)).ok());
-  ASSERT_TRUE(service_->ReportMeasurement("j", 0, testing::MeasurementBody(0, 1410, 4)).ok());
-  ASSERT_TRUE(service_->ReportMeasurement("j", 2, testing::MeasurementBody(0, 1410, 4)).ok());
+  ASSERT_TRUE(service_->ReportWindow("j", 0, testing::WindowBody(0, Plan(*service_, "j", 0), 4)).ok());
+  ASSERT_TRUE(service_->ReportWindow("j", 2, testing::WindowBody(0, Plan(*service_, "j", 2), 4)).ok());
   Json before = *service_->JobSummary("j");
   Json plan_before = Plan(*service_, "j", 0);
   Open(path);  // mid-profiling

@@ -18,15 +18,35 @@ Status ParseProfiling(const Json& body, ProfilingOptions* out) {
     int* slot;
     int lo, hi;
   };
-  IntField fields[] = {{"iterations_per_clock", &out->iterations_per_clock, 1, 1000},
-                       {"clock_stride", &out->clock_stride, 1, 1000},
-                       {"max_energy_rises", &out->max_energy_rises, 1, 1000},
-                       {"min_clock_mhz", &out->min_clock_mhz, 0, 100000}};
+  // "iterations_per_clock" is the name of window_iterations before windowed
+  // profiling; "max_energy_rises" (the old sweep's stop rule, which noise
+  // could trigger) is accepted and ignored so stored jobs still load.
+  int ignored = 0;
+  IntField fields[] = {{"iterations_per_clock", &out->window_iterations, 1, 1000},
+                       {"window_iterations", &out->window_iterations, 1, 1000},
+                       {"warmup_iterations", &out->warmup_iterations, 0, 1000},
+                       {"clock_stride", &out->clock_stride, 0, 1000},
+                       {"max_clocks", &out->max_clocks, 2, 1000},
+                       {"max_energy_rises", &ignored, 1, 1000},
+                       {"min_clock_mhz", &out->min_clock_mhz, 0, 100000},
+                       {"reference_every", &out->reference_every, 2, 1000},
+                       {"max_repeat_rounds", &out->max_repeat_rounds, 0, 100}};
   for (const IntField& f : fields) {
     Result<std::optional<int64_t>> v = GetOptionalInt(*it, f.key, std::string("profiling.") + f.key, f.lo, f.hi);
     if (!v.ok()) return v.status();
     if (v->has_value()) *f.slot = static_cast<int>(**v);
   }
+  Result<std::optional<double>> target = GetOptionalNumber(*it, "target_relative_error",
+                                                           "profiling.target_relative_error", 1e-4, 0.5);
+  if (!target.ok()) return target.status();
+  if (target->has_value()) out->target_relative_error = **target;
+  Result<std::optional<double>> budget = GetOptionalNumber(*it, "time_budget_s", "profiling.time_budget_s", 0, 1e7);
+  if (!budget.ok()) return budget.status();
+  if (budget->has_value()) out->time_budget_s = **budget;
+  Result<std::optional<double>> tau = GetOptionalNumber(*it, "thermal_time_constant_s",
+                                                        "profiling.thermal_time_constant_s", 0, 1e6);
+  if (!tau.ok()) return tau.status();
+  if (tau->has_value()) out->thermal_time_constant_s = **tau;
   return Status::Ok();
 }
 
@@ -178,10 +198,16 @@ Json JobSpecToJson(const JobSpec& spec) {
             {"chunks", spec.schedule.chunks},
             {"unit_time_s", spec.unit_time_s},
             {"profiling",
-             {{"iterations_per_clock", spec.profiling.iterations_per_clock},
+             {{"warmup_iterations", spec.profiling.warmup_iterations},
+              {"window_iterations", spec.profiling.window_iterations},
               {"clock_stride", spec.profiling.clock_stride},
-              {"max_energy_rises", spec.profiling.max_energy_rises},
-              {"min_clock_mhz", spec.profiling.min_clock_mhz}}},
+              {"max_clocks", spec.profiling.max_clocks},
+              {"time_budget_s", spec.profiling.time_budget_s},
+              {"thermal_time_constant_s", spec.profiling.thermal_time_constant_s},
+              {"min_clock_mhz", spec.profiling.min_clock_mhz},
+              {"reference_every", spec.profiling.reference_every},
+              {"target_relative_error", spec.profiling.target_relative_error},
+              {"max_repeat_rounds", spec.profiling.max_repeat_rounds}}},
             {"straggler", {{"window", spec.straggler.window}, {"threshold", spec.straggler.threshold}}}};
   j["blocking_power_w"] = spec.blocking_power_w ? Json(*spec.blocking_power_w) : Json(nullptr);
   if (spec.carbon) {

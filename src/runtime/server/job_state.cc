@@ -22,12 +22,59 @@ const Straggler* ControlState::FindStraggler(int pipeline) const {
   return nullptr;
 }
 
-Json ControlStateToJson(const ControlState& state) {
-  Json stages = Json::array();
-  for (const StageSweep& s : state.stages) {
-    stages.push_back({{"clocks_mhz", s.clocks_mhz}, {"index", s.index}, {"rises", s.rises},
-                      {"last_energy_j", s.last_energy_j}, {"done", s.done}, {"version", s.version}});
+bool ControlState::AddWarning(JobWarning w) {
+  for (const JobWarning& old : warnings) {
+    if (old.code == w.code && old.stage == w.stage && old.rank == w.rank) return false;
   }
+  if (warnings.size() >= kMaxJobWarnings) return false;
+  warnings.push_back(std::move(w));
+  return true;
+}
+
+namespace {
+
+Json ProfilingToJson(const ProfilingState& p) {
+  Json windows = Json::array();
+  for (const ProfilingWindowPlan& w : p.windows) {
+    Json stages = Json::array();
+    for (auto [f, b] : w.stages) stages.push_back({f, b});
+    windows.push_back({{"stages", stages}, {"purpose", w.purpose}, {"opened_s", w.opened_s}, {"closed_s", w.closed_s}});
+  }
+  return {{"clocks_mhz", p.clocks_mhz}, {"windows", windows}, {"current", p.current},
+          {"rounds", p.rounds}, {"version", p.version}, {"started_unix_s", p.started_unix_s}};
+}
+
+ProfilingState ProfilingFromJson(const Json& j) {
+  ProfilingState p;
+  p.clocks_mhz = j.at("clocks_mhz").get<std::vector<std::vector<int>>>();
+  for (const Json& w : j.at("windows")) {
+    ProfilingWindowPlan plan;
+    for (const Json& st : w.at("stages")) plan.stages.emplace_back(st.at(0).get<int>(), st.at(1).get<int>());
+    plan.purpose = w.at("purpose").get<std::string>();
+    plan.opened_s = w.at("opened_s").get<double>();
+    plan.closed_s = w.at("closed_s").get<double>();
+    p.windows.push_back(std::move(plan));
+  }
+  p.current = j.at("current").get<int>();
+  p.rounds = j.at("rounds").get<int>();
+  p.version = j.at("version").get<int64_t>();
+  p.started_unix_s = j.at("started_unix_s").get<double>();
+  return p;
+}
+
+Json WarningsToJson(const std::vector<JobWarning>& warnings) {
+  Json out = Json::array();
+  for (const JobWarning& w : warnings) {
+    out.push_back({{"code", w.code}, {"message", w.message}, {"stage", w.stage}, {"rank", w.rank}});
+  }
+  return out;
+}
+
+}  // namespace
+
+Json JobWarningsJson(const std::vector<JobWarning>& warnings) { return WarningsToJson(warnings); }
+
+Json ControlStateToJson(const ControlState& state) {
   Json pipelines = Json::array();
   for (const PipelinePlan& p : state.pipelines) {
     pipelines.push_back({{"plan_index", p.plan_index}, {"version", p.version}});
@@ -46,7 +93,8 @@ Json ControlStateToJson(const ControlState& state) {
                  {"explanation", c.explanation}};
   return {{"phase", PhaseName(state.phase)}, {"error", state.error},
           {"version_counter", state.version_counter}, {"base_version", state.base_version},
-          {"stages", stages}, {"pipelines", pipelines}, {"stragglers", stragglers},
+          {"profiling", ProfilingToJson(state.profiling)}, {"warnings", WarningsToJson(state.warnings)},
+          {"pipelines", pipelines}, {"stragglers", stragglers},
           {"blocking_power_w", state.blocking_power_w}, {"carbon", carbon}};
 }
 
@@ -60,15 +108,14 @@ Result<ControlState> ControlStateFromJson(const Json& j) {
     state.version_counter = j.at("version_counter").get<int64_t>();
     state.base_version = j.at("base_version").get<int64_t>();
     state.blocking_power_w = j.at("blocking_power_w").get<double>();
-    for (const Json& s : j.at("stages")) {
-      StageSweep sweep;
-      sweep.clocks_mhz = s.at("clocks_mhz").get<std::vector<int>>();
-      sweep.index = s.at("index").get<int>();
-      sweep.rises = s.at("rises").get<int>();
-      sweep.last_energy_j = s.at("last_energy_j").get<double>();
-      sweep.done = s.at("done").get<bool>();
-      sweep.version = s.at("version").get<int64_t>();
-      state.stages.push_back(std::move(sweep));
+    // Databases written before windowed profiling hold "stages" (a per-stage
+    // clock sweep) instead: a job still profiling then restarts profiling.
+    if (j.contains("profiling")) state.profiling = ProfilingFromJson(j.at("profiling"));
+    if (j.contains("warnings")) {
+      for (const Json& w : j.at("warnings")) {
+        state.warnings.push_back({w.at("code").get<std::string>(), w.at("message").get<std::string>(),
+                                  w.at("stage").get<int>(), w.at("rank").get<int>()});
+      }
     }
     for (const Json& p : j.at("pipelines")) {
       state.pipelines.push_back({p.at("plan_index").get<int>(), p.at("version").get<int64_t>()});
@@ -101,6 +148,91 @@ Result<ControlState> ControlStateFromJson(const Json& j) {
     return Status::Internal(std::string("stored job state: ") + e.what());
   }
   return state;
+}
+
+}  // namespace perseus::server
+
+namespace perseus::server {
+
+namespace {
+
+Json TotalsJson(const DurationTotals& t) {
+  return {{"count", t.count}, {"time_s", t.time_s}, {"time_sq_s2", t.time_sq_s2}};
+}
+
+// Durations of one instruction: at most 1e6 computations of at most 1e4 s.
+Status ParseDurations(const Json& body, const std::string& key, DurationTotals* out) {
+  auto it = body.find(key);
+  if (it == body.end()) return FieldError(key, "missing");
+  if (!it->is_object()) return FieldError(key, "expected an object, got " + Quote(*it));
+  Result<int64_t> count = GetInt(*it, "count", key + ".count", 1, 1'000'000);
+  if (!count.ok()) return count.status();
+  Result<double> time = GetNumber(*it, "time_s", key + ".time_s", 1e-7 * static_cast<double>(*count), 1e4 * *count);
+  if (!time.ok()) return time.status();
+  Result<double> sq = GetNumber(*it, "time_sq_s2", key + ".time_sq_s2", 0, 1e8 * *count);
+  if (!sq.ok()) return sq.status();
+  *out = {*count, *time, *sq};
+  return Status::Ok();
+}
+
+}  // namespace
+
+Json WindowReportToJson(const WindowReport& r) {
+  Json j = {{"window", r.window}, {"forward_clock_mhz", r.forward_clock_mhz},
+            {"backward_clock_mhz", r.backward_clock_mhz}, {"iterations", r.iterations},
+            {"cycle_time_s", r.cycle_time_s}, {"forward", TotalsJson(r.forward)},
+            {"backward", TotalsJson(r.backward)}, {"late_clocks", r.late_clocks},
+            {"durations", r.durations}};
+  if (r.energy_j >= 0) j["energy_j"] = r.energy_j;
+  if (r.achieved_clock_mhz > 0) j["achieved_clock_mhz"] = r.achieved_clock_mhz;
+  if (r.mid_s >= 0) j["mid_s"] = r.mid_s;
+  return j;
+}
+
+// Bounds: a window of at most 1e4 iterations of at most 1e5 s; energy at
+// most 5 kW times the span (no GPU board draws more); busy time within the span.
+Result<WindowReport> ParseWindowReport(const Json& body) {
+  WindowReport r;
+  Result<int64_t> window = GetInt(body, "window", "window", 0, 1'000'000);
+  if (!window.ok()) return window.status();
+  r.window = static_cast<int>(*window);
+  for (auto [key, slot] : {std::pair{"forward_clock_mhz", &r.forward_clock_mhz},
+                           std::pair{"backward_clock_mhz", &r.backward_clock_mhz}}) {
+    Result<int64_t> v = GetInt(body, key, key, 1, 100000);
+    if (!v.ok()) return v.status();
+    *slot = static_cast<int>(*v);
+  }
+  Result<int64_t> iterations = GetInt(body, "iterations", "iterations", 1, 10000);
+  if (!iterations.ok()) return iterations.status();
+  r.iterations = static_cast<int>(*iterations);
+  Result<double> cycle = GetNumber(body, "cycle_time_s", "cycle_time_s", 1e-6, 1e5 * r.iterations);
+  if (!cycle.ok()) return cycle.status();
+  r.cycle_time_s = *cycle;
+  Result<std::optional<double>> energy = GetOptionalNumber(body, "energy_j", "energy_j", 0, 5000 * r.cycle_time_s);
+  if (!energy.ok()) return energy.status();
+  r.energy_j = energy->value_or(-1);
+  PERSEUS_RETURN_IF_ERROR(ParseDurations(body, "forward", &r.forward));
+  PERSEUS_RETURN_IF_ERROR(ParseDurations(body, "backward", &r.backward));
+  if (r.forward.time_s + r.backward.time_s > r.cycle_time_s * 1.01) {
+    return FieldError("cycle_time_s", "the computations' durations (" + std::to_string(r.forward.time_s + r.backward.time_s) +
+                                          " s) exceed the window's span (" + std::to_string(r.cycle_time_s) + " s)");
+  }
+  Result<std::optional<int64_t>> late = GetOptionalInt(body, "late_clocks", "late_clocks", 0, 1'000'000'000);
+  if (!late.ok()) return late.status();
+  r.late_clocks = late->value_or(0);
+  Result<std::optional<int64_t>> achieved = GetOptionalInt(body, "achieved_clock_mhz", "achieved_clock_mhz", 1, 100000);
+  if (!achieved.ok()) return achieved.status();
+  r.achieved_clock_mhz = static_cast<int>(achieved->value_or(0));
+  Result<std::optional<double>> mid = GetOptionalNumber(body, "mid_s", "mid_s", 0, 1e12);
+  if (!mid.ok()) return mid.status();
+  r.mid_s = mid->value_or(-1);
+  if (body.contains("durations")) {
+    Result<std::string> d = GetString(body, "durations", "durations", 16);
+    if (!d.ok()) return d.status();
+    if (*d != "hooks" && *d != "framework") return FieldError("durations", "expected \"hooks\" or \"framework\", got " + Quote(*d));
+    r.durations = *d;
+  }
+  return r;
 }
 
 }  // namespace perseus::server

@@ -32,14 +32,35 @@ struct RankInfo {
   std::vector<int> sm_clocks_mhz;  // supported, descending
 };
 
-struct StageSweep {
-  std::vector<int> clocks_mhz;  // clocks to sweep, descending
-  int index = 0;                // clocks_mhz[index] is being measured
-  int rises = 0;                // energy rises in a row so far
-  double last_energy_j = -1;    // forward + backward energy per microbatch at the previous clock
-  bool done = false;
-  int64_t version = 0;
-  int clock_mhz() const { return clocks_mhz[index]; }
+// Online profiling (docs/http_api.md, "Online profiling"): a sequence of
+// windows, each giving every stage a forward and a backward clock (indices
+// into the stage's clocks_mhz). All ranks run the current window; when every
+// rank reported it, the next one starts. When the list is exhausted the
+// estimator fits the profile and either appends repeat windows for clocks
+// still too uncertain or ends profiling.
+struct ProfilingWindowPlan {
+  std::vector<std::pair<int, int>> stages;  // [stage] -> (forward, backward) clock index
+  std::string purpose;                      // "reference", "diagonal", "cross", "blocking", "repeat"
+  double opened_s = 0, closed_s = 0;        // server time, seconds since profiling started
+};
+
+struct ProfilingState {
+  std::vector<std::vector<int>> clocks_mhz;  // [stage] clocks profiled, descending
+  std::vector<ProfilingWindowPlan> windows;
+  int current = 0;       // windows[current] runs now
+  int rounds = 0;        // rounds of repeat windows added
+  int64_t version = 0;   // plan version of the current window
+  double started_unix_s = 0;  // when profiling started (window times count from here)
+  bool active() const { return current < static_cast<int>(windows.size()); }
+};
+
+// Something a user should know about a job: a bad profile, ranks that run
+// another schedule than declared, clocks that do not stick. Raised once per
+// (code, stage, rank), logged at warning level, shown by GET /jobs/{id},
+// perseus status and perseus_job_warnings.
+struct JobWarning {
+  std::string code, message;
+  int stage = -1, rank = -1;  // -1: the whole job
 };
 
 struct PipelinePlan {
@@ -77,32 +98,48 @@ struct ControlState {
   std::string error;  // why the job failed
   int64_t version_counter = 0;
   int64_t base_version = 0;
-  std::vector<StageSweep> stages;        // [stage], filled when profiling starts
+  ProfilingState profiling;              // filled when profiling starts
+  std::vector<JobWarning> warnings;      // at most kMaxJobWarnings
   std::vector<PipelinePlan> pipelines;   // [pipeline], filled when running starts
   std::vector<Straggler> stragglers;
   double blocking_power_w = 0;           // per GPU, used by the optimisation
   CarbonState carbon;
 
+  static constexpr size_t kMaxJobWarnings = 100;
   int64_t NextVersion() { return ++version_counter; }
   const Straggler* FindStraggler(int pipeline) const;
+  // Adds `w` unless one with its code, stage and rank exists; true if added.
+  bool AddWarning(JobWarning w);
 };
 
 Json ControlStateToJson(const ControlState& state);
+Json JobWarningsJson(const std::vector<JobWarning>& warnings);
 Result<ControlState> ControlStateFromJson(const Json& j);
 
-struct InstructionTotals {
+// Durations of one instruction's computations in a window.
+struct DurationTotals {
   int64_t count = 0;
-  double time_s = 0, energy_j = 0;
+  double time_s = 0, time_sq_s2 = 0;
 };
 
-// Everything one rank reported at one clock, summed.
-struct Measurement {
+// What one rank measured in one profiling window (POST .../windows).
+struct WindowReport {
   int rank = 0;
-  int freq_mhz = 0;
-  InstructionTotals forward, backward;
-  double blocking_time_s = 0, blocking_energy_j = 0;
-  int reports = 0;  // profiled iterations
+  int window = 0;
+  int forward_clock_mhz = 0, backward_clock_mhz = 0;
+  int iterations = 0;
+  double cycle_time_s = 0;    // whole iterations: step begin to the next step begin
+  double energy_j = -1;       // over the same span; < 0: the counter did not step (unmeasured)
+  DurationTotals forward, backward;
+  int64_t late_clocks = 0;    // computations that began before their clock was applied
+  int achieved_clock_mhz = 0; // 0: unknown
+  double mid_s = -1;          // the span's midpoint on the rank's own clock (< 0: not reported)
+  std::string durations = "hooks";  // or "framework" (CUDA events)
 };
+// The report's JSON (the HTTP body and the stored row share it) and its
+// parser, which checks every field against physical bounds and names it.
+Json WindowReportToJson(const WindowReport& r);
+Result<WindowReport> ParseWindowReport(const Json& body);
 
 struct IterationReport {
   int rank = 0;
@@ -110,6 +147,7 @@ struct IterationReport {
   double compute_time_s = 0;  // the pipeline schedule, before gradient sync
   double energy_j = 0;        // the rank's GPU energy in that time (0: not measured)
   int64_t plan_version = 0;   // the plan the rank ran
+  int64_t schedule_mismatches = 0;  // hooks that did not match the plan's next computation (not stored)
 };
 
 }  // namespace perseus::server

@@ -72,10 +72,23 @@ std::string RenderMetrics(const std::vector<Json>& summaries) {
     e.Add("perseus_job_ranks_registered", "Ranks registered.", job, s["ranks_registered"]);
     e.Add("perseus_job_world_size", "Ranks expected (dp * pp * tp).", job, s["world_size"]);
     e.Add("perseus_job_stragglers", "Pipelines currently straggling.", job, s["stragglers"].size());
-    for (const Json& st : s["profiling"]) {
-      const std::string l = job + ",stage=\"" + std::to_string(st["stage"].get<int>()) + "\"";
-      e.Add("perseus_profiling_sm_clock_mhz", "SM clock the stage is profiling.", l, st["sm_clock_mhz"]);
-      e.Add("perseus_profiling_stage_done", "1 when the stage finished profiling.", l, st["done"]);
+    const Json& prof = s["profiling"];
+    if (prof.is_object()) {
+      e.Add("perseus_profiling_window", "Profiling window the job runs (0-based).", job, prof["window"]);
+      e.Add("perseus_profiling_windows", "Profiling windows planned so far.", job, prof["windows"]);
+      for (const Json& st : prof.value("stages", Json::array())) {
+        const std::string l = job + ",stage=\"" + std::to_string(st["stage"].get<int>()) + "\"";
+        e.Add("perseus_profiling_forward_sm_clock_mhz", "SM clock of the stage's forwards in this window.", l,
+              st["forward_clock_mhz"]);
+        e.Add("perseus_profiling_backward_sm_clock_mhz", "SM clock of the stage's backwards in this window.", l,
+              st["backward_clock_mhz"]);
+      }
+    }
+    std::map<std::string, int> warnings_by_code;
+    for (const Json& w : s["warnings"]) ++warnings_by_code[w["code"].get<std::string>()];
+    e.Add("perseus_job_warnings", "Warnings raised about the job (all codes).", job, s["warnings"].size());
+    for (const auto& [code, n] : warnings_by_code) {
+      e.Add("perseus_job_warnings_by_code", "Warnings raised about the job, by code.", job + ",code=\"" + code + "\"", n);
     }
     AddPipelines(e, job, s);
     if (s.contains("carbon")) {

@@ -45,9 +45,11 @@ ProblemSpec JobProblemSpec(const JobSpec& spec, double blocking_power_w) {
   return ps;
 }
 
-std::string UniformStagePlanJson(const Schedule& schedule, int stage, int sm_clock_mhz) {
+std::string WindowStagePlanJson(const Schedule& schedule, int stage, int forward_clock_mhz, int backward_clock_mhz) {
   Json list = Json::array();
-  for (const Computation& c : schedule.per_stage[stage]) list.push_back(InstructionJson(c, sm_clock_mhz));
+  for (const Computation& c : schedule.per_stage[stage]) {
+    list.push_back(InstructionJson(c, c.instruction == Instruction::kForward ? forward_clock_mhz : backward_clock_mhz));
+  }
   return list.dump();
 }
 

@@ -43,8 +43,9 @@ class PlanBook {
 // The problem of a job: its schedule, tp GPUs per stage and blocking power.
 ProblemSpec JobProblemSpec(const JobSpec& spec, double blocking_power_w);
 
-// A stage's instruction list with one clock for all, as a JSON array.
-std::string UniformStagePlanJson(const Schedule& schedule, int stage, int sm_clock_mhz);
+// A stage's instruction list with forwards at one clock and backwards at
+// another (a profiling window, or one clock for all), as a JSON array.
+std::string WindowStagePlanJson(const Schedule& schedule, int stage, int forward_clock_mhz, int backward_clock_mhz);
 
 Json FrontierToJson(const Frontier& frontier);
 Result<Frontier> FrontierFromJson(const Json& j);

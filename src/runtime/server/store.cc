@@ -22,6 +22,9 @@ CREATE TABLE IF NOT EXISTS measurements (
   bwd_count INTEGER NOT NULL, bwd_time_s REAL NOT NULL, bwd_energy_j REAL NOT NULL,
   blocking_time_s REAL NOT NULL, blocking_energy_j REAL NOT NULL, reports INTEGER NOT NULL,
   PRIMARY KEY (job_id, rank, freq_mhz));
+CREATE TABLE IF NOT EXISTS profiling_windows (
+  job_id TEXT NOT NULL, rank INTEGER NOT NULL, window INTEGER NOT NULL, report_json TEXT NOT NULL,
+  PRIMARY KEY (job_id, rank, window));
 CREATE TABLE IF NOT EXISTS iterations (
   job_id TEXT NOT NULL, rank INTEGER NOT NULL, iteration INTEGER NOT NULL,
   compute_time_s REAL NOT NULL, energy_j REAL NOT NULL, plan_version INTEGER NOT NULL,
@@ -147,14 +150,15 @@ Status Store::Apply(const StoreWrite& w) {
                                 .Bind(5, r.tp_rank).Bind(6, r.gpu_name).Bind(7, r.gpu_uuid)
                                 .Bind(8, Json(r.sm_clocks_mhz).dump()).Run());
   }
-  if (!w.measurements.empty()) {
-    Stmt s(db_, "INSERT OR REPLACE INTO measurements VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-    for (const Measurement& m : w.measurements) {
-      PERSEUS_RETURN_IF_ERROR(s.Bind(1, w.job_id).Bind(2, m.rank).Bind(3, m.freq_mhz).Bind(4, m.forward.count)
-                                  .Bind(5, m.forward.time_s).Bind(6, m.forward.energy_j).Bind(7, m.backward.count)
-                                  .Bind(8, m.backward.time_s).Bind(9, m.backward.energy_j)
-                                  .Bind(10, m.blocking_time_s).Bind(11, m.blocking_energy_j).Bind(12, m.reports)
-                                  .Run());
+  if (w.clear_window_reports) {
+    Stmt s(db_, "DELETE FROM profiling_windows WHERE job_id = ?");
+    PERSEUS_RETURN_IF_ERROR(s.Bind(1, w.job_id).Run());
+  }
+  if (!w.window_reports.empty()) {
+    Stmt s(db_, "INSERT OR IGNORE INTO profiling_windows VALUES (?, ?, ?, ?)");
+    for (const WindowReport& r : w.window_reports) {
+      PERSEUS_RETURN_IF_ERROR(
+          s.Bind(1, w.job_id).Bind(2, r.rank).Bind(3, r.window).Bind(4, WindowReportToJson(r).dump()).Run());
     }
   }
   if (!w.iterations.empty()) {
@@ -177,7 +181,7 @@ Result<std::vector<StoredJob>> Store::LoadAll() {
   PERSEUS_RETURN_IF_ERROR(LoadJobRows(&jobs));
   for (StoredJob& job : jobs) {
     PERSEUS_RETURN_IF_ERROR(LoadRanks(&job));
-    PERSEUS_RETURN_IF_ERROR(LoadMeasurements(&job));
+    PERSEUS_RETURN_IF_ERROR(LoadWindowReports(&job));
     PERSEUS_RETURN_IF_ERROR(LoadIterations(&job));
   }
   return jobs;
@@ -204,20 +208,18 @@ Status Store::LoadRanks(StoredJob* job) {
   return s.status();
 }
 
-Status Store::LoadMeasurements(StoredJob* job) {
-  Stmt s(db_, "SELECT rank, freq_mhz, fwd_count, fwd_time_s, fwd_energy_j, bwd_count, bwd_time_s, bwd_energy_j, "
-              "blocking_time_s, blocking_energy_j, reports FROM measurements WHERE job_id = ? ORDER BY rank, freq_mhz");
+Status Store::LoadWindowReports(StoredJob* job) {
+  Stmt s(db_, "SELECT rank, window, report_json FROM profiling_windows WHERE job_id = ? ORDER BY window, rank");
   s.Bind(1, job->id);
   while (s.Next()) {
-    Measurement m;
-    m.rank = static_cast<int>(s.Int(0));
-    m.freq_mhz = static_cast<int>(s.Int(1));
-    m.forward = {s.Int(2), s.Real(3), s.Real(4)};
-    m.backward = {s.Int(5), s.Real(6), s.Real(7)};
-    m.blocking_time_s = s.Real(8);
-    m.blocking_energy_j = s.Real(9);
-    m.reports = static_cast<int>(s.Int(10));
-    job->measurements.push_back(m);
+    const std::string where = "stored profiling window " + std::to_string(s.Int(1)) + " of rank " +
+                              std::to_string(s.Int(0));
+    Json j = Json::parse(s.Text(2), nullptr, false);
+    if (!j.is_object()) return Status::Internal(where + ": not a JSON object");
+    Result<WindowReport> r = ParseWindowReport(j);
+    if (!r.ok()) return r.status().WithContext(where);
+    r->rank = static_cast<int>(s.Int(0));
+    job->window_reports.push_back(*r);
   }
   return s.status();
 }

@@ -28,7 +28,8 @@ struct StoreWrite {
   std::optional<std::string> profile_csv;
   std::optional<std::string> frontier_json;
   std::optional<RankInfo> rank;              // inserts a rank (must be new)
-  std::vector<Measurement> measurements;     // replace the (rank, freq) totals
+  std::vector<WindowReport> window_reports;  // inserted; a (rank, window) already stored is kept
+  bool clear_window_reports = false;         // deletes the job's profiling windows (before inserting)
   std::vector<IterationReport> iterations;   // inserted; duplicates are ignored
   std::optional<int64_t> prune_iterations_before;  // deletes older iterations of the job
 };
@@ -37,7 +38,7 @@ struct StoreWrite {
 struct StoredJob {
   std::string id, spec_json, state_json, profile_csv, frontier_json;
   std::vector<RankInfo> ranks;
-  std::vector<Measurement> measurements;
+  std::vector<WindowReport> window_reports;
   std::vector<IterationReport> iterations;
 };
 
@@ -58,7 +59,7 @@ class Store {
   Status Apply(const StoreWrite& write);
   Status LoadJobRows(std::vector<StoredJob>* jobs);
   Status LoadRanks(StoredJob* job);
-  Status LoadMeasurements(StoredJob* job);
+  Status LoadWindowReports(StoredJob* job);
   Status LoadIterations(StoredJob* job);
 
   std::mutex mu_;

@@ -20,7 +20,18 @@ TEST(StoreTest, CommitsSurviveReopen) {
     StoreWrite r;
     r.job_id = "j1";
     r.rank = RankInfo{3, 1, 0, 0, "A100", "GPU-3", {1410, 1395}};
-    r.measurements.push_back(Measurement{3, 1410, {4, 0.4, 100}, {4, 0.8, 200}, 0.1, 7, 1});
+    WindowReport wr;
+    wr.rank = 3;
+    wr.window = 5;
+    wr.forward_clock_mhz = wr.backward_clock_mhz = 1410;
+    wr.iterations = 1;
+    wr.cycle_time_s = 1.3;
+    wr.energy_j = 300;
+    wr.forward = {4, 0.4, 0.04};
+    wr.backward = {4, 0.8, 0.16};
+    r.window_reports.push_back(wr);
+    wr.energy_j = 999;  // a repeated (rank, window) keeps the first
+    r.window_reports.push_back(wr);
     r.iterations.push_back({3, 10, 0.5, 120, 2});
     ASSERT_TRUE((*store)->Commit(r).ok());
   }
@@ -34,8 +45,11 @@ TEST(StoreTest, CommitsSurviveReopen) {
   ASSERT_EQ(j.ranks.size(), 1u);
   EXPECT_EQ(j.ranks[0].gpu_uuid, "GPU-3");
   EXPECT_EQ(j.ranks[0].sm_clocks_mhz, (std::vector<int>{1410, 1395}));
-  ASSERT_EQ(j.measurements.size(), 1u);
-  EXPECT_DOUBLE_EQ(j.measurements[0].backward.energy_j, 200);
+  ASSERT_EQ(j.window_reports.size(), 1u);
+  EXPECT_EQ(j.window_reports[0].rank, 3);
+  EXPECT_EQ(j.window_reports[0].window, 5);
+  EXPECT_DOUBLE_EQ(j.window_reports[0].energy_j, 300);
+  EXPECT_DOUBLE_EQ(j.window_reports[0].backward.time_sq_s2, 0.16);
   ASSERT_EQ(j.iterations.size(), 1u);
   EXPECT_EQ(j.iterations[0].plan_version, 2);
   EXPECT_DOUBLE_EQ(j.iterations[0].energy_j, 120);

@@ -9,9 +9,16 @@
 //   FAKE_NVML_NO_ENERGY=1      total energy counter      -> NVML_ERROR_NOT_SUPPORTED
 //   FAKE_NVML_INIT_ERROR=code  nvmlInit_v2 returns this nvmlReturn_t (e.g. 9)
 //   FAKE_NVML_STATE=path       keep the state in this file (fake_nvml_state.h)
-// The energy counter advances with CLOCK_MONOTONIC time times a power that
-// depends on the locked SM clock (unlocked counts as the maximum, 1410 MHz):
-// power_w = 80 + 320 * (f / 1410)^2, i.e. 400 W at 1410 MHz.
+//   FAKE_NVML_ENERGY_PERIOD_MS=ms     the energy counter steps every ms (default 100; 0: continuous)
+//   FAKE_NVML_SAMPLE_FRACTION=f       each step from power sampled over the last f of the period (default 0.25)
+//   FAKE_NVML_CLOCK_LATENCY_MS=ms     a clock lock takes effect ms after the call (default 0)
+//   FAKE_NVML_ACHIEVED_CAP_MHZ=mhz    the GPU never runs above this clock (default 0: no cap)
+// The GPU runs at its achieved clock: the locked clock (the maximum, 1410 MHz,
+// when unlocked) once the latency has passed, at most the cap (rounded down
+// to a supported clock); nvmlDeviceGetClockInfo(NVML_CLOCK_SM) reports it.
+// Power depends on it: power_w = 80 + 320 * (f / 1410)^2, i.e. 400 W at
+// 1410 MHz. The energy counter integrates that power over CLOCK_MONOTONIC time
+// with the CoarseEnergyCounter of the simulated GPU (runtime/gpu/realism.h).
 // Thread safety: every call holds a process mutex and, with a state file, an
 // exclusive flock on it.
 #include <fcntl.h>
@@ -21,6 +28,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -31,6 +39,7 @@
 
 #include "runtime/gpu/fake_nvml/fake_nvml_state.h"
 #include "runtime/gpu/nvml_api.h"
+#include "runtime/gpu/realism.h"
 
 struct nvmlDevice_st {
   unsigned index;
@@ -38,6 +47,7 @@ struct nvmlDevice_st {
 
 namespace {
 
+using perseus::runtime::CoarseEnergyCounter;
 using perseus::runtime::FakeNvmlGpuState;
 
 constexpr unsigned kMaxGpus = 16;
@@ -70,20 +80,85 @@ int64_t NowNs() {
   return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
-double PowerW(int locked_sm_clock_mhz) {
-  double f = locked_sm_clock_mhz > 0 ? locked_sm_clock_mhz : kMaxSmClockMhz;
-  double x = f / kMaxSmClockMhz;
+// A number from the environment in [min, max]; `fallback` when unset or not
+// such a number.
+double EnvNumber(const char* name, double fallback, double min, double max) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || v[0] == '\0') return fallback;
+  char* end = nullptr;
+  double x = std::strtod(v, &end);
+  if (end == v || *end != '\0' || !(x >= min && x <= max)) return fallback;
+  return x;
+}
+
+double EnergyPeriodS() { return EnvNumber("FAKE_NVML_ENERGY_PERIOD_MS", 100, 0, 1e7) / 1e3; }
+double SampleFraction() { return EnvNumber("FAKE_NVML_SAMPLE_FRACTION", 0.25, 1e-6, 1); }
+int64_t ClockLatencyNs() { return static_cast<int64_t>(EnvNumber("FAKE_NVML_CLOCK_LATENCY_MS", 0, 0, 1e7) * 1e6); }
+int AchievedCapMhz() { return static_cast<int>(EnvNumber("FAKE_NVML_ACHIEVED_CAP_MHZ", 0, 0, 1e6)); }
+
+// The locked clock in effect at `now_ns` (0: unlocked).
+int RequestedClockMhz(const FakeNvmlGpuState& g, int64_t now_ns) {
+  return now_ns >= g.clock_change_ns ? g.locked_sm_clock_mhz : g.previous_sm_clock_mhz;
+}
+
+// The clock the GPU runs at for a requested (0: unlocked) clock.
+int AchievedClockMhz(int requested_mhz) {
+  int f = requested_mhz > 0 ? requested_mhz : kMaxSmClockMhz;
+  int cap = AchievedCapMhz();
+  if (cap > 0 && f > cap) {
+    int steps_down = (kMaxSmClockMhz - cap + kSmClockStepMhz - 1) / kSmClockStepMhz;
+    f = std::max(kMinSmClockMhz, kMaxSmClockMhz - steps_down * kSmClockStepMhz);
+  }
+  return f;
+}
+
+double PowerW(int achieved_mhz) {
+  double x = static_cast<double>(achieved_mhz) / kMaxSmClockMhz;
   return 80.0 + 320.0 * x * x;
 }
 
-// Advances every GPU's energy counter to `now_ns` at its current power.
-void AdvanceEnergy(std::vector<FakeNvmlGpuState>& gpus, int64_t now_ns) {
-  for (FakeNvmlGpuState& g : gpus) {
-    if (g.updated_ns != 0 && now_ns > g.updated_ns) {
-      g.energy_mj += PowerW(g.locked_sm_clock_mhz) * static_cast<double>(now_ns - g.updated_ns) / 1e6;
-    }
-    g.updated_ns = now_ns;
+// Advances one GPU's energy counter to `now_ns`: the power of the previous
+// clock until the lock took effect, of the locked clock after.
+void AdvanceEnergy(FakeNvmlGpuState& g, int64_t now_ns) {
+  const double period_s = EnergyPeriodS();
+  if (g.updated_ns == 0) {
+    g.updated_ns = g.period_start_ns = now_ns;
+    return;
   }
+  if (now_ns <= g.updated_ns) return;
+  CoarseEnergyCounter::State state;
+  state.time_s = static_cast<double>(g.updated_ns) / 1e9;
+  state.period_start_s = static_cast<double>(g.period_start_ns) / 1e9;
+  state.next_step_s = state.period_start_s + period_s;
+  state.true_energy_j = g.true_energy_mj / 1e3;
+  state.reported_energy_j = g.energy_mj / 1e3;
+  state.sampled_energy_j = g.sampled_mj / 1e3;
+  if (period_s > 0 && state.next_step_s <= state.time_s) {  // the period was shortened: start a new one
+    state.period_start_s = state.time_s;
+    state.next_step_s = state.time_s + period_s;
+    state.sampled_energy_j = 0;
+  }
+  CoarseEnergyCounter counter(period_s, SampleFraction(), state);
+  if (g.clock_change_ns > g.updated_ns && g.clock_change_ns < now_ns) {
+    counter.Advance(static_cast<double>(g.clock_change_ns) / 1e9, PowerW(AchievedClockMhz(g.previous_sm_clock_mhz)));
+  }
+  counter.Advance(static_cast<double>(now_ns) / 1e9, PowerW(AchievedClockMhz(RequestedClockMhz(g, now_ns))));
+  g.true_energy_mj = counter.TrueEnergyJ() * 1e3;
+  g.energy_mj = counter.ReportedEnergyJ() * 1e3;
+  g.sampled_mj = counter.state().sampled_energy_j * 1e3;
+  g.period_start_ns = period_s > 0 ? std::llround(counter.state().period_start_s * 1e9) : now_ns;
+  g.updated_ns = now_ns;
+}
+
+void AdvanceEnergy(std::vector<FakeNvmlGpuState>& gpus, int64_t now_ns) {
+  for (FakeNvmlGpuState& g : gpus) AdvanceEnergy(g, now_ns);
+}
+
+// Records a lock (0: unlock) at `now_ns`, effective after the latency.
+void RequestClock(FakeNvmlGpuState& g, int requested_mhz, int64_t now_ns) {
+  g.previous_sm_clock_mhz = RequestedClockMhz(g, now_ns);
+  g.locked_sm_clock_mhz = requested_mhz;
+  g.clock_change_ns = now_ns + ClockLatencyNs();
 }
 
 std::string ReadAll(int fd) {
@@ -109,8 +184,8 @@ void WriteAll(int fd, const std::string& text) {
   }
 }
 
-// Runs `op` on the state of all GPUs, loaded from and saved to FAKE_NVML_STATE
-// when set. `op` returns the NVML result.
+// Runs `op(gpus, now_ns)` on the state of all GPUs, advanced to now and loaded
+// from and saved to FAKE_NVML_STATE when set. `op` returns the NVML result.
 template <typename Op>
 nvmlReturn_t WithState(Op op) {
   std::lock_guard<std::mutex> lock(g_mu);
@@ -129,8 +204,9 @@ nvmlReturn_t WithState(Op op) {
     gpus = &file_state;
   }
   if (gpus->size() < GpuCount()) gpus->resize(GpuCount());
-  AdvanceEnergy(*gpus, NowNs());
-  nvmlReturn_t r = op(*gpus);
+  const int64_t now_ns = NowNs();
+  AdvanceEnergy(*gpus, now_ns);
+  nvmlReturn_t r = op(*gpus, now_ns);
   if (fd >= 0) {
     WriteAll(fd, perseus::runtime::FormatFakeNvmlState(*gpus));
     close(fd);  // releases the flock
@@ -263,8 +339,8 @@ nvmlReturn_t nvmlDeviceSetGpuLockedClocks(nvmlDevice_t device, unsigned int min_
     return NVML_ERROR_INVALID_ARGUMENT;
   }
   unsigned index = device->index;
-  return WithState([&](std::vector<FakeNvmlGpuState>& gpus) {
-    gpus[index].locked_sm_clock_mhz = static_cast<int>(max_clock_mhz);
+  return WithState([&](std::vector<FakeNvmlGpuState>& gpus, int64_t now_ns) {
+    RequestClock(gpus[index], static_cast<int>(max_clock_mhz), now_ns);
     gpus[index].sets++;
     return NVML_SUCCESS;
   });
@@ -274,8 +350,8 @@ nvmlReturn_t nvmlDeviceResetGpuLockedClocks(nvmlDevice_t device) {
   if (nvmlReturn_t r = CheckDevice(device); r != NVML_SUCCESS) return r;
   if (nvmlReturn_t r = CheckClockControl(); r != NVML_SUCCESS) return r;
   unsigned index = device->index;
-  return WithState([&](std::vector<FakeNvmlGpuState>& gpus) {
-    gpus[index].locked_sm_clock_mhz = 0;
+  return WithState([&](std::vector<FakeNvmlGpuState>& gpus, int64_t now_ns) {
+    RequestClock(gpus[index], 0, now_ns);
     gpus[index].resets++;
     return NVML_SUCCESS;
   });
@@ -286,7 +362,7 @@ nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t device, unsigned l
   if (EnvFlag("FAKE_NVML_NO_ENERGY")) return NVML_ERROR_NOT_SUPPORTED;
   if (energy_mj == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
   unsigned index = device->index;
-  return WithState([&](std::vector<FakeNvmlGpuState>& gpus) {
+  return WithState([&](std::vector<FakeNvmlGpuState>& gpus, int64_t) {
     *energy_mj = static_cast<unsigned long long>(gpus[index].energy_mj);
     return NVML_SUCCESS;
   });
@@ -296,8 +372,24 @@ nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int* power_mw
   if (nvmlReturn_t r = CheckDevice(device); r != NVML_SUCCESS) return r;
   if (power_mw == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
   unsigned index = device->index;
-  return WithState([&](std::vector<FakeNvmlGpuState>& gpus) {
-    *power_mw = static_cast<unsigned>(PowerW(gpus[index].locked_sm_clock_mhz) * 1000.0);
+  return WithState([&](std::vector<FakeNvmlGpuState>& gpus, int64_t now_ns) {
+    *power_mw = static_cast<unsigned>(PowerW(AchievedClockMhz(RequestedClockMhz(gpus[index], now_ns))) * 1000.0);
+    return NVML_SUCCESS;
+  });
+}
+
+// Graphics and SM: the achieved clock; memory: the highest memory clock.
+nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, nvmlClockType_t type, unsigned int* clock_mhz) {
+  if (nvmlReturn_t r = CheckDevice(device); r != NVML_SUCCESS) return r;
+  if (clock_mhz == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  if (type == NVML_CLOCK_MEM) {
+    *clock_mhz = kMemoryClocksMhz[0];
+    return NVML_SUCCESS;
+  }
+  if (type != NVML_CLOCK_SM && type != NVML_CLOCK_GRAPHICS) return NVML_ERROR_NOT_SUPPORTED;
+  unsigned index = device->index;
+  return WithState([&](std::vector<FakeNvmlGpuState>& gpus, int64_t now_ns) {
+    *clock_mhz = static_cast<unsigned>(AchievedClockMhz(RequestedClockMhz(gpus[index], now_ns)));
     return NVML_SUCCESS;
   });
 }

@@ -2,8 +2,9 @@
 // libnvidia-ml (FAKE_NVML_PATH, defined by the test's CMake target).
 //
 // SetUp gives every test a fresh state file in a new temporary directory,
-// two fake GPUs and none of the failure knobs; TearDown clears the knobs and
-// removes the directory. Tests change knobs with setenv before the call they
+// two fake GPUs and none of the other knobs (so the fake's defaults: a
+// counter stepping every 100 ms, no clock latency, no cap); TearDown clears
+// the knobs and removes the directory. Tests change knobs with setenv before the call they
 // affect. Test-only: includes gtest.
 // Thread safety: setenv is not thread-safe; change knobs only while no other
 // thread of the test process calls the fake.
@@ -42,7 +43,9 @@ class FakeNvmlEnvTest : public ::testing::Test {
 
   static void ClearKnobs() {
     for (const char* name : {"FAKE_NVML_STATE", "FAKE_NVML_GPUS", "FAKE_NVML_DENY_SET", "FAKE_NVML_NOT_SUPPORTED",
-                             "FAKE_NVML_NO_ENERGY", "FAKE_NVML_INIT_ERROR", "PERSEUS_NVML_LIBRARY"}) {
+                             "FAKE_NVML_NO_ENERGY", "FAKE_NVML_INIT_ERROR", "FAKE_NVML_ENERGY_PERIOD_MS",
+                             "FAKE_NVML_SAMPLE_FRACTION", "FAKE_NVML_CLOCK_LATENCY_MS", "FAKE_NVML_ACHIEVED_CAP_MHZ",
+                             "PERSEUS_NVML_LIBRARY"}) {
       unsetenv(name);
     }
   }

@@ -4,11 +4,20 @@
 // read and rewritten under flock() on every call, so several processes (a
 // test and the perseusd it started) see one set of fake GPUs. One line per GPU:
 //
-//   gpu 0 locked_sm_clock_mhz 1200 sets 3 resets 1 energy_mj 5123.25 updated_ns 81234567890
+//   gpu 0 locked_sm_clock_mhz 1200 sets 3 resets 1 energy_mj 5123.250 updated_ns 81234567890
+//       true_energy_mj 5130.125 sampled_mj 20.000 period_start_ns 81200000000
+//       previous_sm_clock_mhz 0 clock_change_ns 81234000000
 //
-// locked_sm_clock_mhz 0 means unlocked; sets and resets count successful
-// nvmlDeviceSetGpuLockedClocks / nvmlDeviceResetGpuLockedClocks calls;
-// updated_ns is CLOCK_MONOTONIC at the last energy update. Tests read the file
+// (one line in the file). locked_sm_clock_mhz 0 means unlocked; sets and
+// resets count successful nvmlDeviceSetGpuLockedClocks /
+// nvmlDeviceResetGpuLockedClocks calls; energy_mj is the counter as NVML
+// reports it (it steps once per period); updated_ns is CLOCK_MONOTONIC at the
+// last energy update. The fields after updated_ns continue the energy counter
+// (runtime/gpu/realism.h: the exact energy, the energy sampled so far in the
+// current period, the period's start) and the clock latency (the clock in
+// effect until clock_change_ns, when locked_sm_clock_mhz takes effect). They
+// were added later and may be missing: lines with only the first six fields
+// still parse, with the exact energy equal to energy_mj. Tests read the file
 // with ParseFakeNvmlState. Header-only so the fake library and the tests share
 // it without linking each other.
 // Thread safety: plain functions on values.
@@ -16,6 +25,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -26,24 +36,36 @@ struct FakeNvmlGpuState {
   int locked_sm_clock_mhz = 0;  // 0: unlocked
   long sets = 0;
   long resets = 0;
-  double energy_mj = 0;
-  int64_t updated_ns = 0;  // 0: never updated
+  double energy_mj = 0;     // the counter NVML reports
+  int64_t updated_ns = 0;   // 0: never updated
+  double true_energy_mj = 0;       // the exact energy
+  double sampled_mj = 0;           // energy in the current period's sampled window so far
+  int64_t period_start_ns = 0;     // start of the counter's current period
+  int previous_sm_clock_mhz = 0;   // in effect until clock_change_ns; 0: unlocked
+  int64_t clock_change_ns = 0;     // when locked_sm_clock_mhz takes effect
 };
 
 inline std::string FormatFakeNvmlState(const std::vector<FakeNvmlGpuState>& gpus) {
   std::string out;
   for (size_t i = 0; i < gpus.size(); ++i) {
-    char line[256];
-    std::snprintf(line, sizeof(line), "gpu %zu locked_sm_clock_mhz %d sets %ld resets %ld energy_mj %.3f updated_ns %lld\n",
-                  i, gpus[i].locked_sm_clock_mhz, gpus[i].sets, gpus[i].resets, gpus[i].energy_mj,
-                  static_cast<long long>(gpus[i].updated_ns));
+    const FakeNvmlGpuState& g = gpus[i];
+    char line[512];
+    std::snprintf(line, sizeof(line),
+                  "gpu %zu locked_sm_clock_mhz %d sets %ld resets %ld energy_mj %.3f updated_ns %lld "
+                  "true_energy_mj %.3f sampled_mj %.6f period_start_ns %lld previous_sm_clock_mhz %d "
+                  "clock_change_ns %lld\n",
+                  i, g.locked_sm_clock_mhz, g.sets, g.resets, g.energy_mj, static_cast<long long>(g.updated_ns),
+                  g.true_energy_mj, g.sampled_mj, static_cast<long long>(g.period_start_ns),
+                  g.previous_sm_clock_mhz, static_cast<long long>(g.clock_change_ns));
     out += line;
   }
   return out;
 }
 
 // Lines that do not parse are skipped; GPUs missing from the text get the
-// default (unlocked, zero) state.
+// default (unlocked, zero) state. Of the key-value pairs after updated_ns,
+// unknown ones are ignored and missing ones keep their defaults (true_energy_mj: energy_mj;
+// period_start_ns: updated_ns).
 inline std::vector<FakeNvmlGpuState> ParseFakeNvmlState(const std::string& text) {
   std::vector<FakeNvmlGpuState> gpus;
   std::istringstream in(text);
@@ -60,6 +82,16 @@ inline std::vector<FakeNvmlGpuState> ParseFakeNvmlState(const std::string& text)
       continue;
     }
     s.updated_ns = updated_ns;
+    s.true_energy_mj = s.energy_mj;
+    s.period_start_ns = s.updated_ns;
+    std::string key, value;
+    while (fields >> key >> value) {
+      if (key == "true_energy_mj") s.true_energy_mj = std::strtod(value.c_str(), nullptr);
+      if (key == "sampled_mj") s.sampled_mj = std::strtod(value.c_str(), nullptr);
+      if (key == "period_start_ns") s.period_start_ns = std::strtoll(value.c_str(), nullptr, 10);
+      if (key == "previous_sm_clock_mhz") s.previous_sm_clock_mhz = std::atoi(value.c_str());
+      if (key == "clock_change_ns") s.clock_change_ns = std::strtoll(value.c_str(), nullptr, 10);
+    }
     if (gpus.size() <= index) gpus.resize(index + 1);
     gpus[index] = s;
   }

@@ -1,0 +1,216 @@
+"""perseus.gpu_check without a GPU: the skip path, its pure helpers, and the
+whole script run against the fake libnvidia-ml with torch on the CPU standing
+in for CUDA (so the code that only a real GPU exercises still runs in CI)."""
+import os
+import subprocess
+import sys
+import time
+import types
+
+import pytest
+
+import perseus
+from perseus import gpu_check
+
+FAKE_NVML = os.path.normpath(os.path.join(os.path.dirname(perseus.__file__), "..", "..", "src", "runtime", "gpu",
+                                          "fake_nvml", "libnvidia-ml.so.1"))
+
+
+def _run_module(*args, env=None):
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    return subprocess.run([sys.executable, "-m", "perseus.gpu_check", *args], capture_output=True, text=True,
+                          env=full_env, timeout=120)
+
+
+def test_skips_without_nvml():
+    r = _run_module("--nvml-library", "/nonexistent/libnvidia-ml.so.1")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "skipped: no NVIDIA GPU (no NVIDIA driver: /nonexistent/libnvidia-ml.so.1 not found)\n"
+
+
+def test_skips_without_nvml_from_the_environment():
+    r = _run_module(env={"PERSEUS_NVML_LIBRARY": "/nonexistent/libnvidia-ml.so.1"})
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("skipped: no NVIDIA GPU (no NVIDIA driver: /nonexistent/libnvidia-ml.so.1")
+
+
+@pytest.mark.skipif(not os.path.exists(FAKE_NVML), reason="the fake libnvidia-ml is not built")
+def test_gpu_seen_by_nvml_but_not_by_torch():
+    """NVML sees a (fake) GPU; CPU-only PyTorch cannot use it: skip. No PyTorch at all: an error."""
+    r = _run_module("--nvml-library", FAKE_NVML)
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        assert r.returncode == 1
+        assert r.stdout == ""
+        assert "gpu_check: error: PyTorch is not installed" in r.stderr
+        return
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("skipped: no NVIDIA GPU (torch.cuda.is_available() is False")
+    assert r.stdout.count("\n") == 1
+
+
+@pytest.mark.skipif(not os.path.exists(FAKE_NVML), reason="the fake libnvidia-ml is not built")
+def test_no_gpus_and_driver_not_loaded(monkeypatch):
+    monkeypatch.setenv("FAKE_NVML_GPUS", "0")
+    assert gpu_check.nvml_skip_reason(FAKE_NVML) == "NVML sees no GPU"
+    monkeypatch.setenv("FAKE_NVML_GPUS", "1")
+    monkeypatch.setenv("FAKE_NVML_INIT_ERROR", "9")
+    assert gpu_check.nvml_skip_reason(FAKE_NVML) == "no NVIDIA driver: nvmlInit_v2: Driver Not Loaded (NVML error 9)"
+
+
+def test_counter_power_uses_whole_update_periods():
+    # 300 W published every 100 ms (first update at 0.05 s), read every ms from t = 0.
+    samples = []
+    for i in range(1000):
+        t = i * 0.001
+        published = 0.05 + ((t - 0.05) // 0.1) * 0.1
+        samples.append((t, 1000 + round(300 * published, 3)))
+    power_w, span_s, updates = gpu_check.counter_power(samples)
+    assert updates == 10
+    assert span_s == pytest.approx(0.9, abs=0.002)
+    assert power_w == pytest.approx(300, rel=0.005)
+    with pytest.raises(ValueError):
+        gpu_check.counter_power([(0, 1)])
+    assert gpu_check.counter_power([(0, 1), (1, 1)]) == (0.0, 1, 0)
+
+
+def test_choose_clocks_and_interleave():
+    supported = list(range(1410, 209, -15))
+    clocks = gpu_check.choose_clocks(supported, 6)
+    assert clocks == [1410, 1275, 1125, 990, 840, 705]
+    assert gpu_check.choose_clocks(supported, 1) == [1410]
+    assert gpu_check.interleave(clocks) == [1410, 705, 1275, 840, 1125, 990]
+    assert gpu_check.interleave([3, 2, 1]) == [3, 1, 2]
+
+
+def test_one_f_one_b():
+    assert gpu_check.one_f_one_b(0, 2, 3) == [("forward", 0), ("forward", 1), ("backward", 0), ("forward", 2),
+                                              ("backward", 1), ("backward", 2)]
+    assert gpu_check.one_f_one_b(1, 2, 3) == [("forward", 0), ("backward", 0), ("forward", 1), ("backward", 1),
+                                              ("forward", 2), ("backward", 2)]
+
+
+def test_replay_pipeline_matches_the_1f1b_formula():
+    stages, microbatches, f, b = 4, 8, 0.01, 0.02
+    ops = [[(ins, mb, 1410) for ins, mb in gpu_check.one_f_one_b(s, stages, microbatches)] for s in range(stages)]
+    time_s, busy = gpu_check.replay_pipeline(ops, lambda s, ins, mb: f if ins == "forward" else b)
+    assert time_s == pytest.approx((microbatches + stages - 1) * (f + b))
+    assert busy == [pytest.approx(microbatches * (f + b))] * stages
+    with pytest.raises(ValueError, match="wait on each other"):
+        gpu_check.replay_pipeline([[("backward", 0, 1)], [("backward", 0, 1)]], lambda *_: 1.0)
+
+
+def test_replay_agrees_with_perseus_evaluate_plan():
+    rows = [{"clock_mhz": 1410, "forward_s": 0.010, "backward_s": 0.021, "forward_j": 3.0, "backward_j": 6.5},
+            {"clock_mhz": 1005, "forward_s": 0.013, "backward_s": 0.027, "forward_j": 2.2, "backward_j": 4.9}]
+    layers = [2, 2, 3]
+    problem = perseus.build_problem(perseus.parse_profile_csv(gpu_check.profile_csv(rows, layers)), schedule="1f1b",
+                                    microbatches=4, blocking_power_w=60)
+    frontier = perseus.solve_frontier(problem)
+    table = {(r["clock_mhz"], ins): r[ins + "_s"] for r in rows for ins in ("forward", "backward")}
+    for plan in [frontier.all_max, frontier.no_slowdown_plan(), frontier.plans[-1]]:
+        ops = perseus.stage_plans(problem, plan)
+        time_s, busy = gpu_check.replay_pipeline(ops, lambda s, ins, mb, o=ops: layers[s] * table[
+            (next(op[2] for op in o[s] if op[0] == ins and op[1] == mb), ins)])
+        assert time_s == pytest.approx(perseus.evaluate_plan(problem, plan.choice)[0], rel=1e-9)
+
+
+def test_profile_csv_round_trip_and_compare():
+    rows = [{"clock_mhz": 1410, "forward_s": 0.01, "backward_s": 0.02, "forward_j": 3.0, "backward_j": 6.0}]
+    parsed = gpu_check.parse_profile_rows(gpu_check.profile_csv(rows, [1, 2]))
+    assert parsed[(1, "backward", 1410)] == (pytest.approx(0.04), pytest.approx(12.0))
+    online = {(0, "forward", 1410): (0.011, 2.7), (0, "backward", 1200): (0.03, 5.0)}
+    diffs = gpu_check.compare_profiles(rows, online)
+    assert len(diffs) == 1
+    clock, ins, dt, de = diffs[0]
+    assert (clock, ins) == (1410, "forward")
+    assert dt == pytest.approx(0.1)
+    assert de == pytest.approx(-0.1)
+
+
+class _CpuEvent:
+    """torch.cuda.Event on the CPU: work runs synchronously, so the time of record() is when it happened."""
+
+    def __init__(self, enable_timing=True):
+        self.t = None
+
+    def record(self):
+        self.t = time.perf_counter()
+
+    def query(self):
+        return True
+
+    def elapsed_time(self, other):
+        return (other.t - self.t) * 1e3
+
+
+def _cpu_torch():
+    """torch, with a torch.cuda that runs everything on the CPU."""
+    torch = pytest.importorskip("torch")
+    cuda = types.SimpleNamespace(
+        Event=_CpuEvent, is_available=lambda: True, synchronize=lambda: None, memory_allocated=lambda: 0,
+        mem_get_info=lambda: (8 << 30, 16 << 30), device_count=lambda: 1,
+        get_device_properties=lambda i: types.SimpleNamespace(), set_device=lambda d: None)
+
+    class CpuTorch:
+        def __init__(self):
+            self.cuda = cuda
+            self.version = types.SimpleNamespace(cuda="cpu stand-in")
+
+        def __getattr__(self, name):
+            return getattr(torch, name)
+
+        def device(self, *args):
+            return torch.device("cpu")
+
+    return CpuTorch()
+
+
+TINY = ["--d-model", "32", "--nhead", "4", "--ffn", "64", "--seq", "16", "--max-batch", "8", "--dtype", "float32",
+        "--forward-ms", "1", "--clocks", "2", "--window-s", "0.4", "--settle-s", "0.05", "--warmup-min-s", "0",
+        "--warmup-max-s", "0.4", "--compare-window-s", "0.4", "--blocking-s", "0.3", "--stage-layers", "1,2",
+        "--microbatches", "2"]
+
+
+@pytest.mark.skipif(not os.path.exists(FAKE_NVML), reason="the fake libnvidia-ml is not built")
+def test_whole_script_on_the_fake_gpu(monkeypatch, tmp_path, capsys):
+    torch = _cpu_torch()
+    monkeypatch.setenv("FAKE_NVML_ENERGY_PERIOD_MS", "20")
+    report_path = tmp_path / "report.json"
+    rc = gpu_check.main(["--nvml-library", FAKE_NVML, "--skip-online", "--json", str(report_path)] + TINY,
+                        torch_module=torch)
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    assert "GPU 0: NVIDIA A100-SXM4-40GB (GPU-00000000-fa4e-4000-8000-000000000000), 81 SM clocks 210-1410 MHz" in out
+    assert "1. offline profile" in out
+    assert "clocks [1410, 705]; order [1410, 705], then reversed" in out
+    assert "2. no-slowdown plan vs all-max" in out
+    assert "savings: predicted " in out
+    assert "online profiling comparison: not run (--skip-online)" in out
+    import json
+    report = json.loads(report_path.read_text())
+    rows = report["profile"]
+    assert [r["clock_mhz"] for r in rows] == [1410, 705]
+    # The fake GPU's power depends only on the locked clock: 400 W at 1410 MHz, 160 W at 705 MHz.
+    assert rows[0]["forward_w"] == pytest.approx(400, rel=0.1)
+    assert rows[1]["forward_w"] == pytest.approx(160, rel=0.1)
+    assert report["blocking_power_w"] == pytest.approx(400, rel=0.1)
+    plans = report["plans"]
+    assert plans["all-max"]["switches"] <= 1
+    assert plans["no-slowdown"]["energy_j"] > 0
+    # The clock was unlocked at the end.
+    nvml = gpu_check.Nvml(FAKE_NVML)
+    assert nvml.power_w(nvml.handle(0)) == pytest.approx(400)
+
+
+@pytest.mark.skipif(not os.path.exists(FAKE_NVML), reason="the fake libnvidia-ml is not built")
+def test_refused_clock_control_is_an_error(monkeypatch, capsys):
+    torch = _cpu_torch()
+    monkeypatch.setenv("FAKE_NVML_DENY_SET", "1")
+    rc = gpu_check.main(["--nvml-library", FAKE_NVML, "--skip-online"] + TINY, torch_module=torch)
+    err = capsys.readouterr().err
+    assert rc == 1
+    assert "gpu_check: error: cannot lock the SM clock: nvmlDeviceSetGpuLockedClocks(1410): Insufficient " \
+           "Permissions (NVML error 4); run as root, or pass --daemon SOCKET of a running perseusd" in err

@@ -1,0 +1,50 @@
+// Online profiling in windows, the server's side: which clocks each stage
+// profiles, what its ranks' window reports say to the estimator
+// (src/profiling/), and the Profile the estimates make.
+// Thread safety: pure functions.
+#pragma once
+
+#include <map>
+#include <vector>
+
+#include "perseus/profile.h"
+#include "profiling/stage_estimator.h"
+#include "runtime/server/job_spec.h"
+#include "runtime/server/job_state.h"
+
+namespace perseus::server {
+
+// (window, rank) -> what the rank measured in that window.
+using WindowReportMap = std::map<std::pair<int, int>, WindowReport>;
+
+// The clocks a stage profiles: those every rank of the stage supports, at or
+// above min_clock_mhz, every clock_stride-th from the top (clock_stride 0:
+// the smallest stride that keeps at most max_clocks), plus the lowest.
+// Empty when the ranks share no clock.
+std::vector<int> SweepClocks(const std::vector<const RankInfo*>& stage_ranks, const ProfilingOptions& options);
+
+// Per-stage clock lists cut to a common length (windows index every stage's
+// list alike): a longer list keeps its first and last clock and evenly spaced
+// ones between.
+std::vector<std::vector<int>> CommonLengthClocks(std::vector<std::vector<int>> clocks_per_stage);
+
+// The estimator's observations of `stage`: one per (window, rank of the
+// stage) whose energy was measured. Times are server seconds since profiling began.
+std::vector<profiling::WindowObservation> StageObservations(const ProfilingState& state, int stage,
+                                                            const std::vector<const RankInfo*>& stage_ranks,
+                                                            const WindowReportMap& reports);
+
+// The profile of every measured clock. For the interleaved schedule a
+// measured instruction is one chunk, so times and energies are multiplied by
+// `chunks` (BuildProblem splits a stage's work evenly again).
+Result<Profile> ProfileFromEstimates(const std::vector<profiling::StageEstimate>& stages, int chunks);
+
+// The job time profiling has taken so far, estimated from the reports of
+// the finished windows: each costs its warm-up, its measured iterations and
+// one iteration for the switch.
+double ProfilingJobTimeS(const ProfilingState& state, const WindowReportMap& reports, const ProfilingOptions& options);
+
+// Blocking power per GPU: the median of the stages' estimates.
+double MedianBlockingPowerW(const std::vector<profiling::StageEstimate>& stages);
+
+}  // namespace perseus::server

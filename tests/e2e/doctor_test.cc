@@ -1,0 +1,395 @@
+// End-to-end tests of `perseus doctor` (PERSEUS_CLI_PATH) against the fake
+// libnvidia-ml (FAKE_NVML_PATH), whose knobs stand in for the machines doctor
+// must tell apart: all well, clock control refused, no driver, a capped GPU,
+// slow clock switches, coarse or continuous energy counters. And the skip
+// path of scripts/gpu_check.sh (GPU_CHECK_SCRIPT) on a machine without a GPU.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <dlfcn.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+extern char** environ;
+
+#ifndef PERSEUS_CLI_PATH
+#error "PERSEUS_CLI_PATH must name the perseus binary"
+#endif
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string Quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'') out += "'\\''";
+    else out += c;
+  }
+  return out + "'";
+}
+
+std::string ReadText(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out, err;
+  double wall_s = 0;
+};
+
+// Runs `program args...` with the fake NVML's knobs and PERSEUS_* variables
+// cleared and then `env` (NAME=VALUE) set.
+CliRun RunProgram(const std::string& program, const std::vector<std::string>& args, const std::vector<std::string>& env) {
+  static int counter = 0;
+  fs::path dir = fs::temp_directory_path() / ("doctor_e2e_" + std::to_string(getpid()) + "_" + std::to_string(counter++));
+  fs::create_directories(dir);
+  std::string cmd = "env";
+  for (const char* name : {"FAKE_NVML_GPUS", "FAKE_NVML_DENY_SET", "FAKE_NVML_NOT_SUPPORTED", "FAKE_NVML_NO_ENERGY",
+                           "FAKE_NVML_INIT_ERROR", "FAKE_NVML_STATE", "FAKE_NVML_ENERGY_PERIOD_MS",
+                           "FAKE_NVML_SAMPLE_FRACTION", "FAKE_NVML_CLOCK_LATENCY_MS", "FAKE_NVML_ACHIEVED_CAP_MHZ",
+                           "PERSEUS_NVML_LIBRARY", "PERSEUS_CLI"}) {
+    cmd += std::string(" -u ") + name;
+  }
+  for (const std::string& e : env) cmd += " " + Quote(e);
+  cmd += " " + Quote(program);
+  for (const std::string& a : args) cmd += " " + Quote(a);
+  cmd += " >" + Quote((dir / "out").string()) + " 2>" + Quote((dir / "err").string()) + " </dev/null";
+  auto start = std::chrono::steady_clock::now();
+  int status = std::system(cmd.c_str());
+  CliRun r;
+  r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = ReadText(dir / "out");
+  r.err = ReadText(dir / "err");
+  fs::remove_all(dir);
+  return r;
+}
+
+CliRun Doctor(std::vector<std::string> args, const std::vector<std::string>& env = {}) {
+  args.insert(args.begin(), "doctor");
+  return RunProgram(PERSEUS_CLI_PATH, args, env);
+}
+
+// `perseus doctor --json` on the fake library; the report's checks by name.
+struct Report {
+  CliRun run;
+  json report;
+  const json& Check(const std::string& name) const {
+    for (const json& c : report["checks"]) {
+      if (c["name"] == name) return c;
+    }
+    static const json none;
+    ADD_FAILURE() << "no check named " << name << " in " << run.out;
+    return none;
+  }
+};
+
+Report DoctorJson(const std::vector<std::string>& env, std::vector<std::string> args = {}) {
+  args.insert(args.end(), {"--nvml-library", FAKE_NVML_PATH, "--json"});
+  Report r;
+  r.run = Doctor(args, env);
+  r.report = json::parse(r.run.out, nullptr, false);
+  EXPECT_FALSE(r.report.is_discarded()) << "not JSON: " << r.run.out << r.run.err;
+  return r;
+}
+
+bool Contains(const json& s, const std::string& part) {
+  return s.is_string() && s.get<std::string>().find(part) != std::string::npos;
+}
+
+TEST(DoctorTest, EveryCheckPassesOnTheFakeGpu) {
+  Report r = DoctorJson({"FAKE_NVML_CLOCK_LATENCY_MS=2"});
+  ASSERT_EQ(r.run.exit_code, 0) << r.run.out << r.run.err;
+  EXPECT_EQ(r.report["schema"], "perseus.doctor/v1");
+  EXPECT_EQ(r.report["ok"], true);
+  std::vector<std::string> names;
+  for (const json& c : r.report["checks"]) {
+    names.push_back(c["name"].get<std::string>());
+    EXPECT_EQ(c["verdict"], "ok") << c.dump();
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"nvml", "gpus", "clocks", "clock_control", "locked_clock",
+                                             "switch_latency", "energy_counter", "power", "restore"}));
+  EXPECT_EQ(r.report["summary"], (json{{"ok", 9}, {"warn", 0}, {"fail", 0}, {"skip", 0}}));
+  EXPECT_EQ(r.Check("gpus")["reason"],
+            "1 GPU: NVIDIA A100-SXM4-40GB; checking GPU 0 (GPU-00000000-fa4e-4000-8000-000000000000)");
+  EXPECT_EQ(r.Check("clocks")["reason"], "81 clocks, 210-1410 MHz");
+  EXPECT_EQ(r.Check("locked_clock")["reason"], "locked 1410 MHz; the GPU runs at 1410 MHz");
+  const json& latency = r.Check("switch_latency")["values"];
+  EXPECT_EQ(latency["clocks_mhz"], (json{1065, 705}));  // nearest 3/4 and 1/2 of 1410 MHz
+  EXPECT_GE(latency["median_ms"].get<double>(), 2.0);
+  EXPECT_LT(latency["median_ms"].get<double>(), 10.0);
+  // The fake's default counter steps every 100 ms, at 400 W (unlocked: 1410 MHz).
+  const json& counter = r.Check("energy_counter")["values"];
+  EXPECT_NEAR(counter["period_ms"].get<double>(), 100, 10);
+  EXPECT_EQ(counter["continuous"], false);
+  EXPECT_NEAR(counter["mean_power_w"].get<double>(), 400, 20);
+  EXPECT_NEAR(r.Check("power")["values"]["power_w"].get<double>(), 400, 0.01);
+  EXPECT_EQ(r.Check("restore")["reason"], "SM clock unlocked (ResetSmClock): the driver picks clocks again");
+  EXPECT_LT(r.run.wall_s, 8.0) << "doctor should take about 2 s";
+}
+
+TEST(DoctorTest, TextReportHasOneLinePerCheckAndASummary) {
+  CliRun r = Doctor({"--nvml-library", FAKE_NVML_PATH});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  std::istringstream lines(r.out);
+  std::string line;
+  std::vector<std::string> all;
+  while (std::getline(lines, line)) all.push_back(line);
+  ASSERT_EQ(all.size(), 11u) << r.out;
+  EXPECT_EQ(all[0], std::string("perseus doctor: GPU 0, NVML ") + FAKE_NVML_PATH);
+  EXPECT_EQ(all[1], std::string("ok    NVML library          loaded ") + FAKE_NVML_PATH);
+  EXPECT_EQ(all[3], "ok    supported SM clocks   81 clocks, 210-1410 MHz");
+  EXPECT_EQ(all[10], "summary: 9 ok, 0 warn, 0 fail, 0 skip: ready for perseus");
+}
+
+TEST(DoctorTest, RefusedClockControlFailsAndSaysWhy) {
+  Report r = DoctorJson({"FAKE_NVML_DENY_SET=1"});
+  EXPECT_EQ(r.run.exit_code, 1) << r.run.out << r.run.err;
+  EXPECT_EQ(r.report["ok"], false);
+  const json& control = r.Check("clock_control");
+  EXPECT_EQ(control["verdict"], "fail");
+  EXPECT_TRUE(Contains(control["reason"],
+                       "GPU 0: nvmlDeviceSetGpuLockedClocks(1410): Insufficient Permissions (NVML_ERROR_NO_PERMISSION)"))
+      << control.dump();
+  EXPECT_TRUE(Contains(control["reason"], geteuid() == 0 ? "doctor runs as root, so the GPU or driver refuses"
+                                                         : "not root: run it as root, or through perseusd with --daemon"))
+      << control.dump();
+  EXPECT_EQ(r.Check("locked_clock")["verdict"], "skip");
+  EXPECT_EQ(r.Check("switch_latency")["verdict"], "skip");
+  EXPECT_EQ(r.Check("energy_counter")["verdict"], "ok");
+  EXPECT_EQ(r.Check("power")["verdict"], "ok");
+  EXPECT_EQ(r.Check("restore")["verdict"], "skip");
+  EXPECT_EQ(r.Check("restore")["reason"], "no clock was locked");
+}
+
+TEST(DoctorTest, MissingLibraryFailsWithAClearMessage) {
+  CliRun r = Doctor({"--nvml-library", "/nonexistent/libnvidia-ml.so.1"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("fail  NVML library          no NVIDIA driver: /nonexistent/libnvidia-ml.so.1 not found "
+                       "(dlopen(/nonexistent/libnvidia-ml.so.1): /nonexistent/libnvidia-ml.so.1: cannot open shared "
+                       "object file: No such file or directory)\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("skip  clock restored        NVML did not load\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("summary: 0 ok, 0 warn, 1 fail, 8 skip: not ready for perseus"), std::string::npos) << r.out;
+}
+
+TEST(DoctorTest, DefaultLibraryNameWhenThereIsNoDriver) {
+  void* real = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (real != nullptr) {
+    dlclose(real);
+    GTEST_SKIP() << "this machine has an NVIDIA driver";
+  }
+  CliRun r = Doctor({});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("fail  NVML library          no NVIDIA driver: libnvidia-ml.so.1 not found ("),
+            std::string::npos)
+      << r.out;
+}
+
+TEST(DoctorTest, DriverNotLoadedIsNoDriver) {
+  Report r = DoctorJson({"FAKE_NVML_INIT_ERROR=9"});
+  EXPECT_EQ(r.run.exit_code, 1);
+  EXPECT_EQ(r.Check("nvml")["reason"], "no NVIDIA driver: nvmlInit_v2: Driver Not Loaded (NVML_ERROR_DRIVER_NOT_LOADED)");
+}
+
+TEST(DoctorTest, CappedGpuWarnsAndCitesTheDriverIssue) {
+  Report r = DoctorJson({"FAKE_NVML_ACHIEVED_CAP_MHZ=1200"});
+  EXPECT_EQ(r.run.exit_code, 0) << r.run.out << r.run.err;  // a warning is not a failure
+  const json& locked = r.Check("locked_clock");
+  EXPECT_EQ(locked["verdict"], "warn") << locked.dump();
+  EXPECT_TRUE(Contains(locked["reason"], "locked 1410 MHz, but the GPU runs at 1200 MHz")) << locked.dump();
+  EXPECT_TRUE(Contains(locked["reason"], "open-gpu-kernel-modules #1314")) << locked.dump();
+  EXPECT_EQ(locked["values"]["achieved_mhz"], 1200);
+  // The switch test uses clocks below the cap, so it still sees them.
+  const json& latency = r.Check("switch_latency");
+  EXPECT_EQ(latency["verdict"], "ok") << latency.dump();
+  EXPECT_EQ(latency["values"]["clocks_mhz"], (json{900, 600}));
+  EXPECT_EQ(r.Check("restore")["verdict"], "ok");
+}
+
+TEST(DoctorTest, SlowClockSwitchesWarn) {
+  Report r = DoctorJson({"FAKE_NVML_CLOCK_LATENCY_MS=30"});
+  EXPECT_EQ(r.run.exit_code, 0);
+  const json& latency = r.Check("switch_latency");
+  EXPECT_EQ(latency["verdict"], "warn") << latency.dump();
+  EXPECT_NEAR(latency["values"]["median_ms"].get<double>(), 30, 5);
+  EXPECT_TRUE(Contains(latency["reason"], "slower than 10 ms")) << latency.dump();
+}
+
+TEST(DoctorTest, MeasuresTheEnergyCounterPeriod) {
+  Report r = DoctorJson({"FAKE_NVML_ENERGY_PERIOD_MS=50"});
+  EXPECT_EQ(r.run.exit_code, 0);
+  const json& counter = r.Check("energy_counter");
+  EXPECT_EQ(counter["verdict"], "ok");
+  EXPECT_NEAR(counter["values"]["period_ms"].get<double>(), 50, 5) << counter.dump();
+  EXPECT_GE(counter["values"]["intervals"].get<int>(), 7);
+  // 400 W for 50 ms: each update is 20 J.
+  EXPECT_NEAR(counter["values"]["resolution_j"].get<double>(), 20, 2) << counter.dump();
+  EXPECT_TRUE(Contains(counter["reason"], "updates every ")) << counter.dump();
+  EXPECT_TRUE(Contains(counter["reason"], "keep one update under 1%")) << counter.dump();
+}
+
+TEST(DoctorTest, ContinuousEnergyCounter) {
+  Report r = DoctorJson({"FAKE_NVML_ENERGY_PERIOD_MS=0"});
+  EXPECT_EQ(r.run.exit_code, 0);
+  const json& counter = r.Check("energy_counter");
+  EXPECT_EQ(counter["values"]["continuous"], true) << counter.dump();
+  EXPECT_TRUE(Contains(counter["reason"], "updates on every read")) << counter.dump();
+}
+
+TEST(DoctorTest, MissingEnergyCounterFails) {
+  Report r = DoctorJson({"FAKE_NVML_NO_ENERGY=1"});
+  EXPECT_EQ(r.run.exit_code, 1);
+  const json& counter = r.Check("energy_counter");
+  EXPECT_EQ(counter["verdict"], "fail");
+  EXPECT_TRUE(Contains(counter["reason"], "no energy counter: GPU 0: nvmlDeviceGetTotalEnergyConsumption: Not Supported"))
+      << counter.dump();
+  EXPECT_EQ(r.Check("restore")["verdict"], "ok");  // the clock was still unlocked
+}
+
+TEST(DoctorTest, PicksTheGpuAndListsTheOthers) {
+  Report r = DoctorJson({"FAKE_NVML_GPUS=4"}, {"--gpu", "2"});
+  EXPECT_EQ(r.run.exit_code, 0);
+  EXPECT_EQ(r.report["gpu"], 2);
+  EXPECT_EQ(r.Check("gpus")["reason"],
+            "4 GPUs: NVIDIA A100-SXM4-40GB x4; checking GPU 2 (GPU-00000000-fa4e-4000-8000-000000000002)");
+  EXPECT_EQ(r.Check("gpus")["values"]["gpus"].size(), 4u);
+}
+
+TEST(DoctorTest, NoSuchGpu) {
+  Report r = DoctorJson({}, {"--gpu", "3"});
+  EXPECT_EQ(r.run.exit_code, 1);
+  EXPECT_EQ(r.Check("gpus")["reason"], "GPU 3: no such GPU (NVML sees 1: 0-0)");
+  EXPECT_EQ(r.Check("clocks")["reason"], "no GPU to check");
+}
+
+TEST(DoctorTest, BadUsageExitsWithTwo) {
+  CliRun r = Doctor({"--gpu", "-1", "--nvml-library", FAKE_NVML_PATH});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "perseus: error: --gpu: expected a GPU index >= 0, got -1\n");
+  EXPECT_EQ(r.out, "");
+}
+
+TEST(DoctorTest, UnreachableDaemonFailsClockControl) {
+  Report r = DoctorJson({}, {"--daemon", "/nonexistent/perseusd.sock"});
+  EXPECT_EQ(r.run.exit_code, 1);
+  const json& control = r.Check("clock_control");
+  EXPECT_EQ(control["verdict"], "fail");
+  EXPECT_TRUE(Contains(control["reason"], "/nonexistent/perseusd.sock")) << control.dump();
+  EXPECT_EQ(r.Check("energy_counter")["verdict"], "ok");  // reading needs no daemon
+  EXPECT_EQ(r.Check("restore")["verdict"], "skip");
+}
+
+// A perseusd on a temporary socket, sharing the fake GPUs' state file with
+// doctor and logging to `log_path`; killed and reaped when destroyed (and
+// killed if the test dies).
+class Perseusd {
+ public:
+  Perseusd(const std::string& socket_path, const std::string& state_path, const std::string& log_path)
+      : socket_(socket_path) {
+    std::vector<std::string> args = {"perseusd", "--socket", socket_path, "--nvml-library", FAKE_NVML_PATH};
+    std::vector<std::string> env = {"FAKE_NVML_STATE=" + state_path};
+    for (char** e = environ; *e != nullptr; ++e) {
+      if (std::strncmp(*e, "FAKE_NVML_", 10) != 0) env.push_back(*e);
+    }
+    std::vector<char*> argv, envp;
+    for (std::string& a : args) argv.push_back(a.data());
+    for (std::string& e : env) envp.push_back(e.data());
+    argv.push_back(nullptr);
+    envp.push_back(nullptr);
+    int log_fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    pid_t parent = getpid();
+    pid_ = fork();
+    if (pid_ == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (getppid() != parent) _exit(126);
+      dup2(log_fd, STDERR_FILENO);
+      execve(PERSEUSD_PATH, argv.data(), envp.data());
+      _exit(127);
+    }
+    close(log_fd);
+  }
+  ~Perseusd() {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+  }
+  Perseusd(const Perseusd&) = delete;
+  Perseusd& operator=(const Perseusd&) = delete;
+
+  // True once the daemon accepts connections (within 5 s).
+  bool WaitUntilUp() const {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (std::chrono::steady_clock::now() < deadline) {
+      sockaddr_un addr = {};
+      addr.sun_family = AF_UNIX;
+      std::strncpy(addr.sun_path, socket_.c_str(), sizeof(addr.sun_path) - 1);
+      int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      bool ok = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+      close(fd);
+      if (ok) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+  }
+
+ private:
+  std::string socket_;
+  pid_t pid_ = -1;
+};
+
+TEST(DoctorTest, LocksThroughPerseusd) {
+  std::string tmpl = (fs::temp_directory_path() / "doctor_perseusd_XXXXXX").string();
+  ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+  fs::path dir = tmpl;
+  std::string socket_path = (dir / "perseusd.sock").string();
+  std::string state = (dir / "fake_nvml_state").string();
+  {
+    Perseusd daemon(socket_path, state, (dir / "perseusd.log").string());
+    ASSERT_TRUE(daemon.WaitUntilUp()) << ReadText(dir / "perseusd.log");
+    Report r = DoctorJson({"FAKE_NVML_STATE=" + state, "FAKE_NVML_CLOCK_LATENCY_MS=1"}, {"--daemon", socket_path});
+    EXPECT_EQ(r.run.exit_code, 0) << r.run.out << r.run.err << ReadText(dir / "perseusd.log");
+    EXPECT_EQ(r.report["daemon_socket"], socket_path);
+    EXPECT_EQ(r.Check("clock_control")["reason"], "locked the SM clock to 1410 MHz through perseusd at " + socket_path);
+    EXPECT_EQ(r.Check("clock_control")["values"]["via"], "perseusd");
+    // Doctor reads the clock the daemon locked through NVML in its own process.
+    EXPECT_EQ(r.Check("locked_clock")["verdict"], "ok") << r.Check("locked_clock").dump();
+    EXPECT_EQ(r.Check("switch_latency")["verdict"], "ok") << r.Check("switch_latency").dump();
+    EXPECT_EQ(r.Check("restore")["verdict"], "ok");
+    EXPECT_NE(ReadText(state).find("locked_sm_clock_mhz 0 "), std::string::npos) << ReadText(state);
+  }
+  fs::remove_all(dir);
+}
+
+// scripts/gpu_check.sh on a machine without a GPU: one line, exit 0.
+TEST(GpuCheckScriptTest, SkipsWithoutAGpu) {
+  CliRun r = RunProgram(GPU_CHECK_SCRIPT, {}, {std::string("PERSEUS_CLI=") + PERSEUS_CLI_PATH,
+                                            "PERSEUS_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out, "skipped: no NVIDIA GPU (no NVIDIA driver: /nonexistent/libnvidia-ml.so.1 not found)\n") << r.err;
+}
+
+}  // namespace
