@@ -15,7 +15,7 @@
    windows (every computation at its plan's clock, stage after stage), and
    prints predicted and measured energy, savings and slowdown.
 3. Profiles the layer online through the perseus runtime (`perseus serve` and
-   perseus.Optimizer) and compares the two profiles, when a perseus binary is
+   perseus.RankClient) and compares the two profiles, when a perseus binary is
    at hand; otherwise prints "online profiling comparison: not run (<reason>)".
 
 Locking clocks needs root, or a running perseusd (--daemon SOCKET). Without a
@@ -634,7 +634,7 @@ def online_comparison(args, layer, torch, rows):
     compares with the offline profile. Returns the lines to print.
 
     ONLINE PROFILING STEP: runs `perseus serve` (PERSEUS_CLI or --perseus),
-    registers a one-stage job, runs the layer with perseus.Optimizer hooks
+    registers a one-stage job, runs the layer with perseus.RankClient hooks
     (synchronising after every computation, so hook times are GPU times) until
     the server has a profile, and compares it with the offline one."""
     if args.skip_online:
@@ -656,7 +656,7 @@ def online_comparison(args, layer, torch, rows):
             job = "gpu-check"
             perseus.register_job(url, {"id": job, "microbatches": args.microbatches})
             gpu = "daemon:" + args.daemon if args.daemon else "nvml"
-            opt = perseus.Optimizer(url, job, rank=0, gpu_index=args.gpu, gpu=gpu)
+            opt = perseus.RankClient(url, job, rank=0, gpu_index=args.gpu, gpu=gpu)
             deadline = time.time() + args.online_timeout_s
             phase, progress = "registering", ""
             next_check = 0.0

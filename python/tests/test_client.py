@@ -1,4 +1,4 @@
-"""perseus.Optimizer against a real server, with simulated GPUs."""
+"""perseus.RankClient against a real server, with simulated GPUs."""
 import time
 
 import pytest
@@ -31,7 +31,7 @@ ORDERS = [["forward", "forward", "backward", "forward", "backward", "forward", "
 
 def test_two_ranks_profile_and_run(server):
     _register(server, "py")
-    opts = [perseus.Optimizer(server, "py", rank=s, dp_rank=0, pp_rank=s, tp_rank=0, gpu_index=s,
+    opts = [perseus.RankClient(server, "py", rank=s, dp_rank=0, pp_rank=s, tp_rank=0, gpu_index=s,
                               gpu="simulated:A100", poll_interval_ms=20, restore_on_signal=False)
             for s in range(2)]
     try:
@@ -56,7 +56,7 @@ def test_two_ranks_profile_and_run(server):
 
 
 def test_hook_errors_and_unreachable_server():
-    opt = perseus.Optimizer("http://127.0.0.1:9", "nojob", rank=0, gpu="simulated:A100",
+    opt = perseus.RankClient("http://127.0.0.1:9", "nojob", rank=0, gpu="simulated:A100",
                             poll_interval_ms=20, restore_on_signal=False)
     with opt:
         opt.on_step_begin()
@@ -74,9 +74,9 @@ def test_hook_errors_and_unreachable_server():
 
 def test_bad_gpu_spec():
     with pytest.raises(ValueError, match="gpu: expected 'simulated:<name>', 'nvml' or 'daemon:<socket>'"):
-        perseus.Optimizer("http://127.0.0.1:9", "j", rank=0, gpu="cuda")
+        perseus.RankClient("http://127.0.0.1:9", "j", rank=0, gpu="cuda")
     with pytest.raises(LookupError):
-        perseus.Optimizer("http://127.0.0.1:9", "j", rank=0, gpu="simulated:Z80")
+        perseus.RankClient("http://127.0.0.1:9", "j", rank=0, gpu="simulated:Z80")
 
 
 def test_register_job_errors(server):

@@ -1,6 +1,9 @@
 """perseus.gpu_check without a GPU: the skip path, its pure helpers, and the
 whole script run against the fake libnvidia-ml with torch on the CPU standing
-in for CUDA (so the code that only a real GPU exercises still runs in CI)."""
+in for CUDA (so the code that only a real GPU exercises still runs in CI).
+Everything that loads the fake library runs in a child process, so no other
+test finds a "libnvidia-ml.so.1" already loaded."""
+import json
 import os
 import subprocess
 import sys
@@ -16,11 +19,29 @@ FAKE_NVML = os.path.normpath(os.path.join(os.path.dirname(perseus.__file__), "..
                                           "fake_nvml", "libnvidia-ml.so.1"))
 
 
-def _run_module(*args, env=None):
-    full_env = dict(os.environ)
+def _run(argv, env=None):
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("FAKE_NVML_")}
     full_env.update(env or {})
-    return subprocess.run([sys.executable, "-m", "perseus.gpu_check", *args], capture_output=True, text=True,
-                          env=full_env, timeout=120)
+    return subprocess.run([sys.executable] + argv, capture_output=True, text=True, env=full_env, timeout=300)
+
+
+def _run_module(*args, env=None):
+    return _run(["-m", "perseus.gpu_check", *args], env)
+
+
+# Runs gpu_check.main in a child process with torch on the CPU standing in for CUDA.
+_CPU_RUNNER = """
+import sys
+sys.path.insert(0, %r)
+import test_gpu_check
+from perseus import gpu_check
+sys.exit(gpu_check.main(sys.argv[1:], torch_module=test_gpu_check._cpu_torch()))
+""" % os.path.dirname(os.path.abspath(__file__))
+
+
+def _run_on_cpu(*args, env=None):
+    pytest.importorskip("torch")
+    return _run(["-c", _CPU_RUNNER, *args], env)
 
 
 def test_skips_without_nvml():
@@ -52,12 +73,12 @@ def test_gpu_seen_by_nvml_but_not_by_torch():
 
 
 @pytest.mark.skipif(not os.path.exists(FAKE_NVML), reason="the fake libnvidia-ml is not built")
-def test_no_gpus_and_driver_not_loaded(monkeypatch):
-    monkeypatch.setenv("FAKE_NVML_GPUS", "0")
-    assert gpu_check.nvml_skip_reason(FAKE_NVML) == "NVML sees no GPU"
-    monkeypatch.setenv("FAKE_NVML_GPUS", "1")
-    monkeypatch.setenv("FAKE_NVML_INIT_ERROR", "9")
-    assert gpu_check.nvml_skip_reason(FAKE_NVML) == "no NVIDIA driver: nvmlInit_v2: Driver Not Loaded (NVML error 9)"
+def test_no_gpus_and_driver_not_loaded():
+    r = _run_module("--nvml-library", FAKE_NVML, env={"FAKE_NVML_GPUS": "0"})
+    assert (r.returncode, r.stdout) == (0, "skipped: no NVIDIA GPU (NVML sees no GPU)\n"), r.stderr
+    r = _run_module("--nvml-library", FAKE_NVML, env={"FAKE_NVML_INIT_ERROR": "9"})
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "skipped: no NVIDIA GPU (no NVIDIA driver: nvmlInit_v2: Driver Not Loaded (NVML error 9))\n"
 
 
 def test_counter_power_uses_whole_update_periods():
@@ -175,21 +196,19 @@ TINY = ["--d-model", "32", "--nhead", "4", "--ffn", "64", "--seq", "16", "--max-
 
 
 @pytest.mark.skipif(not os.path.exists(FAKE_NVML), reason="the fake libnvidia-ml is not built")
-def test_whole_script_on_the_fake_gpu(monkeypatch, tmp_path, capsys):
-    torch = _cpu_torch()
-    monkeypatch.setenv("FAKE_NVML_ENERGY_PERIOD_MS", "20")
+def test_whole_script_on_the_fake_gpu(tmp_path):
     report_path = tmp_path / "report.json"
-    rc = gpu_check.main(["--nvml-library", FAKE_NVML, "--skip-online", "--json", str(report_path)] + TINY,
-                        torch_module=torch)
-    out = capsys.readouterr().out
-    assert rc == 0, out
+    state = tmp_path / "fake_nvml_state"
+    r = _run_on_cpu("--nvml-library", FAKE_NVML, "--skip-online", "--json", str(report_path), *TINY,
+                    env={"FAKE_NVML_ENERGY_PERIOD_MS": "20", "FAKE_NVML_STATE": str(state)})
+    out = r.stdout
+    assert r.returncode == 0, out + r.stderr
     assert "GPU 0: NVIDIA A100-SXM4-40GB (GPU-00000000-fa4e-4000-8000-000000000000), 81 SM clocks 210-1410 MHz" in out
     assert "1. offline profile" in out
     assert "clocks [1410, 705]; order [1410, 705], then reversed" in out
     assert "2. no-slowdown plan vs all-max" in out
     assert "savings: predicted " in out
     assert "online profiling comparison: not run (--skip-online)" in out
-    import json
     report = json.loads(report_path.read_text())
     rows = report["profile"]
     assert [r["clock_mhz"] for r in rows] == [1410, 705]
@@ -201,16 +220,13 @@ def test_whole_script_on_the_fake_gpu(monkeypatch, tmp_path, capsys):
     assert plans["all-max"]["switches"] <= 1
     assert plans["no-slowdown"]["energy_j"] > 0
     # The clock was unlocked at the end.
-    nvml = gpu_check.Nvml(FAKE_NVML)
-    assert nvml.power_w(nvml.handle(0)) == pytest.approx(400)
+    assert "gpu 0 locked_sm_clock_mhz 0 " in state.read_text()
 
 
 @pytest.mark.skipif(not os.path.exists(FAKE_NVML), reason="the fake libnvidia-ml is not built")
-def test_refused_clock_control_is_an_error(monkeypatch, capsys):
-    torch = _cpu_torch()
-    monkeypatch.setenv("FAKE_NVML_DENY_SET", "1")
-    rc = gpu_check.main(["--nvml-library", FAKE_NVML, "--skip-online"] + TINY, torch_module=torch)
-    err = capsys.readouterr().err
-    assert rc == 1
+def test_refused_clock_control_is_an_error():
+    r = _run_on_cpu("--nvml-library", FAKE_NVML, "--skip-online", *TINY, env={"FAKE_NVML_DENY_SET": "1"})
+    err = r.stderr
+    assert r.returncode == 1, r.stdout + err
     assert "gpu_check: error: cannot lock the SM clock: nvmlDeviceSetGpuLockedClocks(1410): Insufficient " \
            "Permissions (NVML error 4); run as root, or pass --daemon SOCKET of a running perseusd" in err

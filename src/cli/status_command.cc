@@ -30,17 +30,6 @@ void Append(std::string& out, const char* fmt, Args... args) {
   out += buf;
 }
 
-std::string FormatJobList(const Json& reply) {
-  if (reply["jobs"].empty()) return "no jobs\n";
-  std::string out;
-  Append(out, "%-24s %-12s %s\n", "JOB", "PHASE", "RANKS");
-  for (const Json& j : reply["jobs"]) {
-    Append(out, "%-24s %-12s %d/%d\n", j["id"].get<std::string>().c_str(), j["phase"].get<std::string>().c_str(),
-           j["ranks_registered"].get<int>(), j["world_size"].get<int>());
-  }
-  return out;
-}
-
 void AppendCarbon(std::string& out, const Json& c) {
   if (!c["evaluated"].get<bool>()) {
     Append(out, "carbon: no decision yet (window %s s, slowdown budget %s%%)\n", Num(c["window_s"], "%.0f").c_str(),
@@ -59,6 +48,26 @@ void AppendCarbon(std::string& out, const Json& c) {
 }
 
 }  // namespace
+
+std::string FormatJobList(const Json& reply) {
+  std::string out;
+  if (reply["jobs"].empty()) {
+    out = "no jobs\n";
+  } else {
+    Append(out, "%-24s %-12s %-8s %s\n", "JOB", "PHASE", "RANKS", "WARNINGS");
+    for (const Json& j : reply["jobs"]) {
+      Append(out, "%-24s %-12s %-8s %zu\n", j["id"].get<std::string>().c_str(), j["phase"].get<std::string>().c_str(),
+             (std::to_string(j["ranks_registered"].get<int>()) + "/" + std::to_string(j["world_size"].get<int>())).c_str(),
+             j.value("warnings", Json::array()).size());
+    }
+  }
+  const int64_t unknown = reply.value("unknown_rank_requests", int64_t{0});
+  if (unknown > 0) {
+    Append(out, "warning: %lld rank requests named a job or rank this server does not know (a wrong job id or rank "
+                "in a training job?)\n", static_cast<long long>(unknown));
+  }
+  return out;
+}
 
 std::string FormatJobStatus(const Json& j) {
   std::string out;

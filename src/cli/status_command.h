@@ -25,6 +25,8 @@ struct StatusArgs {
 int RunStatus(const StatusArgs& args);
 // The text `perseus status --job` prints for a GET /jobs/{id} reply.
 std::string FormatJobStatus(const nlohmann::json& job);
+// The text of `perseus status` for the job list (GET /jobs).
+std::string FormatJobList(const nlohmann::json& reply);
 void RegisterStatusCommand(CLI::App& app);
 
 }  // namespace perseus::cli

@@ -1,5 +1,5 @@
 // `perseus status` text for a job reply: the carbon section before and after
-// the first decision, and jobs without one.
+// the first decision, and jobs without one; the profiling window and warnings.
 #include <gtest/gtest.h>
 
 #include "cli/status_command.h"
@@ -16,7 +16,8 @@ Json RunningJob() {
           {"spec", {{"dp", 2}, {"pp", 4}, {"tp", 1}, {"schedule", "1f1b"}, {"microbatches", 8}}},
           {"ranks_registered", 8},
           {"world_size", 8},
-          {"profiling", Json::array()},
+          {"profiling", nullptr},
+          {"warnings", Json::array()},
           {"pipelines", Json::array({{{"pipeline", 0}, {"plan_index", 3}, {"predicted_time_s", 2.9},
                                       {"predicted_energy_j", 6100.0}, {"measured_time_s", nullptr},
                                       {"measured_energy_j", nullptr}}})},
@@ -46,6 +47,36 @@ TEST(StatusCommand, CarbonBeforeTheFirstDecisionAndWithoutCarbon) {
                    {"intensity_g_per_kwh", nullptr}, {"explanation", ""}};
   EXPECT_NE(FormatJobStatus(job).find("carbon: no decision yet (window 900 s, slowdown budget 5.00%)"), std::string::npos);
   EXPECT_EQ(FormatJobStatus(RunningJob()).find("carbon"), std::string::npos);
+}
+
+TEST(StatusCommand, ShowsTheProfilingWindowAndWarnings) {
+  Json job = RunningJob();
+  job["phase"] = "profiling";
+  job["profiling"] = {{"window", 11}, {"windows", 46}, {"rounds", 0}, {"reported", 5}, {"clocks_per_stage", 20},
+                      {"purpose", "cross"},
+                      {"stages", Json::array({{{"stage", 0}, {"forward_clock_mhz", 1200}, {"backward_clock_mhz", 1410}}})}};
+  job["warnings"] = Json::array({{{"code", "schedule_mismatch"}, {"stage", 1}, {"rank", 3},
+                                  {"message", "rank 3 ran computations in another order"}},
+                                 {{"code", "clock_has_no_effect"}, {"stage", 2}, {"rank", -1}, {"message", "stage 2's time"}}});
+  std::string text = FormatJobStatus(job);
+  EXPECT_NE(text.find("profiling: window 12 of 46 (cross), 20 clocks per stage, 5 ranks reported"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("  stage 0: forward 1200 MHz, backward 1410 MHz"), std::string::npos) << text;
+  EXPECT_NE(text.find("warning [schedule_mismatch stage 1 rank 3]: rank 3 ran computations in another order"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("warning [clock_has_no_effect stage 2]: stage 2's time"), std::string::npos) << text;
+}
+
+TEST(StatusCommand, JobListCountsWarningsAndUnknownRankRequests) {
+  Json reply = {{"jobs", Json::array({{{"id", "gpt"}, {"phase", "running"}, {"ranks_registered", 8}, {"world_size", 8},
+                                       {"warnings", Json::array({Json::object()})}}})},
+                {"unknown_rank_requests", 3}};
+  std::string text = FormatJobList(reply);
+  EXPECT_NE(text.find("gpt                      running      8/8      1"), std::string::npos) << text;
+  EXPECT_NE(text.find("warning: 3 rank requests named a job or rank this server does not know"), std::string::npos)
+      << text;
+  EXPECT_EQ(FormatJobList({{"jobs", Json::array()}}), "no jobs\n");
 }
 
 }  // namespace

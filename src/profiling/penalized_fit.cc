@@ -35,19 +35,41 @@ PenalizedFit SolvePenalized(const PenalizedProblem& p, double lambda) {
   fit.residual = p.target - p.design * fit.coef;
   fit.leverage = (p.design * fit.inverse).cwiseProduct(p.design).rowwise().sum().cwiseProduct(p.weights);
   fit.rss = p.weights.dot(fit.residual.cwiseAbs2());
-  fit.edf = (fit.inverse * gram).trace();
+  fit.edf = fit.inverse.cwiseProduct(gram).sum();  // trace(inverse x gram), both symmetric
   fit.rows = PositiveRows(p.weights);
   fit.gcv = GcvScore(fit.rows, fit.rss, fit.edf);
   return fit;
 }
 
+namespace {
+
+bool Better(const PenalizedFit& a, const PenalizedFit& b) {
+  return a.gcv < b.gcv || (a.gcv == b.gcv && a.lambda > b.lambda);
+}
+
+}  // namespace
+
 PenalizedFit FitByGcv(const PenalizedProblem& problem, const std::vector<double>& grid) {
-  PenalizedFit best = SolvePenalized(problem, grid.front());
-  for (size_t k = 1; k < grid.size(); ++k) {
+  // Every other grid point first, then the neighbours of the best one.
+  const int n = static_cast<int>(grid.size());
+  std::vector<bool> done(n, false);
+  int best_index = 0;
+  PenalizedFit best = SolvePenalized(problem, grid[0]);
+  done[0] = true;
+  auto visit = [&](int k) {
+    if (k < 0 || k >= n || done[k]) return;
+    done[k] = true;
     PenalizedFit fit = SolvePenalized(problem, grid[k]);
-    const bool smoother = fit.lambda > best.lambda;
-    if (fit.gcv < best.gcv || (fit.gcv == best.gcv && smoother)) best = std::move(fit);
-  }
+    if (Better(fit, best)) {
+      best = std::move(fit);
+      best_index = k;
+    }
+  };
+  for (int k = 2; k < n; k += 2) visit(k);
+  if (n > 1 && n % 2 == 0) visit(n - 1);
+  const int coarse_best = best_index;
+  visit(coarse_best - 1);
+  visit(coarse_best + 1);
   return best;
 }
 

@@ -32,11 +32,11 @@ struct Point {
 
 Point At(const ClockEstimate& c, Instruction ins) {
   if (ins == Instruction::kForward) {
-    return {c.clock_mhz, c.forward_measured, c.forward_time_s, c.forward_time_se_s, c.forward_power_w,
-            c.forward_power_se_w, c.forward_energy_j};
+    return {c.clock_mhz,       c.forward_measured,   c.forward_time_s,  c.forward_time_se_s,
+            c.forward_power_w, c.forward_power_se_w, c.forward_energy_j};
   }
-  return {c.clock_mhz, c.backward_measured, c.backward_time_s, c.backward_time_se_s, c.backward_power_w,
-          c.backward_power_se_w, c.backward_energy_j};
+  return {c.clock_mhz,        c.backward_measured,   c.backward_time_s,  c.backward_time_se_s,
+          c.backward_power_w, c.backward_power_se_w, c.backward_energy_j};
 }
 
 double Hypot(double a, double b) { return std::sqrt(a * a + b * b); }
@@ -71,8 +71,8 @@ void CheckMonotonic(int stage, const StageEstimate& e, Instruction ins, std::vec
     for (size_t j = i + 1; j < e.clocks.size(); ++j) {
       const Point low = At(e.clocks[j], ins);
       const double drop_s = high.time_s - low.time_s;
-      if (!low.measured || drop_s <= std::max(kSigmas * Hypot(high.time_se_s, low.time_se_s),
-                                              kNonMonotonicFraction * high.time_s)) {
+      if (!low.measured ||
+          drop_s <= std::max(kSigmas * Hypot(high.time_se_s, low.time_se_s), kNonMonotonicFraction * high.time_s)) {
         continue;
       }
       if (drop_s / high.time_s > worst) {
@@ -111,8 +111,8 @@ void CheckPower(int stage, const StageEstimate& e, Instruction ins, const Plausi
   issues.push_back({"implausible_power",
                     Format("stage %d's %s power is implausible at %d of %d measured clocks (first: %d MHz, %.0f W "
                            "± %.0f W, %.3g J; plausible: %.0f-%.0f W and a positive energy)",
-                           stage, InstructionName(ins), bad, measured, first.clock_mhz, first.power_w,
-                           first.power_se_w, first.energy_j, l.min_power_w, l.max_power_w),
+                           stage, InstructionName(ins), bad, measured, first.clock_mhz, first.power_w, first.power_se_w,
+                           first.energy_j, l.min_power_w, l.max_power_w),
                     stage});
 }
 
@@ -139,8 +139,7 @@ void CheckUncertainty(int stage, const StageEstimate& e, const PlausibilityLimit
                     stage});
 }
 
-void CheckBlocking(int stage, const StageEstimate& e, const PlausibilityLimits& l,
-                   std::vector<ProfileIssue>& issues) {
+void CheckBlocking(int stage, const StageEstimate& e, const PlausibilityLimits& l, std::vector<ProfileIssue>& issues) {
   double busy_w = 0;
   for (const ClockEstimate& c : e.clocks) {
     if (c.measured) busy_w = std::max({busy_w, c.forward_power_w, c.backward_power_w});

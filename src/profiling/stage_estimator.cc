@@ -11,7 +11,14 @@ namespace perseus::profiling {
 namespace {
 
 constexpr double kRelativeRidge = 1e-9;
+constexpr int kPenaltyOrder = 2;
+// Candidate drift time constants (0: linear) when the options name none.
+constexpr double kDriftTimeConstantsS[] = {0, 100, 300, 1000};
 constexpr double kMaxLeverageForOutliers = 0.9;
+constexpr double kScreeningSmoothing = 100;
+// Outliers deviate by at least outlier_threshold x this share of the mean power
+// (so that a rough but noise-free profile flags none).
+constexpr double kMinOutlierScale = 0.01;
 constexpr double kMinResidualDofForOutliers = 5;
 constexpr double kUnmeasuredTimeSePerStep = 0.01;
 
@@ -89,8 +96,7 @@ Status ValidateWindow(const WindowObservation& w, int clocks) {
   PERSEUS_RETURN_IF_ERROR(ValidateIndex("forward_index", w.forward_index, clocks));
   PERSEUS_RETURN_IF_ERROR(ValidateIndex("backward_index", w.backward_index, clocks));
   PERSEUS_RETURN_IF_ERROR(ValidateInstruction("forward", w.forward_count, w.forward_time_s, w.forward_time_sq_s2));
-  PERSEUS_RETURN_IF_ERROR(
-      ValidateInstruction("backward", w.backward_count, w.backward_time_s, w.backward_time_sq_s2));
+  PERSEUS_RETURN_IF_ERROR(ValidateInstruction("backward", w.backward_count, w.backward_time_s, w.backward_time_sq_s2));
   return ValidateTotals(w);
 }
 
@@ -114,11 +120,15 @@ double DriftShape(double t_s, double reference_s, double tau_s) {
   return tau_s > 0 ? tau_s * -std::expm1(-dt / tau_s) : dt;
 }
 
+// Default: the windows' midpoints averaged with their lengths as weights.
 double ReferenceTime(const std::vector<WindowObservation>& windows, const EstimatorOptions& options) {
   if (options.reference_time_s) return *options.reference_time_s;
-  double earliest = windows.front().mid_time_s;
-  for (const WindowObservation& w : windows) earliest = std::min(earliest, w.mid_time_s);
-  return earliest;
+  double sum_s = 0, weight_s = 0;
+  for (const WindowObservation& w : windows) {
+    sum_s += w.mid_time_s * w.cycle_time_s;
+    weight_s += w.cycle_time_s;
+  }
+  return sum_s / weight_s;
 }
 
 // The drift column is DriftShape / scale, so that all columns are O(1).
@@ -130,9 +140,14 @@ double DriftScale(const std::vector<WindowObservation>& windows, double referenc
   return scale > 0 ? scale : 1;
 }
 
-// One row per window: E/C against the model, weight C / mean C.
-void FillRows(const std::vector<WindowObservation>& windows, const Layout& layout, double reference_s,
-              double tau_s, double drift_scale, PenalizedProblem& p) {
+double WeightedMeanTarget(const PenalizedProblem& p) {
+  const double total = p.weights.sum();
+  return total > 0 ? p.weights.dot(p.target) / total : p.target.mean();
+}
+
+// One row per window: E/C against the model, weight C / mean C. The drift
+// column is left 0 (SetDriftColumn).
+void FillRows(const std::vector<WindowObservation>& windows, const Layout& layout, PenalizedProblem& p) {
   const Eigen::Index m = static_cast<Eigen::Index>(windows.size());
   p.design = Eigen::MatrixXd::Zero(m, layout.Size());
   p.target.resize(m);
@@ -145,29 +160,65 @@ void FillRows(const std::vector<WindowObservation>& windows, const Layout& layou
     p.design(r, layout.Forward(w.forward_index)) += w.forward_time_s / c;
     p.design(r, layout.Backward(w.backward_index)) += w.backward_time_s / c;
     p.design(r, layout.Blocking()) = (c - w.forward_time_s - w.backward_time_s) / c;
-    p.design(r, layout.Drift()) = DriftShape(w.mid_time_s, reference_s, tau_s) / drift_scale;
     p.target(r) = w.energy_j / c;
     p.weights(r) = c / mean_cycle_s;
   }
 }
 
-// Adds the rows of the second divided difference of the coefficients at
-// `columns` (one per clock) over the clock, in units of the median clock step.
-void AddSmoothnessPenalty(const std::vector<int>& clocks_mhz, const std::vector<int>& columns, Eigen::MatrixXd& penalty) {
-  const int k = static_cast<int>(clocks_mhz.size());
-  if (k < 3) return;
+// Sets the drift column: the drift's time shape times the window's own
+// average power (thermal drift scales all power alike), both scaled to O(1).
+// Returns the factor that turns the column's coefficient into the relative
+// drift rate (1/s).
+double SetDriftColumn(const std::vector<WindowObservation>& windows, const Layout& layout, double reference_s,
+                      double tau_s, PenalizedProblem& p) {
+  const double shape_scale_s = DriftScale(windows, reference_s, tau_s);
+  const double mean_power_w = WeightedMeanTarget(p);
+  for (Eigen::Index r = 0; r < p.target.size(); ++r) {
+    const double shape = DriftShape(windows[r].mid_time_s, reference_s, tau_s) / shape_scale_s;
+    p.design(r, layout.Drift()) = mean_power_w > 0 ? shape * p.target(r) / mean_power_w : 0;
+  }
+  return mean_power_w > 0 ? 1 / (shape_scale_s * mean_power_w) : 0;
+}
+
+// Coefficients of the order-th divided difference over the points x (order + 1
+// of them), times order!: for unit spacing, the usual finite difference
+// (1, -2, 1 for order 2).
+std::vector<double> DividedDifference(const std::vector<double>& x) {
+  std::vector<double> d(x.size());
+  double factorial = 1;
+  for (size_t k = 2; k < x.size(); ++k) factorial *= static_cast<double>(k);
+  for (size_t j = 0; j < x.size(); ++j) {
+    double product = 1;
+    for (size_t l = 0; l < x.size(); ++l) {
+      if (l != j) product *= x[j] - x[l];
+    }
+    d[j] = factorial / product;
+  }
+  return d;
+}
+
+double MedianStepMhz(const std::vector<int>& clocks_mhz) {
   std::vector<double> steps;
-  for (int i = 1; i < k; ++i) steps.push_back(clocks_mhz[i - 1] - clocks_mhz[i]);
+  for (size_t i = 1; i < clocks_mhz.size(); ++i) steps.push_back(clocks_mhz[i - 1] - clocks_mhz[i]);
   std::nth_element(steps.begin(), steps.begin() + steps.size() / 2, steps.end());
-  const double unit_mhz = steps[steps.size() / 2];
-  for (int i = 1; i + 1 < k; ++i) {
-    const double before = (clocks_mhz[i - 1] - clocks_mhz[i]) / unit_mhz;
-    const double after = (clocks_mhz[i] - clocks_mhz[i + 1]) / unit_mhz;
-    const double mid = (before + after) / 2;
-    Eigen::Vector3d d(1 / (before * mid), -(1 / before + 1 / after) / mid, 1 / (after * mid));
-    const int cols[3] = {columns[i - 1], columns[i], columns[i + 1]};
-    for (int a = 0; a < 3; ++a) {
-      for (int b = 0; b < 3; ++b) penalty(cols[a], cols[b]) += d(a) * d(b);
+  return steps[steps.size() / 2];
+}
+
+// Adds the squared divided differences of order kPenaltyOrder of the
+// coefficients at `columns` (one per clock) over the clock, in units of the
+// median clock step.
+void AddSmoothnessPenalty(const std::vector<int>& clocks_mhz, const std::vector<int>& columns,
+                          Eigen::MatrixXd& penalty) {
+  const int k = static_cast<int>(clocks_mhz.size());
+  const int order = kPenaltyOrder;
+  if (k <= order) return;
+  const double unit_mhz = MedianStepMhz(clocks_mhz);
+  for (int i = 0; i + order < k; ++i) {
+    std::vector<double> x;
+    for (int j = i; j <= i + order; ++j) x.push_back(clocks_mhz[j] / unit_mhz);
+    const std::vector<double> d = DividedDifference(x);
+    for (int a = 0; a <= order; ++a) {
+      for (int b = 0; b <= order; ++b) penalty(columns[i + a], columns[i + b]) += d[a] * d[b];
     }
   }
 }
@@ -198,11 +249,6 @@ Eigen::MatrixXd DifferencePenalty(const Layout& layout) {
   return penalty;
 }
 
-double WeightedMeanTarget(const PenalizedProblem& p) {
-  const double total = p.weights.sum();
-  return total > 0 ? p.weights.dot(p.target) / total : p.target.mean();
-}
-
 void Normalize(Eigen::MatrixXd& penalty, double target_trace) {
   const double trace = penalty.trace();
   if (trace > 0) penalty *= target_trace / trace;
@@ -212,9 +258,9 @@ void Normalize(Eigen::MatrixXd& penalty, double target_trace) {
 // difference_smoothing x the difference penalty, each scaled so that weight 1
 // has the trace of A'WA over the power columns.
 PenalizedProblem BuildProblem(const std::vector<int>& clocks_mhz, const std::vector<WindowObservation>& windows,
-                              const Layout& layout, double reference_s, double tau_s, double difference_smoothing) {
+                              const Layout& layout, double difference_smoothing) {
   PenalizedProblem p;
-  FillRows(windows, layout, reference_s, tau_s, DriftScale(windows, reference_s, tau_s), p);
+  FillRows(windows, layout, p);
   const Eigen::MatrixXd gram = WeightedGram(p);
   const double power_trace = gram.topLeftCorner(layout.Powers(), layout.Powers()).trace();
   Eigen::MatrixXd smooth = SmoothnessPenalty(clocks_mhz, layout);
@@ -244,16 +290,42 @@ PenalizedFit Fit(const PenalizedProblem& p, const Layout& layout, const Estimato
   return FitByGcv(p, SmoothingGrid(p, layout));
 }
 
+struct DriftFit {
+  PenalizedFit fit;
+  double tau_s = 0;
+  double rate_per_coef = 0;  // relative drift rate (1/s) per unit of the drift coefficient
+};
+
+// Fits with each candidate drift time constant and keeps the best GCV score
+// (ties to the first: linear); leaves p's drift column set for it.
+DriftFit FitDrift(const std::vector<WindowObservation>& windows, const Layout& layout, double reference_s,
+                  const EstimatorOptions& options, PenalizedProblem& p) {
+  std::vector<double> candidates(std::begin(kDriftTimeConstantsS), std::end(kDriftTimeConstantsS));
+  if (options.drift_time_constant_s) candidates = {std::max(*options.drift_time_constant_s, 0.0)};
+  DriftFit best;
+  for (double tau_s : candidates) {
+    const double rate = SetDriftColumn(windows, layout, reference_s, tau_s, p);
+    PenalizedFit fit = Fit(p, layout, options);
+    if (best.fit.coef.size() == 0 || fit.gcv < best.fit.gcv) best = DriftFit{std::move(fit), tau_s, rate};
+  }
+  SetDriftColumn(windows, layout, reference_s, best.tau_s, p);
+  return best;
+}
+
 double Median(std::vector<double> v) {
   std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
   return v[v.size() / 2];
 }
 
 // Rows whose residual, standardized by its leverage and a robust scale (at
-// least floor_sd), exceeds the threshold. Rows fitted almost exactly by their
-// own coefficients (leverage near 1) cannot be judged and are kept.
-std::vector<int> FindOutliers(const PenalizedProblem& p, const PenalizedFit& fit, double threshold, double floor_sd) {
-  if (threshold <= 0 || fit.rows - fit.edf < kMinResidualDofForOutliers) return {};
+// least floor_sd), exceeds the threshold. Judged on a fit at least as smooth
+// as kScreeningSmoothing, so that a flexible fit cannot mask an outlier by
+// bending towards it. Rows fitted almost exactly by their own coefficients
+// (leverage near 1) cannot be judged and are kept.
+std::vector<int> FindOutliers(const PenalizedProblem& p, double lambda, double threshold, double floor_sd) {
+  if (threshold <= 0) return {};
+  const PenalizedFit fit = SolvePenalized(p, std::max(lambda, kScreeningSmoothing));
+  if (fit.rows - fit.edf < kMinResidualDofForOutliers) return {};
   std::vector<int> rows;
   std::vector<double> standardized;
   for (Eigen::Index r = 0; r < p.target.size(); ++r) {
@@ -308,8 +380,12 @@ void Summarize(TimeStat& stat, double prior_relative_sd) {
 // the two nearest on the one side (or the only one).
 std::vector<int> NearestMeasured(const std::vector<TimeStat>& stats, int i) {
   std::vector<int> higher, lower;  // by distance from i
-  for (int j = i - 1; j >= 0; --j) if (stats[j].measured()) higher.push_back(j);
-  for (int j = i + 1; j < static_cast<int>(stats.size()); ++j) if (stats[j].measured()) lower.push_back(j);
+  for (int j = i - 1; j >= 0; --j) {
+    if (stats[j].measured()) higher.push_back(j);
+  }
+  for (int j = i + 1; j < static_cast<int>(stats.size()); ++j) {
+    if (stats[j].measured()) lower.push_back(j);
+  }
   if (!higher.empty() && !lower.empty()) return {higher[0], lower[0]};
   std::vector<int>& side = higher.empty() ? lower : higher;
   side.resize(std::min<size_t>(side.size(), 2));
@@ -338,12 +414,23 @@ void FillUnmeasuredTime(const std::vector<int>& clocks_mhz, int i, std::vector<T
 
 std::vector<TimeStat> PooledTimes(const std::vector<int>& clocks_mhz, const std::vector<WindowObservation>& windows,
                                   Instruction ins, double prior_relative_sd) {
+  // Durations from windows that run both instructions at one clock carry no
+  // clock-switch latency (on hardware a computation that follows one at
+  // another clock starts at that clock); windows that switch count only for
+  // clocks no switch-free window measured.
   std::vector<TimeStat> stats(clocks_mhz.size());
-  for (const WindowObservation& w : windows) {
-    if (ins == Instruction::kForward) {
-      AddWindow(stats[w.forward_index], w.forward_count, w.forward_time_s, w.forward_time_sq_s2);
-    } else {
-      AddWindow(stats[w.backward_index], w.backward_count, w.backward_time_s, w.backward_time_sq_s2);
+  std::vector<bool> switch_free_seen(clocks_mhz.size(), false);
+  for (bool switch_free : {true, false}) {
+    for (const WindowObservation& w : windows) {
+      if ((w.forward_index == w.backward_index) != switch_free) continue;
+      const int index = ins == Instruction::kForward ? w.forward_index : w.backward_index;
+      if (!switch_free && switch_free_seen[index]) continue;
+      if (switch_free) switch_free_seen[index] = true;
+      if (ins == Instruction::kForward) {
+        AddWindow(stats[index], w.forward_count, w.forward_time_s, w.forward_time_sq_s2);
+      } else {
+        AddWindow(stats[index], w.backward_count, w.backward_time_s, w.backward_time_sq_s2);
+      }
     }
   }
   for (TimeStat& s : stats) {
@@ -395,40 +482,42 @@ Result<StageEstimate> EstimateStage(const std::vector<int>& clocks_mhz,
   PERSEUS_RETURN_IF_ERROR(ValidateClocks(clocks_mhz));
   PERSEUS_RETURN_IF_ERROR(ValidateWindows(observations, static_cast<int>(clocks_mhz.size())));
   const Layout layout{static_cast<int>(clocks_mhz.size())};
-  const double tau_s = std::max(options.drift_time_constant_s, 0.0);
   const double reference_s = ReferenceTime(observations, options);
-  PenalizedProblem problem = BuildProblem(clocks_mhz, observations, layout, reference_s, tau_s,
-                                          std::max(options.difference_smoothing, 0.0));
+  PenalizedProblem problem =
+      BuildProblem(clocks_mhz, observations, layout, std::max(options.difference_smoothing, 0.0));
   const double floor_sd = options.prior_relative_sd * std::abs(WeightedMeanTarget(problem));
 
-  PenalizedFit fit = Fit(problem, layout, options);
-  const std::vector<int> outliers = FindOutliers(problem, fit, options.outlier_threshold, floor_sd);
+  DriftFit drift = FitDrift(observations, layout, reference_s, options, problem);
+  const std::vector<int> outliers =
+      FindOutliers(problem, drift.fit.lambda, options.outlier_threshold,
+                   std::max(floor_sd, kMinOutlierScale * std::abs(WeightedMeanTarget(problem))));
   if (!outliers.empty()) {
     for (int r : outliers) problem.weights(r) = 0;
-    fit = Fit(problem, layout, options);
+    drift = FitDrift(observations, layout, reference_s, options, problem);
   }
-  double sigma = NoiseSd(fit, floor_sd);
+  double sigma = NoiseSd(drift.fit, floor_sd);
   if (options.blocking_power_prior_w) {
     const double sd_w = options.blocking_power_prior_sd_w;
     problem.prior(layout.Blocking()) = *options.blocking_power_prior_w;
     problem.prior_weight(layout.Blocking()) += sigma * sigma / (sd_w * sd_w);
-    fit = Fit(problem, layout, options);
-    sigma = NoiseSd(fit, floor_sd);
+    drift.fit = Fit(problem, layout, options);
+    sigma = NoiseSd(drift.fit, floor_sd);
   }
+  const PenalizedFit& fit = drift.fit;
   const Eigen::MatrixXd cov = sigma * sigma * fit.inverse;
 
   StageEstimate e;
-  const std::vector<TimeStat> forward = PooledTimes(clocks_mhz, observations, Instruction::kForward,
-                                                    options.prior_relative_sd);
-  const std::vector<TimeStat> backward = PooledTimes(clocks_mhz, observations, Instruction::kBackward,
-                                                     options.prior_relative_sd);
+  const std::vector<TimeStat> forward =
+      PooledTimes(clocks_mhz, observations, Instruction::kForward, options.prior_relative_sd);
+  const std::vector<TimeStat> backward =
+      PooledTimes(clocks_mhz, observations, Instruction::kBackward, options.prior_relative_sd);
   for (int i = 0; i < layout.clocks; ++i) {
     e.clocks.push_back(EstimateClock(i, clocks_mhz, layout, fit.coef, cov, forward[i], backward[i]));
   }
   e.blocking_power_w = fit.coef(layout.Blocking());
   e.blocking_power_se_w = std::sqrt(cov(layout.Blocking(), layout.Blocking()));
-  e.drift_w_per_s = fit.coef(layout.Drift()) / DriftScale(observations, reference_s, tau_s);
-  e.drift_time_constant_s = tau_s;
+  e.drift_per_s = fit.coef(layout.Drift()) * drift.rate_per_coef;
+  e.drift_time_constant_s = drift.tau_s;
   e.reference_time_s = reference_s;
   e.residual_relative_sd = sigma / std::abs(WeightedMeanTarget(problem));
   e.smoothing = fit.lambda;
@@ -441,10 +530,11 @@ Result<StageEstimate> EstimateStage(const std::vector<int>& clocks_mhz,
 
 double PredictWindowEnergyJ(const StageEstimate& e, const WindowObservation& w) {
   const double busy_s = w.forward_time_s + w.backward_time_s;
-  const double drift_w = e.drift_w_per_s * DriftShape(w.mid_time_s, e.reference_time_s, e.drift_time_constant_s);
-  return e.clocks[w.forward_index].forward_power_w * w.forward_time_s +
-         e.clocks[w.backward_index].backward_power_w * w.backward_time_s +
-         e.blocking_power_w * (w.cycle_time_s - busy_s) + drift_w * w.cycle_time_s;
+  const double drift = e.drift_per_s * DriftShape(w.mid_time_s, e.reference_time_s, e.drift_time_constant_s);
+  return (e.clocks[w.forward_index].forward_power_w * w.forward_time_s +
+          e.clocks[w.backward_index].backward_power_w * w.backward_time_s +
+          e.blocking_power_w * (w.cycle_time_s - busy_s)) *
+         (1 + drift);
 }
 
 std::vector<int> ClockIndicesAboveTarget(const StageEstimate& e, double target_relative_se) {

@@ -7,9 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <chrono>
 
 #include "perseus/gpu_model.h"
 #include "profiling/synthetic_windows.h"
@@ -105,7 +105,7 @@ TEST(EstimateStage, RecoversTheTruthExactlyWithoutNoise) {
   const auto windows = SimulateWindows(truth, BaseDesign(8, 38), Noise(0, 1));
   for (int s : {0, 3, 7}) {
     const StageEstimate e = Estimate(truth[s], windows[s]);
-    EXPECT_EQ(e.smoothing, 0) << "noise-free data need no smoothing";
+    EXPECT_LE(e.smoothing, 1e-6) << "noise-free data need (almost) no smoothing";
     EXPECT_TRUE(e.outlier_windows.empty());
     for (size_t i = 0; i < e.clocks.size(); ++i) {
       const ClockEstimate& ce = e.clocks[i];
@@ -116,7 +116,7 @@ TEST(EstimateStage, RecoversTheTruthExactlyWithoutNoise) {
       EXPECT_NEAR(ce.backward_time_s / truth[s].backward_time_s[i], 1, 0.005);
     }
     EXPECT_NEAR(e.blocking_power_w, kBlockingPowerW, 1e-3);
-    EXPECT_NEAR(e.drift_w_per_s, 0, 1e-6);
+    EXPECT_NEAR(e.drift_per_s, 0, 1e-9);
     for (const WindowObservation& w : windows[s]) {
       EXPECT_NEAR(PredictWindowEnergyJ(e, w) / w.energy_j, 1, 1e-7);
     }
@@ -131,7 +131,7 @@ TEST(EstimateStage, GaugeShiftingEnergyBetweenForwardAndBackwardChangesNoPredict
   const StageEstimate e = Estimate(truth[0], windows[0]);
   StageEstimate shifted = e;
   for (ClockEstimate& ce : shifted.clocks) {
-    ce.forward_power_w += 3.0 / ce.forward_time_s;  // 3 J more per forward ...
+    ce.forward_power_w += 3.0 / ce.forward_time_s;    // 3 J more per forward ...
     ce.backward_power_w -= 3.0 / ce.backward_time_s;  // ... and 3 J less per backward
   }
   for (const WindowObservation& w : windows[0]) {
@@ -159,35 +159,40 @@ TEST(EstimateStage, GaugeSetsEqualPowerAtTheHighestClockAndLeavesTotalsExact) {
 }
 
 struct Accuracy {
-  double median = 0, worst = 0, total_median = 0, blocking_error_w = 0;
+  double median = 0, worst = 0, total_median = 0, blocking_error_w = 0, outlier_windows = 0;
 };
 
 // Medians over seeds and stages 0 and 7 of: the median and worst relative
 // error of forward and backward energies, the median error of their sum, and
-// |blocking power error|.
+// |blocking power error|, against the truth as it draws power at the
+// estimate's reference time (drift included).
 Accuracy MeasureAccuracy(const std::vector<StageTruth>& truth, const std::vector<WindowPlan>& design,
                          const SyntheticConditions& conditions, const EstimatorOptions& options, int seeds) {
   std::vector<double> medians, worsts, totals, blocking;
+  double outliers = 0;
   for (int seed = 1; seed <= seeds; ++seed) {
     SyntheticConditions c = conditions;
     c.seed = seed;
     const auto windows = SimulateWindows(truth, design, c);
     for (int s : {0, 7}) {
       const StageEstimate e = Estimate(truth[s], windows[s], options);
-      const Errors err = Summarize(EnergyErrors(e, truth[s]));
+      const StageTruth now = TruthAt(truth[s], e.reference_time_s, c);
+      const Errors err = Summarize(EnergyErrors(e, now));
       medians.push_back(err.median);
       worsts.push_back(err.worst);
-      totals.push_back(Summarize(TotalErrors(e, truth[s])).median);
-      blocking.push_back(std::abs(e.blocking_power_w - truth[s].blocking_power_w));
+      totals.push_back(Summarize(TotalErrors(e, now)).median);
+      blocking.push_back(std::abs(e.blocking_power_w - now.blocking_power_w));
+      outliers += static_cast<double>(e.outlier_windows.size()) / (2 * seeds);
     }
   }
-  return {Median(medians), Median(worsts), Median(totals), Median(blocking)};
+  return {Median(medians), Median(worsts), Median(totals), Median(blocking), outliers};
 }
 
 void Print(const char* what, const Accuracy& a) {
-  std::printf("%-58s energy error median %.2f%%, worst clock %.2f%%, forward+backward median %.2f%%, "
-              "blocking %.1f W\n",
-              what, 100 * a.median, 100 * a.worst, 100 * a.total_median, a.blocking_error_w);
+  std::printf(
+      "%-58s energy error median %.2f%%, worst clock %.2f%%, forward+backward median %.2f%%, "
+      "blocking %.1f W, %.1f outlier windows\n",
+      what, 100 * a.median, 100 * a.worst, 100 * a.total_median, a.blocking_error_w, a.outlier_windows);
 }
 
 // The accuracy figures quoted in docs/design.md: GPT-3-like stages (0 and 7
@@ -196,13 +201,13 @@ void Print(const char* what, const Accuracy& a) {
 TEST(EstimateStage, AccuracyOnAGpt3LikeStage) {
   const std::vector<StageTruth> truth = ModelTruth();
   const std::vector<WindowPlan> design = BaseDesign(8, 38);
-  const Accuracy linear = MeasureAccuracy(truth, design, Realistic(0), EstimatorOptions{}, 20);
-  Print("model profile, 3% noise, drift, linear drift model:", linear);
-  EXPECT_LT(linear.median, 0.015);
-  EXPECT_LT(linear.total_median, 0.015);
-  EstimatorOptions saturating;
-  saturating.drift_time_constant_s = 300;
-  Print("  ... saturating drift model (tau 300 s):", MeasureAccuracy(truth, design, Realistic(0), saturating, 20));
+  const Accuracy base = MeasureAccuracy(truth, design, Realistic(0), {}, 20);
+  Print("model profile, 3% noise, 3% drift (tau 300 s), 88 windows:", base);
+  EXPECT_LT(base.median, 0.02);
+  EXPECT_LT(base.total_median, 0.02);
+  EstimatorOptions linear;
+  linear.drift_time_constant_s = 0;
+  Print("  ... linear drift model only:", MeasureAccuracy(truth, design, Realistic(0), linear, 20));
   EstimatorOptions prior;
   prior.blocking_power_prior_w = kBlockingPowerW;
   prior.blocking_power_prior_sd_w = 5;
@@ -211,11 +216,17 @@ TEST(EstimateStage, AccuracyOnAGpt3LikeStage) {
   EXPECT_LT(with_prior.median, 0.01);
   DesignOptions together;
   together.stagger_stages = false;
-  Print("  ... stages not staggered:", MeasureAccuracy(truth, BaseDesign(8, 38, together), Realistic(0), {}, 20));
+  Print("  ... stages not staggered:", MeasureAccuracy(truth, BaseDesign(8, 38, together), Realistic(0), {}, 10));
   EstimatorOptions no_difference;
   no_difference.difference_smoothing = 0;
   Print("  ... no forward/backward difference penalty:",
-        MeasureAccuracy(truth, design, Realistic(0), no_difference, 20));
+        MeasureAccuracy(truth, design, Realistic(0), no_difference, 10));
+  EstimatorOptions warm;
+  warm.reference_time_s = 2500;  // about the last window's midpoint
+  Print("  ... as at the end (vs the truth then):", MeasureAccuracy(truth, design, Realistic(0), warm, 10));
+  EstimatorOptions cold;
+  cold.reference_time_s = 0;
+  Print("  ... as at the start (vs the cold truth):", MeasureAccuracy(truth, design, Realistic(0), cold, 10));
   for (double sd : {0.01, 0.02, 0.05}) {
     SyntheticConditions c = Realistic(0);
     c.energy_relative_sd = sd;
@@ -241,23 +252,25 @@ TEST(EstimateStage, AccuracyOnTheMeasuredGpt3Profile) {
   Print("  ... no noise (the gauge alone):", MeasureAccuracy(*truth, design, exact, {}, 1));
 }
 
-// Error of forward + backward energy, median over clocks, then over seeds.
-double MedianTotalError(int repeats, double noise_sd, std::optional<double> smoothing, int seeds) {
+// Root mean square relative error of forward + backward energy over clocks and seeds.
+double RmsTotalError(int repeats, int seeds) {
   const std::vector<StageTruth> truth = ModelTruth();
-  std::vector<double> errors;
+  double sum = 0;
+  int n = 0;
   for (int seed = 1; seed <= seeds; ++seed) {
-    const auto windows = SimulateWindows(truth, Repeated(BaseDesign(8, 38), repeats), Noise(noise_sd, seed));
-    EstimatorOptions o;
-    o.smoothing = smoothing;
-    errors.push_back(Summarize(TotalErrors(Estimate(truth[0], windows[0], o), truth[0])).median);
+    const auto windows =
+        SimulateWindows(truth, Repeated(BaseDesign(8, 38), repeats), Noise(0.03, 100 * repeats + seed));
+    for (double err : TotalErrors(Estimate(truth[0], windows[0]), truth[0])) {
+      sum += err * err;
+      ++n;
+    }
   }
-  return Median(errors);
+  return std::sqrt(sum / n);
 }
 
 TEST(EstimateStage, ErrorShrinksAsOneOverSqrtWindows) {
-  const double one = MedianTotalError(1, 0.03, std::nullopt, 20);
-  const double four = MedianTotalError(4, 0.03, std::nullopt, 20);
-  std::printf("forward+backward energy error: %.3f%% with 88 windows, %.3f%% with 352 (ratio %.2f)\n", 100 * one,
+  const double one = RmsTotalError(1, 20), four = RmsTotalError(4, 20);
+  std::printf("forward+backward energy error (rms): %.3f%% with 88 windows, %.3f%% with 352 (ratio %.2f)\n", 100 * one,
               100 * four, four / one);
   EXPECT_GT(four / one, 0.3);
   EXPECT_LT(four / one, 0.7);
@@ -272,12 +285,13 @@ TEST(EstimateStage, StandardErrorsCoverTheTrueErrors) {
     const StageEstimate e = Estimate(truth[0], windows[0]);
     for (size_t i = 0; i < e.clocks.size(); ++i) {
       const ClockEstimate& c = e.clocks[i];
-      const double total_err_j = c.forward_energy_j + c.backward_energy_j - truth[0].ForwardEnergyJ(i) -
-                                 truth[0].BackwardEnergyJ(i);
+      const double total_err_j =
+          c.forward_energy_j + c.backward_energy_j - truth[0].ForwardEnergyJ(i) - truth[0].BackwardEnergyJ(i);
       const double forward_err_j = c.forward_energy_j - truth[0].ForwardEnergyJ(i);
       const double backward_err_j = c.backward_energy_j - truth[0].BackwardEnergyJ(i);
       checks += 3;
-      covered += (std::abs(total_err_j) < 3 * c.total_energy_se_j) + (std::abs(forward_err_j) < 3 * c.forward_energy_se_j) +
+      covered += (std::abs(total_err_j) < 3 * c.total_energy_se_j) +
+                 (std::abs(forward_err_j) < 3 * c.forward_energy_se_j) +
                  (std::abs(backward_err_j) < 3 * c.backward_energy_se_j);
     }
     blocking_covered += std::abs(e.blocking_power_w - kBlockingPowerW) < 3 * e.blocking_power_se_w;
@@ -319,8 +333,10 @@ TEST(EstimateStage, DropsOutlierWindows) {
     c.energy_factors = {{10, 1.5}, {41, 0.6}};
     const auto spoiled = SimulateWindows(truth, BaseDesign(8, 38), c);
     const StageEstimate robust = Estimate(truth[0], spoiled[0]);
-    EXPECT_NE(std::find(robust.outlier_windows.begin(), robust.outlier_windows.end(), 10), robust.outlier_windows.end());
-    EXPECT_NE(std::find(robust.outlier_windows.begin(), robust.outlier_windows.end(), 41), robust.outlier_windows.end());
+    EXPECT_NE(std::find(robust.outlier_windows.begin(), robust.outlier_windows.end(), 10),
+              robust.outlier_windows.end());
+    EXPECT_NE(std::find(robust.outlier_windows.begin(), robust.outlier_windows.end(), 41),
+              robust.outlier_windows.end());
     EXPECT_LE(robust.outlier_windows.size(), 3u);
     EXPECT_TRUE(Estimate(truth[0], clean[0]).outlier_windows.size() <= 1);
     EstimatorOptions keep_all;
@@ -414,7 +430,8 @@ std::string ErrorOf(const std::vector<int>& clocks, const std::vector<WindowObse
 TEST(EstimateStage, ErrorsNameTheWindowAndField) {
   const std::vector<int> clocks = {1410, 1395, 1380};
   EXPECT_EQ(ErrorOf({}, {ValidWindow()}), "no clocks");
-  EXPECT_EQ(ErrorOf({1410, 1410}, {ValidWindow()}), "clocks_mhz must be strictly descending: 1410 MHz follows 1410 MHz");
+  EXPECT_EQ(ErrorOf({1410, 1410}, {ValidWindow()}),
+            "clocks_mhz must be strictly descending: 1410 MHz follows 1410 MHz");
   EXPECT_EQ(ErrorOf({1410, 0}, {ValidWindow()}), "clocks_mhz[1] must be positive, got 0");
   EXPECT_EQ(ErrorOf(clocks, {}), "no windows");
   WindowObservation w = ValidWindow();
@@ -431,7 +448,8 @@ TEST(EstimateStage, ErrorsNameTheWindowAndField) {
   EXPECT_EQ(ErrorOf(clocks, {w}), "window 0: energy_j must be a non-negative number, got -1");
   w = ValidWindow();
   w.backward_time_s = 10.1;
-  EXPECT_EQ(ErrorOf(clocks, {w}), "window 0: forward and backward computations take 12.5 s, more than the cycle time 12 s");
+  EXPECT_EQ(ErrorOf(clocks, {w}),
+            "window 0: forward and backward computations take 12.5 s, more than the cycle time 12 s");
   w = ValidWindow();
   w.forward_count = 0;
   EXPECT_EQ(ErrorOf(clocks, {w}), "window 0: forward_time_s is 2.4 but forward_count is 0");
@@ -465,22 +483,3 @@ TEST(EstimateStage, ProfileRowsAndClocksAboveTarget) {
 
 }  // namespace
 }  // namespace perseus::profiling
-namespace perseus::profiling {
-TEST(Diag, Shrink) {
-  const std::vector<StageTruth> truth = ModelTruth();
-  for (int repeats : {1, 4}) for (double lam : {-1.0, 1.0, 10.0, 100.0, 1000.0}) for (double kappa : {0.0, 10.0}) {
-    std::vector<double> errors, chosen, blk;
-    for (int seed = 1; seed <= 20; ++seed) {
-      const auto windows = SimulateWindows(truth, Repeated(BaseDesign(8, 38), repeats), Noise(0.03, seed));
-      EstimatorOptions o;
-      if (lam > 0) o.smoothing = lam;
-      o.difference_smoothing = kappa;
-      const StageEstimate e = Estimate(truth[0], windows[0], o);
-      errors.push_back(Summarize(TotalErrors(e, truth[0])).median);
-      chosen.push_back(e.smoothing);
-      blk.push_back(e.blocking_power_w - kBlockingPowerW);
-    }
-    std::printf("repeats %d lam %g kappa %g: total %.2f%% chosen %g blk err median %.1f\n", repeats, lam, kappa, 100 * Median(errors), Median(chosen), Median(blk));
-  }
-}
-}

@@ -42,11 +42,6 @@ double CycleTime(const std::vector<double>& busy_s, int microbatches) {
   return ((microbatches - 1) * max_s + sum_s) / microbatches;
 }
 
-double DriftFactor(double t_s, const SyntheticConditions& c) {
-  if (c.drift_tau_s <= 0) return 1 + c.drift_fraction * t_s / 1000;
-  return 1 - c.drift_fraction * std::expm1(-t_s / c.drift_tau_s);
-}
-
 double TrueEnergyJ(const StageTruth& s, const WindowObservation& w) {
   return s.forward_power_w[w.forward_index] * w.forward_time_s +
          s.backward_power_w[w.backward_index] * w.backward_time_s +
@@ -54,6 +49,20 @@ double TrueEnergyJ(const StageTruth& s, const WindowObservation& w) {
 }
 
 }  // namespace
+
+double DriftFactor(double t_s, const SyntheticConditions& c) {
+  if (c.drift_tau_s <= 0) return 1 + c.drift_fraction * t_s / 1000;
+  return 1 - c.drift_fraction * std::expm1(-t_s / c.drift_tau_s);
+}
+
+StageTruth TruthAt(const StageTruth& truth, double t_s, const SyntheticConditions& conditions) {
+  const double f = DriftFactor(t_s, conditions);
+  StageTruth out = truth;
+  for (double& p : out.forward_power_w) p *= f;
+  for (double& p : out.backward_power_w) p *= f;
+  out.blocking_power_w *= f;
+  return out;
+}
 
 Result<std::vector<StageTruth>> TruthFromProfile(const Profile& profile, double blocking_power_w) {
   std::vector<StageTruth> truths;

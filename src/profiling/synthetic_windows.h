@@ -41,6 +41,12 @@ struct SyntheticConditions {
   uint64_t seed = 1;
 };
 
+// The factor by which drift has raised all power at time t_s.
+double DriftFactor(double t_s, const SyntheticConditions& conditions);
+
+// The truth as it draws power at time t_s (all power x DriftFactor).
+StageTruth TruthAt(const StageTruth& truth, double t_s, const SyntheticConditions& conditions);
+
 // The observations of every stage ([stage][window]) when the pipeline runs
 // `plans` in order from time 0. REQUIRES: every plan has one config per stage,
 // valid for that stage's clocks.

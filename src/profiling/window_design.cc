@@ -49,12 +49,18 @@ std::vector<WindowPlan> Staggered(int stages, const std::vector<WindowPlan>& bod
 
 const char* WindowPurposeName(WindowPurpose purpose) {
   switch (purpose) {
-    case WindowPurpose::kReference: return "reference";
-    case WindowPurpose::kDiagonal: return "diagonal";
-    case WindowPurpose::kCross: return "cross";
-    case WindowPurpose::kBlocking: return "blocking";
-    case WindowPurpose::kRepeat: return "repeat";
-    case WindowPurpose::kStaggered: return "staggered";
+    case WindowPurpose::kReference:
+      return "reference";
+    case WindowPurpose::kDiagonal:
+      return "diagonal";
+    case WindowPurpose::kCross:
+      return "cross";
+    case WindowPurpose::kBlocking:
+      return "blocking";
+    case WindowPurpose::kRepeat:
+      return "repeat";
+    case WindowPurpose::kStaggered:
+      return "staggered";
   }
   return "unknown";
 }

@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "runtime/gpu/daemon_gpu.h"
+#include "child_process.h"
 #include "runtime/gpu/fake_nvml/fake_nvml_state.h"
 #include "runtime/gpu/open_gpu.h"
 
@@ -70,27 +71,7 @@ class PerseusdTest : public ::testing::Test {
     args.insert(args.begin(), "perseusd");
     env.push_back("FAKE_NVML_STATE=" + state_);
     env.push_back("FAKE_NVML_GPUS=2");
-    for (char** e = environ; *e != nullptr; ++e) {
-      if (std::strncmp(*e, "FAKE_NVML_", 10) != 0) env.push_back(*e);
-    }
-    // Everything the child needs is built before fork: it only calls async-signal-safe functions.
-    std::vector<char*> argv, envp;
-    for (std::string& a : args) argv.push_back(a.data());
-    for (std::string& e : env) envp.push_back(e.data());
-    argv.push_back(nullptr);
-    envp.push_back(nullptr);
-    int log_fd = open(log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    pid_t parent = getpid();
-    pid_t pid = fork();
-    if (pid == 0) {
-      prctl(PR_SET_PDEATHSIG, SIGKILL);
-      if (getppid() != parent) _exit(126);
-      dup2(log_fd, STDERR_FILENO);
-      execve(PERSEUSD_PATH, argv.data(), envp.data());
-      _exit(127);
-    }
-    close(log_fd);
-    return pid;
+    return e2e::SpawnChild(PERSEUSD_PATH, std::move(args), std::move(env), log_);
   }
 
   // Starts the daemon and waits until it accepts connections.

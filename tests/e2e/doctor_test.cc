@@ -14,6 +14,8 @@
 
 #include <dlfcn.h>
 
+#include "child_process.h"
+
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -309,27 +311,8 @@ class Perseusd {
  public:
   Perseusd(const std::string& socket_path, const std::string& state_path, const std::string& log_path)
       : socket_(socket_path) {
-    std::vector<std::string> args = {"perseusd", "--socket", socket_path, "--nvml-library", FAKE_NVML_PATH};
-    std::vector<std::string> env = {"FAKE_NVML_STATE=" + state_path};
-    for (char** e = environ; *e != nullptr; ++e) {
-      if (std::strncmp(*e, "FAKE_NVML_", 10) != 0) env.push_back(*e);
-    }
-    std::vector<char*> argv, envp;
-    for (std::string& a : args) argv.push_back(a.data());
-    for (std::string& e : env) envp.push_back(e.data());
-    argv.push_back(nullptr);
-    envp.push_back(nullptr);
-    int log_fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    pid_t parent = getpid();
-    pid_ = fork();
-    if (pid_ == 0) {
-      prctl(PR_SET_PDEATHSIG, SIGKILL);
-      if (getppid() != parent) _exit(126);
-      dup2(log_fd, STDERR_FILENO);
-      execve(PERSEUSD_PATH, argv.data(), envp.data());
-      _exit(127);
-    }
-    close(log_fd);
+    pid_ = perseus::e2e::SpawnChild(PERSEUSD_PATH, {"perseusd", "--socket", socket_path, "--nvml-library", FAKE_NVML_PATH},
+                           {"FAKE_NVML_STATE=" + state_path}, log_path);
   }
   ~Perseusd() {
     if (pid_ > 0) {

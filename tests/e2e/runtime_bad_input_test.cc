@@ -77,6 +77,9 @@ TEST_F(RuntimeBadInputTest, EveryKindOfBadInput) {
   ExpectError(Post("/jobs/j/finish", "{}", "wrong"), 401, "header 'Authorization': wrong token");
   ExpectError(Get("/jobs/j/ranks/0/plan?version=x"), 400, "query 'version': expected a non-negative integer, got 'x'");
   EXPECT_EQ(Get("/jobs/j/ranks/0/plan").json()["window"]["forward_clock_mhz"], 1410);
+  // Requests for an unknown job or rank are counted where an operator looks.
+  EXPECT_EQ(Get("/jobs").json()["unknown_rank_requests"], 2);
+  EXPECT_NE(Get("/metrics").body.find("perseus_unknown_rank_requests_total 2\n"), std::string::npos);
 }
 
 }  // namespace

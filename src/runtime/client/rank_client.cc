@@ -92,6 +92,7 @@ void RankClient::AdoptPendingPlan(double now_s) {
     has_pending_.store(false, std::memory_order_relaxed);
   }
   (void)now_s;
+  running_uniform_mhz_.store(current_ ? current_->UniformClockMhz() : -1, std::memory_order_relaxed);
   window_step_ = 0;
   record_.reset();  // an unfinished window is abandoned
   mismatch_warned_ = false;

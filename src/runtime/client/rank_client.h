@@ -197,6 +197,7 @@ class RankClient {
   std::atomic<int64_t> mismatches_{0};
   bool sync_wanted_ = false;
   std::atomic<int64_t> warning_count_{0};
+  std::atomic<int> running_uniform_mhz_{-1};  // the running plan's one clock (-1: several); read by CheckAchievedClock
 
   // Shared with the background thread.
   mutable std::mutex mu_;

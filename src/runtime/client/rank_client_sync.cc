@@ -182,9 +182,13 @@ bool RankClient::SendWindows(ServerApi& api) {
     std::optional<Json> report = WindowReport(r, give_up);
     if (!report) break;
     if (!report->contains("energy_j")) {
-      RaiseWarning("energy_counter", "GPU of rank " + std::to_string(options_.identity.rank) + ": the energy counter did not step within " +
-                   std::to_string(static_cast<int>(kGiveUpOnWindowS)) + " s of a profiling window (" +
-                   meter_->GetStats().last_error + "); the window is reported without energy");
+      const EnergyMeter::Stats m = meter_->GetStats();
+      RaiseWarning("energy_counter",
+                   "GPU of rank " + std::to_string(options_.identity.rank) +
+                       ": the energy counter did not step past a profiling window within " +
+                       std::to_string(static_cast<int>(kGiveUpOnWindowS)) + " s (" + std::to_string(m.steps) +
+                       " steps seen" + (m.last_error.empty() ? "" : ", last read error: " + m.last_error) +
+                       "); the window is reported without energy");
     }
     Result<Json> reply = api.Post(RankPath(options_.identity, "/windows"), *report);
     if (!reply.ok() && !api.reached_server()) {
@@ -267,11 +271,10 @@ void RankClient::CheckAchievedClock() {
   Result<int> achieved = gpu_->AchievedSmClockMhz();
   if (!achieved.ok()) return;
   const int applied = controller_->applied();
-  int uniform_mhz = -1;
+  const int uniform_mhz = running_uniform_mhz_.load(std::memory_order_relaxed);
   {
     std::lock_guard<std::mutex> lock(mu_);
     stats_.achieved_clock_mhz = *achieved;
-    if (pending_) uniform_mhz = pending_->UniformClockMhz();
   }
   // Only a plan with one clock for all computations holds the clock long
   // enough to compare (plans that switch per computation race the sample).

@@ -146,10 +146,14 @@ Result<Job*> JobService::FindJob(const std::string& job_id) {
 
 Result<JobService::LockedRank> JobService::LockRank(const std::string& job_id, int rank) {
   Result<Job*> found = FindJob(job_id);
-  if (!found.ok()) return found.status();
+  if (!found.ok()) {
+    unknown_rank_requests_.fetch_add(1, std::memory_order_relaxed);
+    return found.status();
+  }
   Job& job = **found;
   std::unique_lock<std::mutex> lock(job.mu);
   if (rank < 0 || rank >= job.spec.world_size() || !job.ranks[rank]) {
+    unknown_rank_requests_.fetch_add(1, std::memory_order_relaxed);
     return Status::NotFound("job '" + job_id + "': rank " + std::to_string(rank) + " is not registered");
   }
   return LockedRank{&job, &*job.ranks[rank], std::move(lock)};

@@ -13,6 +13,7 @@
 // Thread safety: thread-safe; one mutex per job.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -76,6 +77,10 @@ class JobService {
   Result<std::string> ProfileCsv(const std::string& job_id);
   Result<Json> FrontierJson(const std::string& job_id);
 
+  // Rank requests (registration, plans, reports) that named a job or rank the
+  // server does not know: a wrong job id or rank in a training job.
+  int64_t UnknownRankRequests() const { return unknown_rank_requests_.load(std::memory_order_relaxed); }
+
   // Blocks until no optimisation is queued or running (tests).
   void WaitForOptimizer();
 
@@ -132,6 +137,7 @@ class JobService {
   Store* store_;
   JsonLog* log_;
   SolverFn solver_;
+  std::atomic<int64_t> unknown_rank_requests_{0};
   std::shared_mutex jobs_mu_;
   std::map<std::string, std::unique_ptr<Job>> jobs_;
 

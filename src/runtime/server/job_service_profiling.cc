@@ -4,6 +4,7 @@
 #include <cmath>
 #include <mutex>
 
+#include "perseus/gpu_model.h"
 #include "profiling/profile_checks.h"
 #include "profiling/window_design.h"
 #include "runtime/server/job_service.h"
@@ -16,12 +17,38 @@ double UnixNowS() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+// The blocking power the built-in GPU model publishes for the stage's GPUs
+// ("NVIDIA A100-SXM4-40GB" is looked up as "A100-SXM4-40GB"), when all of
+// them are one known model.
+std::optional<double> PublishedBlockingPowerW(const std::vector<const RankInfo*>& stage_ranks) {
+  std::optional<double> power;
+  for (const RankInfo* r : stage_ranks) {
+    std::string name = r->gpu_name;
+    if (name.rfind("NVIDIA ", 0) == 0) name = name.substr(7);
+    Result<GpuSpec> spec = FindGpu(name);
+    if (!spec.ok() || spec->blocking_power_w <= 0) return std::nullopt;
+    if (power && *power != spec->blocking_power_w) return std::nullopt;
+    power = spec->blocking_power_w;
+  }
+  return power;
+}
+
 // Powers are reported as of the last window: the GPU is as warm as it will
 // be while the plans run.
-profiling::EstimatorOptions EstimatorOptionsFor(const ProfilingOptions& o,
+// The blocking power is what window totals pin down least (every busy power
+// moves with it), so a known value anchors the fit: the job's declared
+// blocking power (tight), else the published one of the stage's GPU model.
+profiling::EstimatorOptions EstimatorOptionsFor(const JobSpec& spec, const std::vector<const RankInfo*>& stage_ranks,
                                                 const std::vector<profiling::WindowObservation>& observations) {
   profiling::EstimatorOptions e;
-  e.drift_time_constant_s = o.thermal_time_constant_s;
+  if (spec.profiling.thermal_time_constant_s > 0) e.drift_time_constant_s = spec.profiling.thermal_time_constant_s;
+  if (spec.blocking_power_w) {
+    e.blocking_power_prior_w = *spec.blocking_power_w;
+    e.blocking_power_prior_sd_w = 2;
+  } else if (std::optional<double> published = PublishedBlockingPowerW(stage_ranks)) {
+    e.blocking_power_prior_w = *published;
+    e.blocking_power_prior_sd_w = 10;
+  }
   for (const profiling::WindowObservation& w : observations) {
     e.reference_time_s = std::max(e.reference_time_s.value_or(w.mid_time_s), w.mid_time_s);
   }
@@ -69,12 +96,13 @@ void WarnAboutReport(const WindowReport& r, const RankInfo& info, ControlState* 
                        info.pp_rank, info.rank});
   }
   const int64_t computations = r.forward.count + r.backward.count;
-  if (r.late_clocks * 10 > computations) {
+  if (r.late_clocks * 2 > computations) {
     state->AddWarning({"clock_late",
                        "rank " + std::to_string(info.rank) + ": " + std::to_string(r.late_clocks) + " of " +
                            std::to_string(computations) +
-                           " computations began before their clock was applied (slow clock control: NVML or "
-                           "perseusd takes longer than the gap between computations)",
+                           " computations began before the clock control applied their clock (NVML or perseusd "
+                           "takes longer than the gap between computations, so computations start at the previous "
+                           "computation's clock)",
                        info.pp_rank, info.rank});
   }
 }
@@ -116,7 +144,8 @@ Status JobService::FinishProfilingRound(Job& job, ControlState* state, StoreWrit
     const std::vector<profiling::WindowObservation> observations =
         StageObservations(state->profiling, s, by_stage[s], job.window_reports);
     Result<profiling::StageEstimate> e =
-        profiling::EstimateStage(state->profiling.clocks_mhz[s], observations, EstimatorOptionsFor(o, observations));
+        profiling::EstimateStage(state->profiling.clocks_mhz[s], observations,
+                                 EstimatorOptionsFor(job.spec, by_stage[s], observations));
     if (!e.ok()) return e.status().WithContext("stage " + std::to_string(s));
     repeat[s] = profiling::ClockIndicesAboveTarget(*e, o.target_relative_error);
     any_repeat = any_repeat || !repeat[s].empty();

@@ -62,7 +62,10 @@ std::string Describe(const RankInfo& r) {
 
 Result<Reply> JobService::RegisterRank(const std::string& job_id, const Json& body) {
   Result<Job*> found = FindJob(job_id);
-  if (!found.ok()) return found.status();
+  if (!found.ok()) {
+    unknown_rank_requests_.fetch_add(1, std::memory_order_relaxed);
+    return found.status();
+  }
   Job& job = **found;
   std::lock_guard<std::mutex> lock(job.mu);
   Result<RankInfo> info = ParseRank(body, job.spec);

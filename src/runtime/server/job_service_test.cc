@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "runtime/server/test_util.h"
 
 namespace perseus::server {
@@ -201,6 +203,55 @@ TEST_F(JobServiceTest, RestartRestoresEverything) {
   EXPECT_EQ(*service_->JobSummary("j"), before);
   EXPECT_EQ(Plan(*service_, "j", 3), plan_before);
   EXPECT_EQ(*service_->ProfileCsv("j"), *service_->ProfileCsv("j"));
+}
+
+// A profile whose time does not depend on the clock (a CPU-bound job, or a
+// rank bound to another GPU than it names) is flagged, and so are clocks
+// that do not stick and ranks that run another schedule than declared; each
+// warning once, in the summary and in the running plans.
+TEST_F(JobServiceTest, WarnsLoudlyAboutWhatMakesAProfileOrAPlanWrong) {
+  ASSERT_TRUE(service_->RegisterJob(JobBody("j", 1, 2, 4)).ok());
+  for (int r = 0; r < 2; ++r) ASSERT_TRUE(service_->RegisterRank("j", RankBody(r, 0, r)).ok());
+  for (int round = 0; round < 1000 && Phase("j") == "profiling"; ++round) {
+    for (int r = 0; r < 2; ++r) {
+      Json plan = Plan(*service_, "j", r);
+      if (plan["kind"] != "profiling") continue;
+      Json body = testing::WindowBody(r, plan, 4);
+      if (r == 1) {  // stage 1: every computation takes as long at any clock
+        FreqPoint f = testing::SyntheticPoint(1, true, 1410), b = testing::SyntheticPoint(1, false, 1410);
+        body["forward"]["time_s"] = 4 * f.time_s;
+        body["forward"]["time_sq_s2"] = 4 * f.time_s * f.time_s;
+        body["backward"]["time_s"] = 4 * b.time_s;
+        body["backward"]["time_sq_s2"] = 4 * b.time_s * b.time_s;
+        body["cycle_time_s"] = 4 * (f.time_s + b.time_s) + 0.01;
+      }
+      if (r == 0 && body["forward_clock_mhz"] == body["backward_clock_mhz"]) {
+        body["achieved_clock_mhz"] = 780;  // capped
+        body["late_clocks"] = 5;           // of 8 computations: more than half
+      }
+      ASSERT_TRUE(service_->ReportWindow("j", r, body).ok());
+    }
+  }
+  service_->WaitForOptimizer();
+  Json iterations = {{"iterations", {{{"iteration", 1}, {"compute_time_s", 0.5}, {"plan_version", 1},
+                                      {"schedule_mismatches", 3}}}}};
+  ASSERT_TRUE(service_->ReportIterations("j", 1, iterations).ok());
+  iterations["iterations"][0]["iteration"] = 2;
+  ASSERT_TRUE(service_->ReportIterations("j", 1, iterations).ok());
+  std::map<std::string, int> codes;
+  const Json summary = *service_->JobSummary("j");
+  for (const Json& w : summary["warnings"]) {
+    ++codes[w["code"].get<std::string>() + "/" + std::to_string(w["stage"].get<int>()) + "/" +
+            std::to_string(w["rank"].get<int>())];
+  }
+  EXPECT_EQ(codes["clock_has_no_effect/1/-1"], 1) << summary.dump();
+  EXPECT_EQ(codes["clock_has_no_effect/0/-1"], 0);
+  EXPECT_EQ(codes["achieved_clock/0/0"], 1);
+  EXPECT_EQ(codes["clock_late/0/0"], 1);
+  EXPECT_EQ(codes["schedule_mismatch/1/1"], 1);
+  Json plan = Plan(*service_, "j", 0);
+  EXPECT_EQ(plan["kind"], "frontier");
+  EXPECT_EQ(plan["warnings"].size(), summary["warnings"].size());
 }
 
 TEST_F(JobServiceTest, SolverFailureFailsTheJobAndRanksRunAtMax) {

@@ -25,7 +25,7 @@ struct ProfilingOptions {
   double target_relative_error = 0.005;  // per-clock standard error of forward+backward energy
   int max_repeat_rounds = 2;     // rounds of repeat windows for clocks above the target
   double time_budget_s = 1800;   // repeat windows stop when profiling would run past this much job time (0: no limit)
-  double thermal_time_constant_s = 300;  // the estimator's thermal drift model (0: linear drift)
+  double thermal_time_constant_s = 0;  // the estimator's thermal drift time constant (0: chosen from the data)
 };
 
 struct StragglerOptions {

@@ -116,7 +116,11 @@ void AddMetricsRoutes(httplib::Server& server, const RouteContext& ctx) {
   JobService* service = ctx.service;
   server.Get("/metrics", [service](const httplib::Request&, httplib::Response& res) {
     res.status = 200;
-    res.set_content(RenderMetrics(service->AllSummaries()), "text/plain; version=0.0.4");
+    std::string text = RenderMetrics(service->AllSummaries());
+    text += "# HELP perseus_unknown_rank_requests_total Rank requests that named an unknown job or rank.\n"
+            "# TYPE perseus_unknown_rank_requests_total counter\n"
+            "perseus_unknown_rank_requests_total " + std::to_string(service->UnknownRankRequests()) + "\n";
+    res.set_content(text, "text/plain; version=0.0.4");
   });
   server.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { SendJson(res, 200, {{"ok", true}}); });
 }

@@ -100,11 +100,15 @@ Result<Profile> ProfileFromEstimates(const std::vector<profiling::StageEstimate>
   Profile profile;
   for (size_t s = 0; s < stages.size(); ++s) {
     const StageProfile fitted = profiling::ToStageProfile(stages[s]);
+    // A computation draws at least what the GPU draws waiting: a fit below
+    // that (noise; CheckStage raises implausible_power) is raised to it.
+    const double floor_w = std::max(stages[s].blocking_power_w, 1.0);
     StageProfile stage;
     for (Instruction ins : {Instruction::kForward, Instruction::kBackward}) {
       for (size_t i = 0; i < fitted.at(ins).size(); ++i) {
         if (!stages[s].clocks[i].measured) continue;  // only filled in by smoothness
         FreqPoint p = fitted.at(ins)[i];
+        p.energy_j = std::max(p.energy_j, floor_w * p.time_s);
         p.time_s *= chunks;
         p.energy_j *= chunks;
         stage.at(ins).push_back(p);

@@ -34,7 +34,8 @@ std::vector<profiling::WindowObservation> StageObservations(const ProfilingState
                                                             const std::vector<const RankInfo*>& stage_ranks,
                                                             const WindowReportMap& reports);
 
-// The profile of every measured clock. For the interleaved schedule a
+// The profile of every measured clock; an energy below the stage's blocking
+// power times the computation's time is raised to it. For the interleaved schedule a
 // measured instruction is one chunk, so times and energies are multiplied by
 // `chunks` (BuildProblem splits a stage's work evenly again).
 Result<Profile> ProfileFromEstimates(const std::vector<profiling::StageEstimate>& stages, int chunks);

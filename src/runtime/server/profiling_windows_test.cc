@@ -69,13 +69,16 @@ TEST(ProfileFromEstimatesTest, MeasuredClocksOnlyScaledByChunks) {
   c.clock_mhz = 1200;
   c.measured = false;
   e.clocks.push_back(c);
-  e.blocking_power_w = 60;
+  e.blocking_power_w = 5;
   Result<Profile> p = ProfileFromEstimates({e}, 2);
   ASSERT_TRUE(p.ok()) << p.status().ToString();
   ASSERT_EQ(p->stages[0].at(Instruction::kForward).size(), 1u);
   EXPECT_DOUBLE_EQ(p->stages[0].at(Instruction::kForward)[0].time_s, 3.0);
   EXPECT_DOUBLE_EQ(p->stages[0].at(Instruction::kBackward)[0].energy_j, 60.0);
-  EXPECT_DOUBLE_EQ(MedianBlockingPowerW({e}), 60);
+  EXPECT_DOUBLE_EQ(MedianBlockingPowerW({e}), 5);
+  // A fit below the blocking power (noise) is raised to it.
+  e.blocking_power_w = 20;  // forward: 10 J in 1.5 s is 6.7 W
+  EXPECT_DOUBLE_EQ(ProfileFromEstimates({e}, 1)->stages[0].at(Instruction::kForward)[0].energy_j, 30.0);
   e.clocks[0].measured = false;
   EXPECT_EQ(ProfileFromEstimates({e}, 1).status().code(), Status::Code::kInternal);
 }

@@ -14,9 +14,9 @@ void AddJobRoutes(httplib::Server& server, const RouteContext& ctx) {
     Json jobs = Json::array();
     for (Json& j : service->AllSummaries()) {
       jobs.push_back({{"id", j["id"]}, {"phase", j["phase"]}, {"ranks_registered", j["ranks_registered"]},
-                      {"world_size", j["world_size"]}});
+                      {"world_size", j["world_size"]}, {"warnings", j["warnings"]}});
     }
-    SendJson(res, 200, {{"jobs", jobs}});
+    SendJson(res, 200, {{"jobs", jobs}, {"unknown_rank_requests", service->UnknownRankRequests()}});
   });
   server.Get(R"(/jobs/([^/]+))", [service](const httplib::Request& req, httplib::Response& res) {
     Result<Json> summary = service->JobSummary(req.matches[1]);
