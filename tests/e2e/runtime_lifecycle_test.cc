@@ -20,7 +20,7 @@ constexpr char kJob[] = "gpt-e2e";
 Json JobBody(const ClusterShape& shape) {
   return {{"id", kJob}, {"dp", shape.dp}, {"pp", shape.pp}, {"tp", shape.tp},
           {"microbatches", shape.microbatches}, {"schedule", "1f1b"},
-          {"profiling", {{"iterations_per_clock", 2}, {"clock_stride", 5}}}};
+          {"profiling", {{"window_iterations", 2}, {"clock_stride", 10}}}};
 }
 
 Json Job(const ServerProcess& server) { return HttpGet(server.url(), std::string("/jobs/") + kJob).json(); }

@@ -22,7 +22,7 @@ TEST(RuntimeRestartTest, SigkilledServerRestartsOnTheSameDatabaseAndTheJobContin
   ServerProcess server(PerseusBinary(), TempPath("restart.db"), {});
   ASSERT_TRUE(server.Start());
   Json body = {{"id", kJob}, {"dp", shape.dp}, {"pp", shape.pp}, {"tp", shape.tp},
-               {"microbatches", shape.microbatches}, {"profiling", {{"iterations_per_clock", 2}, {"clock_stride", 5}}}};
+               {"microbatches", shape.microbatches}, {"profiling", {{"window_iterations", 2}, {"clock_stride", 10}}}};
   ASSERT_EQ(HttpSend("POST", server.url(), "/jobs", body.dump(), "").status, 201);
   ClusterOptions options;
   options.server_url = server.url();

@@ -24,7 +24,7 @@ struct ProfilingOptions {
   int reference_every = 6;       // a window at the highest clocks every n windows (thermal drift anchor)
   double target_relative_error = 0.005;  // per-clock standard error of forward+backward energy
   int max_repeat_rounds = 2;     // rounds of repeat windows for clocks above the target
-  double time_budget_s = 1800;   // repeat windows stop when profiling would run past this much job time (0: no limit)
+  double time_budget_s = 1500;   // repeat windows stop when profiling would run past this much job time (0: no limit)
   double thermal_time_constant_s = 0;  // the estimator's thermal drift time constant (0: chosen from the data)
 };
 
