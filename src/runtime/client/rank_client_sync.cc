@@ -196,7 +196,12 @@ bool RankClient::SendWindows(ServerApi& api) {
       break;
     }
     // A report for a window the job already left (409) is expected: drop it quietly.
-    if (!reply.ok() && reply.status().code() != Status::Code::kUnavailable) NoteError(reply.status());
+    if (!reply.ok() && reply.status().code() != Status::Code::kUnavailable) {
+      NoteError(reply.status());
+      RaiseWarning("window_refused", "rank " + std::to_string(options_.identity.rank) +
+                                         ": the server refused a profiling window's report (" +
+                                         reply.status().message() + "); profiling waits for every rank's report");
+    }
     if (reply.ok()) {
       std::lock_guard<std::mutex> lock(mu_);
       ++stats_.windows_sent;

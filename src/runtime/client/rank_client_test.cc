@@ -25,23 +25,31 @@ struct SimRank {
   std::unique_ptr<RankClient> client;
   std::vector<Computation> order;
   std::vector<int> last_clocks;  // the clock each computation of the last step ran at
+  bool framework = false;        // report durations as a framework would (x0.9, to tell them apart)
+  int64_t iteration = 0, sync_wanted = 0;
 
   void Settle() {
     for (int i = 0; i < 20000 && !client->ClockSettled(); ++i) std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
   void Step() {
+    if (client->SyncWantedAtNextStep()) ++sync_wanted;
     client->OnStepBegin();
     last_clocks.clear();
+    std::vector<double> durations;
     for (const Computation& c : order) {
       Settle();
       client->OnInstructionBegin(c.instruction);
       KernelWork work{c.instruction == Instruction::kForward ? 0.01 : 0.02, 0.8, 300};
       last_clocks.push_back(gpu->CurrentSmClockMhz());
-      now_s = now_s + gpu->Run(work).time_s;
+      const double time_s = gpu->Run(work).time_s;
+      now_s = now_s + time_s;
+      durations.push_back(0.9 * time_s);
       client->OnInstructionEnd(c.instruction);
       now_s = now_s + 0.002;
     }
     client->OnStepEnd();
+    if (framework) client->RecordDurations(iteration, durations);
+    ++iteration;
   }
 };
 
@@ -63,6 +71,7 @@ class RankClientTest : public ::testing::Test {
     serve_.join();
     http_.reset();
   }
+  virtual bool Framework() const { return false; }
   void SetUp() override {
     db_ = server::testing::TempDbPath("rank_client");
     store_ = server::Store::Open(db_, false).value();
@@ -83,6 +92,8 @@ class RankClientTest : public ::testing::Test {
       o.retry_interval_ms = 50;
       o.restore_on_signal = false;
       o.now_s = [raw] { return raw->now_s.load(); };
+      o.framework_durations = Framework();
+      rank->framework = Framework();
       rank->client = RankClient::Create(o, rank->gpu).value();
       rank->order = schedule->per_stage[r % 2];
       ranks_.push_back(std::move(rank));
@@ -153,6 +164,28 @@ TEST_F(RankClientTest, ProfilesRunsThePlanAndSurvivesTheServerGoingAway) {
   EXPECT_TRUE(ranks_[0]->client->Stats().connected);
   EXPECT_EQ(ranks_[2]->client->Stats().plan_index, 0);  // the straggler's own pipeline stays fastest
   EXPECT_GT(ranks_[0]->client->Stats().iterations_sent, 0);
+}
+
+// Durations measured by the framework (CUDA events on a real GPU) replace
+// the hooks' timestamps in the window reports, and the client asks for a
+// device synchronisation only at window boundaries.
+class RankClientFrameworkTest : public RankClientTest {
+ protected:
+  bool Framework() const override { return true; }
+};
+
+TEST_F(RankClientFrameworkTest, WindowsReportTheFrameworksDurations) {
+  ASSERT_TRUE(RunUntil([&] { return Phase() == "running"; }))
+      << (*service_->JobSummary("job")).dump() << " " << ranks_[0]->client->Stats().last_error << " windows sent "
+      << ranks_[0]->client->Stats().windows_sent;
+  Result<Profile> profile = ParseProfileCsv(*service_->ProfileCsv("job"), "profile", 2);
+  ASSERT_TRUE(profile.ok());
+  const FreqPoint& fastest = profile->stages[0].at(Instruction::kForward).front();
+  EXPECT_EQ(fastest.freq_mhz, 1410);
+  EXPECT_NEAR(fastest.time_s, 0.9 * 0.01, 1e-6);  // the framework's durations, not the hooks' 0.01 s
+  const SimRank& r = *ranks_[0];
+  EXPECT_GT(r.sync_wanted, 0);
+  EXPECT_LT(r.sync_wanted * 2, r.iteration);  // window boundaries only
 }
 
 TEST_F(RankClientTest, ClosingUnlocksTheClock) {
