@@ -118,7 +118,7 @@ class PyRankClient {
     d["plans_received"] = s.plans_received;
     d["iterations"] = s.iterations;
     d["schedule_mismatches"] = s.schedule_mismatches;
-    d["measurements_sent"] = s.measurements_sent;
+    d["measurements_sent"] = s.windows_sent;  // the name before windowed profiling
     d["iterations_sent"] = s.iterations_sent;
     d["clock_changes"] = s.clock_changes;
     d["requested_clock_mhz"] = s.requested_clock_mhz;

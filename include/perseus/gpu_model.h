@@ -38,7 +38,8 @@ struct GpuSpec {
   DvfsCurve dvfs;                 // shape of the V/f and power curve; defaults are the A100 fit
 };
 
-// Looks a GPU up by full name or alias ("a100", "h100"), case-insensitive.
+// Looks a GPU up by full name or alias ("a100", "h100"), case-insensitive; an
+// NVML product name ("NVIDIA A100-SXM4-40GB") finds its model too.
 Result<GpuSpec> FindGpu(const std::string& name);
 std::vector<std::string> GpuNames();
 

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "cli/doctor_estimates.h"
+#include "common/stats.h"
 #include "runtime/gpu/daemon_gpu.h"
 #include "runtime/gpu/nvml_gpu.h"
 

@@ -5,13 +5,9 @@
 #include <cstdio>
 #include <string>
 
-namespace perseus::cli {
+#include "common/stats.h"
 
-double Median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  size_t n = values.size();
-  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
+namespace perseus::cli {
 
 Result<CounterEstimate> EstimateCounter(const std::vector<EnergySample>& samples) {
   if (samples.size() < 2) {

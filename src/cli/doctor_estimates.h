@@ -54,7 +54,4 @@ struct ClockSample {
 // that shows `target_mhz`; nullopt when none does.
 std::optional<double> FindClockSettleTime(const std::vector<ClockSample>& samples, double start_s, int target_mhz);
 
-// The median (mean of the middle two for an even count). REQUIRES: non-empty.
-double Median(std::vector<double> values);
-
 }  // namespace perseus::cli

@@ -8,6 +8,8 @@
 #include <cmath>
 #include <random>
 
+#include "common/stats.h"
+
 namespace perseus::cli {
 namespace {
 

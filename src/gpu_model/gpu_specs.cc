@@ -68,7 +68,8 @@ std::string KnownGpuList() {
 }  // namespace
 
 Result<GpuSpec> FindGpu(const std::string& name) {
-  const std::string want = Lower(name);
+  std::string want = Lower(name);
+  if (want.rfind("nvidia ", 0) == 0) want = want.substr(7);  // NVML's product names
   for (const KnownGpu& k : kKnownGpus) {
     if (want == Lower(k.name) || want == k.alias) return ToSpec(k);
   }

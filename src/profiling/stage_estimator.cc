@@ -312,7 +312,9 @@ DriftFit FitDrift(const std::vector<WindowObservation>& windows, const Layout& l
   return best;
 }
 
-double Median(std::vector<double> v) {
+// The upper median (the middle value, the higher of two for an even count),
+// as the robust scale of the outlier screen was tuned with.
+double UpperMedian(std::vector<double> v) {
   std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
   return v[v.size() / 2];
 }
@@ -334,7 +336,7 @@ std::vector<int> FindOutliers(const PenalizedProblem& p, double lambda, double t
     standardized.push_back(std::abs(std::sqrt(p.weights(r)) * fit.residual(r) / std::sqrt(1 - fit.leverage(r))));
   }
   if (rows.empty()) return {};
-  const double scale = std::max(1.4826 * Median(standardized), floor_sd);
+  const double scale = std::max(1.4826 * UpperMedian(standardized), floor_sd);
   std::vector<int> outliers;
   for (size_t k = 0; k < rows.size(); ++k) {
     if (standardized[k] > threshold * scale) outliers.push_back(rows[k]);

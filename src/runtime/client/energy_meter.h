@@ -16,7 +16,6 @@
 // Thread safety: thread-safe.
 #pragma once
 
-#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>

@@ -84,37 +84,40 @@ std::shared_ptr<const RankPlan> RankClient::current_plan() const {
   return pending_;
 }
 
-void RankClient::AdoptPendingPlan(double now_s) {
+void RankClient::AdoptPendingPlan() {
   if (!has_pending_.load(std::memory_order_acquire)) return;
   {
     std::lock_guard<std::mutex> lock(mu_);
     current_ = pending_;
     has_pending_.store(false, std::memory_order_relaxed);
   }
-  (void)now_s;
   running_uniform_mhz_.store(current_ ? current_->UniformClockMhz() : -1, std::memory_order_relaxed);
   window_step_ = 0;
   record_.reset();  // an unfinished window is abandoned
   mismatch_warned_ = false;
 }
 
-// Opens the window record at the first measured step and hands it over at
-// the step after the last one (whose begin closes the last cycle).
+// The begin of the step after a window's last measured one closes its last
+// cycle: the record goes to the background thread (before any new plan).
+void RankClient::CloseFinishedWindow(double now_s) {
+  if (!record_ || window_step_ != record_->window.warmup_iterations + record_->window.iterations) return;
+  record_->step_begin_s.push_back(now_s);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stats_.profiling_window = record_->window.id;
+    windows_out_.push_back(std::move(*record_));
+  }
+  record_.reset();
+  cv_.notify_one();
+}
+
+// Counts the step in the profiling window and opens or extends its record
+// for the measured steps.
 void RankClient::BeginWindowStep(double now_s) {
   const bool profiling = current_ && current_->kind == PlanKind::kProfiling;
   if (!profiling) return;
   const ProfilingWindow& w = current_->window;
   const int k = window_step_++;
-  if (record_ && k == w.warmup_iterations + w.iterations) {
-    record_->step_begin_s.push_back(now_s);
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      windows_out_.push_back(std::move(*record_));
-      stats_.profiling_window = w.id;
-    }
-    record_.reset();
-    cv_.notify_one();
-  }
   if (k >= w.warmup_iterations && k < w.warmup_iterations + w.iterations) {
     if (!record_) {
       record_.emplace();
@@ -128,12 +131,8 @@ void RankClient::BeginWindowStep(double now_s) {
 
 void RankClient::OnStepBegin() {
   const double now_s = Now();
-  if (record_ && has_pending_.load(std::memory_order_acquire)) {
-    // Close a finished window before switching plans: this begin ends its last cycle.
-    const ProfilingWindow& w = current_->window;
-    if (window_step_ == w.warmup_iterations + w.iterations) BeginWindowStep(now_s);
-  }
-  AdoptPendingPlan(now_s);
+  CloseFinishedWindow(now_s);
+  AdoptPendingPlan();
   cursor_ = 0;
   step_mismatches_ = 0;
   step_start_s_ = now_s;

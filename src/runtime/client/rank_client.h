@@ -80,7 +80,6 @@ struct RankClientStats {
   int64_t plans_received = 0;
   int64_t iterations = 0;
   int64_t schedule_mismatches = 0;  // hooks that did not match the plan's next computation
-  int64_t measurements_sent = 0;
   int64_t iterations_sent = 0;
   int64_t clock_changes = 0;
   int requested_clock_mhz = -1;
@@ -162,7 +161,8 @@ class RankClient {
   RankClient(RankClientOptions options, std::shared_ptr<runtime::GpuControl> gpu, std::vector<int> clocks);
   double Now() const { return now_s_(); }
   // Training thread: the window bookkeeping of OnStepBegin / OnStepEnd.
-  void AdoptPendingPlan(double now_s);
+  void AdoptPendingPlan();
+  void CloseFinishedWindow(double now_s);
   void BeginWindowStep(double now_s);
   void NoteMismatch(Instruction expected, Instruction got);
   // Raises `message` unless a warning with `key` was raised before.

@@ -303,7 +303,6 @@ RankClientStats RankClient::Stats() const {
   s.requested_clock_mhz = controller_->requested();
   s.applied_clock_mhz = controller_->applied();
   s.warnings = warning_count_.load(std::memory_order_relaxed);
-  s.measurements_sent = s.windows_sent;
   if (s.last_error.empty() && controller_->errors() > 0) s.last_error = controller_->last_error();
   return s;
 }

@@ -126,7 +126,7 @@ class RankClientTest : public ::testing::Test {
 TEST_F(RankClientTest, ProfilesRunsThePlanAndSurvivesTheServerGoingAway) {
   ASSERT_TRUE(RunUntil([&] { return Phase() == "running"; }))
       << (*service_->JobSummary("job")).dump() << " " << ranks_[0]->client->Stats().last_error << " "
-      << ranks_[0]->client->Stats().plan_kind << " " << ranks_[0]->client->Stats().measurements_sent;
+      << ranks_[0]->client->Stats().plan_kind << " " << ranks_[0]->client->Stats().windows_sent;
   // Every rank ends up running its stage's fastest frontier plan, clock by clock.
   ASSERT_TRUE(RunUntil([&] {
     for (auto& r : ranks_) {

@@ -17,15 +17,12 @@ double UnixNowS() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-// The blocking power the built-in GPU model publishes for the stage's GPUs
-// ("NVIDIA A100-SXM4-40GB" is looked up as "A100-SXM4-40GB"), when all of
-// them are one known model.
+// The blocking power the built-in GPU model publishes for the stage's GPUs,
+// when all of them are one known model.
 std::optional<double> PublishedBlockingPowerW(const std::vector<const RankInfo*>& stage_ranks) {
   std::optional<double> power;
   for (const RankInfo* r : stage_ranks) {
-    std::string name = r->gpu_name;
-    if (name.rfind("NVIDIA ", 0) == 0) name = name.substr(7);
-    Result<GpuSpec> spec = FindGpu(name);
+    Result<GpuSpec> spec = FindGpu(r->gpu_name);
     if (!spec.ok() || spec->blocking_power_w <= 0) return std::nullopt;
     if (power && *power != spec->blocking_power_w) return std::nullopt;
     power = spec->blocking_power_w;
@@ -34,10 +31,10 @@ std::optional<double> PublishedBlockingPowerW(const std::vector<const RankInfo*>
 }
 
 // Powers are reported as of the last window: the GPU is as warm as it will
-// be while the plans run.
-// The blocking power is what window totals pin down least (every busy power
-// moves with it), so a known value anchors the fit: the job's declared
-// blocking power (tight), else the published one of the stage's GPU model.
+// be while the plans run. The blocking power is what window totals pin down
+// least (every busy power moves with it), so a known value anchors the fit:
+// the job's declared blocking power (tight), else the published one of the
+// stage's GPU model.
 profiling::EstimatorOptions EstimatorOptionsFor(const JobSpec& spec, const std::vector<const RankInfo*>& stage_ranks,
                                                 const std::vector<profiling::WindowObservation>& observations) {
   profiling::EstimatorOptions e;
@@ -67,18 +64,18 @@ void AppendWindows(const std::vector<profiling::WindowPlan>& plans, ProfilingSta
 // Checks one rank's report against the window it claims and its stage's clocks.
 Status CheckReportFits(const WindowReport& r, const ProfilingState& p, const RankInfo& info) {
   auto [f, b] = p.windows[r.window].stages[info.pp_rank];
-  const int forward_mhz = p.clocks_mhz[info.pp_rank][f], backward_mhz = p.clocks_mhz[info.pp_rank][b];
-  if (r.forward_clock_mhz != forward_mhz) {
-    return FieldError("forward_clock_mhz", "window " + std::to_string(r.window) + " runs stage " +
-                                               std::to_string(info.pp_rank) + "'s forwards at " +
-                                               std::to_string(forward_mhz) + " MHz, not " +
-                                               std::to_string(r.forward_clock_mhz));
-  }
-  if (r.backward_clock_mhz != backward_mhz) {
-    return FieldError("backward_clock_mhz", "window " + std::to_string(r.window) + " runs stage " +
-                                                std::to_string(info.pp_rank) + "'s backwards at " +
-                                                std::to_string(backward_mhz) + " MHz, not " +
-                                                std::to_string(r.backward_clock_mhz));
+  const std::vector<int>& clocks = p.clocks_mhz[info.pp_rank];
+  const struct {
+    const char* field;
+    const char* what;
+    int want_mhz, got_mhz;
+  } checks[] = {{"forward_clock_mhz", "forwards", clocks[f], r.forward_clock_mhz},
+                {"backward_clock_mhz", "backwards", clocks[b], r.backward_clock_mhz}};
+  for (const auto& c : checks) {
+    if (c.got_mhz == c.want_mhz) continue;
+    return FieldError(c.field, "window " + std::to_string(r.window) + " runs stage " + std::to_string(info.pp_rank) +
+                                   "'s " + c.what + " at " + std::to_string(c.want_mhz) + " MHz, not " +
+                                   std::to_string(c.got_mhz));
   }
   return Status::Ok();
 }

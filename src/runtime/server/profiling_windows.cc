@@ -130,10 +130,6 @@ double MedianBlockingPowerW(const std::vector<profiling::StageEstimate>& stages)
   return p[p.size() / 2];
 }
 
-}  // namespace perseus::server
-
-namespace perseus::server {
-
 double ProfilingJobTimeS(const ProfilingState& state, const WindowReportMap& reports, const ProfilingOptions& options) {
   double total_s = 0;
   for (int w = 0; w < state.current && w < static_cast<int>(state.windows.size()); ++w) {

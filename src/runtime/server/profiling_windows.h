@@ -45,7 +45,7 @@ Result<Profile> ProfileFromEstimates(const std::vector<profiling::StageEstimate>
 // one iteration for the switch.
 double ProfilingJobTimeS(const ProfilingState& state, const WindowReportMap& reports, const ProfilingOptions& options);
 
-// Blocking power per GPU: the median of the stages' estimates.
+// Blocking power per GPU: the median of the stages' estimates (the upper one of an even count).
 double MedianBlockingPowerW(const std::vector<profiling::StageEstimate>& stages);
 
 }  // namespace perseus::server

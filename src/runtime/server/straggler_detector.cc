@@ -5,16 +5,6 @@
 
 namespace perseus::server {
 
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  size_t mid = v.size() / 2;
-  std::nth_element(v.begin(), v.begin() + mid, v.end());
-  double hi = v[mid];
-  if (v.size() % 2 == 1) return hi;
-  double lo = *std::max_element(v.begin(), v.begin() + mid);
-  return (lo + hi) / 2;
-}
-
 std::vector<std::optional<double>> EstimateSlowdowns(const std::vector<PipelineSamples>& pipelines, int window) {
   std::vector<std::optional<double>> ratio(pipelines.size());
   for (size_t p = 0; p < pipelines.size(); ++p) {

@@ -13,6 +13,7 @@
 #include <optional>
 #include <vector>
 
+#include "common/stats.h"
 #include "runtime/server/job_spec.h"
 #include "runtime/server/job_state.h"
 
@@ -32,7 +33,5 @@ std::vector<std::optional<double>> EstimateSlowdowns(const std::vector<PipelineS
 std::vector<Straggler> UpdateDetectedStragglers(const std::vector<Straggler>& current,
                                                 const std::vector<std::optional<double>>& slowdowns,
                                                 const StragglerOptions& options, bool* changed);
-
-double Median(std::vector<double> values);
 
 }  // namespace perseus::server
