@@ -235,7 +235,8 @@ def launch(args):
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--server", default="http://127.0.0.1:7787")
-    p.add_argument("--token", default="")
+    p.add_argument("--token", default=os.environ.get("PERSEUS_TOKEN", ""),
+                   help="server token (default: $PERSEUS_TOKEN; prefer the variable, a flag shows in the process list)")
     p.add_argument("--job", default="torch-%d" % int(time.time()))
     p.add_argument("--dp", type=int, default=2)
     p.add_argument("--pp", type=int, default=2)

@@ -19,6 +19,7 @@ docs/integration.md). Problems (a wrong job id, a loop that runs another order
 than the declared schedule, ...) are raised as perseus.PerseusWarning.
 """
 import argparse
+import os
 import threading
 import time
 
@@ -59,7 +60,8 @@ def run_rank(args, rank, dp_rank, pp_rank, stop, report):
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--server", default="http://127.0.0.1:7787")
-    p.add_argument("--token", default="")
+    p.add_argument("--token", default=os.environ.get("PERSEUS_TOKEN", ""),
+                   help="server token (default: $PERSEUS_TOKEN; prefer the variable, a flag shows in the process list)")
     p.add_argument("--job", default="demo-%d" % int(time.time()))
     p.add_argument("--dp", type=int, default=2)
     p.add_argument("--pp", type=int, default=2)

@@ -120,6 +120,7 @@ class PyRankClient {
     d["schedule_mismatches"] = s.schedule_mismatches;
     d["measurements_sent"] = s.windows_sent;  // the name before windowed profiling
     d["iterations_sent"] = s.iterations_sent;
+    d["iterations_dropped"] = s.iterations_dropped;
     d["clock_changes"] = s.clock_changes;
     d["requested_clock_mhz"] = s.requested_clock_mhz;
     d["applied_clock_mhz"] = s.applied_clock_mhz;

@@ -26,7 +26,11 @@ int Fail(const std::string& message) {
 }
 
 Result<std::string> LoadToken(const ServeArgs& args) {
-  if (!args.token.empty()) return args.token;
+  if (!args.token.empty()) {
+    return Status::InvalidArgument(
+        "--token: a secret on the command line is visible to every user in /proc/PID/cmdline; use --token-file FILE "
+        "or $PERSEUS_TOKEN");
+  }
   if (!args.token_file.empty()) {
     Result<std::string> text = ReadFile(args.token_file);
     if (!text.ok()) return text.status();
@@ -58,7 +62,11 @@ int RunServe(const ServeArgs& args) {
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-  Result<std::unique_ptr<server::JobService>> service = server::JobService::Create(store->get(), &log);
+  server::ServiceLimits limits;
+  limits.max_jobs = args.max_jobs;
+  limits.job_expiry_s = args.job_expiry_s;
+  Result<std::unique_ptr<server::JobService>> service =
+      server::JobService::Create(store->get(), &log, nullptr, {}, limits);
   if (!service.ok()) return Fail(args.db + ": " + service.status().message());
   server::ServerOptions options;
   options.host = args.host;
@@ -66,6 +74,8 @@ int RunServe(const ServeArgs& args) {
   options.token = *token;
   options.max_body_bytes = args.max_body_bytes;
   options.threads = args.threads;
+  options.idle_timeout_s = args.idle_timeout_s;
+  options.allowed_hosts = args.allowed_hosts;
   options.log_all_requests = args.log_requests;
   server::HttpServer http(service->get(), &log, options);
   Result<int> port = http.Bind();
@@ -95,10 +105,26 @@ void RegisterServeCommand(CLI::App& app) {
   cmd->add_option("--db", args->db, "SQLite database (created if missing)")->capture_default_str();
   cmd->add_option("--host", args->host, "Address to listen on")->capture_default_str();
   cmd->add_option("--port", args->port, "TCP port (0: any free port)")->capture_default_str()->check(CLI::Range(0, 65535));
-  cmd->add_option("--token", args->token, "Bearer token required on mutating requests (or $PERSEUS_TOKEN)");
-  cmd->add_option("--token-file", args->token_file, "File holding the bearer token");
+  cmd->add_option("--token", args->token, "Refused: use --token-file or $PERSEUS_TOKEN (kept to say so)");
+  cmd->add_option("--token-file", args->token_file,
+                  "File holding the bearer token required on mutating requests (else $PERSEUS_TOKEN; none: no auth)");
   cmd->add_option("--max-body-bytes", args->max_body_bytes, "Largest request body accepted")->capture_default_str();
-  cmd->add_option("--threads", args->threads, "Connections served at once")->capture_default_str()->check(CLI::Range(1, 4096));
+  cmd->add_option("--threads", args->threads, "Connections served at once (each rank keeps one open)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 16384));
+  cmd->add_option("--idle-timeout-s", args->idle_timeout_s,
+                  "Close a connection idle, or stalled in a read or write, this long")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 3600));
+  cmd->add_option("--allowed-host", args->allowed_hosts,
+                  "A Host name clients use to reach the server (repeatable; loopback names are always accepted "
+                  "when listening on loopback)");
+  cmd->add_option("--max-jobs", args->max_jobs, "Jobs the server holds at most")->capture_default_str()->check(
+      CLI::Range(1, 1000000));
+  cmd->add_option("--job-expiry-s", args->job_expiry_s,
+                  "Delete a job no rank reached for this long (0: never)")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
   cmd->add_option("--log-file", args->log_file, "Append JSON-lines logs here instead of stderr");
   cmd->add_flag("--log-requests", args->log_requests, "Also log successful read requests");
   cmd->add_flag("--full-sync", args->full_sync, "fsync every commit (survive power loss)");

@@ -9,7 +9,9 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 namespace CLI {
 class App;
@@ -21,10 +23,14 @@ struct ServeArgs {
   std::string db = "perseus.db";
   std::string host = "127.0.0.1";
   int port = 7787;  // 0: any free port (see port_file)
-  std::string token;       // also from --token-file or $PERSEUS_TOKEN
-  std::string token_file;
+  std::string token;       // refused: a secret on the command line is visible to every user
+  std::string token_file;  // else $PERSEUS_TOKEN
   size_t max_body_bytes = 1 << 20;
   int threads = 256;
+  int idle_timeout_s = 5;
+  std::vector<std::string> allowed_hosts;
+  int max_jobs = 1000;
+  int64_t job_expiry_s = 7 * 86400;
   std::string log_file;    // empty: stderr
   bool log_requests = false;
   bool full_sync = false;  // fsync every commit (survives power loss, slower)

@@ -61,6 +61,10 @@ std::string FormatJobList(const Json& reply) {
              j.value("warnings", Json::array()).size());
     }
   }
+  for (const Json& q : reply.value("quarantined", Json::array())) {
+    Append(out, "warning: job %s is quarantined: %s (DELETE /jobs/%s removes it)\n", q["id"].get<std::string>().c_str(),
+           q["error"].get<std::string>().c_str(), q["id"].get<std::string>().c_str());
+  }
   const int64_t unknown = reply.value("unknown_rank_requests", int64_t{0});
   if (unknown > 0) {
     Append(out, "warning: %lld rank requests named a job or rank this server does not know (a wrong job id or rank "

@@ -71,8 +71,12 @@ TEST(StatusCommand, ShowsTheProfilingWindowAndWarnings) {
 TEST(StatusCommand, JobListCountsWarningsAndUnknownRankRequests) {
   Json reply = {{"jobs", Json::array({{{"id", "gpt"}, {"phase", "running"}, {"ranks_registered", 8}, {"world_size", 8},
                                        {"warnings", Json::array({Json::object()})}}})},
-                {"unknown_rank_requests", 3}};
+                {"unknown_rank_requests", 3},
+                {"quarantined", Json::array({{{"id", "old"}, {"error", "stored rank 3 does not fit the job"}}})}};
   std::string text = FormatJobList(reply);
+  EXPECT_NE(text.find("warning: job old is quarantined: stored rank 3 does not fit the job (DELETE /jobs/old"),
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("gpt                      running      8/8      1"), std::string::npos) << text;
   EXPECT_NE(text.find("warning: 3 rank requests named a job or rank this server does not know"), std::string::npos)
       << text;

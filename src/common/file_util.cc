@@ -1,24 +1,48 @@
 // File reading and atomic writing.
 #include "common/file_util.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 namespace perseus {
 
-Result<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::IoError(path + ": " + std::strerror(errno));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return Status::IoError(path + ": read failed");
-  return ss.str();
+Result<std::string> ReadFile(const std::string& path, size_t max_bytes) {
+  // O_NONBLOCK: opening a FIFO must not wait for a writer; fstat on the
+  // descriptor judges the file actually opened.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return Status::IoError(path + ": " + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return Status::IoError(path + ": not a regular file");
+  }
+  if (static_cast<uint64_t>(st.st_size) > max_bytes) {
+    ::close(fd);
+    return Status::IoError(path + ": larger than " + std::to_string(max_bytes) + " bytes");
+  }
+  std::string out;
+  char buf[1 << 16];
+  for (ssize_t n; (n = ::read(fd, buf, sizeof(buf))) != 0;) {
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const std::string err = std::strerror(errno);
+      ::close(fd);
+      return Status::IoError(path + ": " + err);
+    }
+    out.append(buf, static_cast<size_t>(n));
+    if (out.size() > max_bytes) {  // it grew while read
+      ::close(fd);
+      return Status::IoError(path + ": larger than " + std::to_string(max_bytes) + " bytes");
+    }
+  }
+  ::close(fd);
+  return out;
 }
 
 Status WriteFileAtomic(const std::string& path, const std::string& contents) {

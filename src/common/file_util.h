@@ -5,13 +5,18 @@
 // behind. Every output file of perseus goes through it.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 #include "perseus/status.h"
 
 namespace perseus {
 
-Result<std::string> ReadFile(const std::string& path);
+// The whole of a regular file of at most `max_bytes`; a FIFO, device or
+// directory (which could block or never end) and a larger file are errors
+// naming the path.
+inline constexpr size_t kMaxReadFileBytes = size_t{256} << 20;
+Result<std::string> ReadFile(const std::string& path, size_t max_bytes = kMaxReadFileBytes);
 Status WriteFileAtomic(const std::string& path, const std::string& contents);
 // Creates `dir` and its parents if missing.
 Status MakeDirs(const std::string& dir);

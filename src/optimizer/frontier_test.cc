@@ -4,7 +4,11 @@
 // the exact optimum. Also the independent relaxation check and edge cases.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "optimizer/testing/brute_force.h"
 #include "perseus/optimizer.h"
@@ -70,6 +74,51 @@ TEST(SolveFrontier, MatchesExhaustiveSearchOnGPipeAndInterleaved) {
     CheckAgainstExact(MakeProblem(profile, ScheduleKind::kGPipe, 2, 3, 1, 60), "gpipe trial " + std::to_string(trial));
     CheckAgainstExact(MakeProblem(profile, ScheduleKind::kInterleaved1F1B, 2, 2, 2, 60),
                       "interleaved trial " + std::to_string(trial));
+  }
+}
+
+// Online profiling cannot tell energy eF + c, eB - c (one c per stage, at
+// every clock) from eF, eB (docs/design.md, "The gauge"). Every schedule runs
+// one forward and one backward per microbatch on each stage, so no plan's
+// energy may depend on c: the exact frontier and every plan are unchanged.
+TEST(EvaluatePlan, ShiftingEnergyBetweenForwardAndBackwardChangesNoPlansEnergy) {
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 30; ++trial) {
+    const Profile profile = testing::RandomProfile(rng, 2, 2);
+    Profile shifted = profile;
+    for (size_t s = 0; s < shifted.stages.size(); ++s) {
+      double smallest = 1e300;
+      for (Instruction ins : {Instruction::kForward, Instruction::kBackward}) {
+        for (const FreqPoint& p : shifted.stages[s].at(ins)) smallest = std::min(smallest, p.energy_j);
+      }
+      const double c = (s % 2 == 0 ? 0.3 : -0.3) * smallest;
+      for (FreqPoint& p : shifted.stages[s].at(Instruction::kForward)) p.energy_j += c;
+      for (FreqPoint& p : shifted.stages[s].at(Instruction::kBackward)) p.energy_j -= c;
+    }
+    const ScheduleKind kinds[] = {ScheduleKind::k1F1B, ScheduleKind::kGPipe, ScheduleKind::kInterleaved1F1B};
+    const ScheduleKind kind = kinds[trial % 3];
+    const int chunks = kind == ScheduleKind::kInterleaved1F1B ? 2 : 1;
+    const Problem a = MakeProblem(profile, kind, 2, 2, chunks, 50);
+    const Problem b = MakeProblem(shifted, kind, 2, 2, chunks, 50);
+    const std::string label = "trial " + std::to_string(trial);
+    ASSERT_EQ(a.num_nodes(), b.num_nodes()) << label;
+    for (int draw = 0; draw < 20; ++draw) {
+      PlanChoice choice(a.nodes.size());
+      for (size_t n = 0; n < choice.size(); ++n) {
+        choice[n] = std::uniform_int_distribution<int>(0, static_cast<int>(a.nodes[n].options.size()) - 1)(rng);
+      }
+      EXPECT_DOUBLE_EQ(EvaluatePlan(a, choice).time_s, EvaluatePlan(b, choice).time_s) << label;
+      EXPECT_NEAR(EvaluatePlan(a, choice).energy_j, EvaluatePlan(b, choice).energy_j,
+                  1e-9 * EvaluatePlan(a, choice).energy_j)
+          << label;
+    }
+    const std::vector<testing::ExactPoint> ea = testing::ExactFrontier(a), eb = testing::ExactFrontier(b);
+    // Equal as functions of time (points whose energies tie up to rounding may be kept in one and not the other).
+    for (const auto& [x, y] : {std::pair{&ea, &eb}, std::pair{&eb, &ea}}) {
+      for (const testing::ExactPoint& p : *x) {
+        EXPECT_NEAR(testing::ExactEnergyAtMost(*y, p.time_s), p.energy_j, 1e-9 * p.energy_j) << label;
+      }
+    }
   }
 }
 

@@ -13,7 +13,7 @@ class RuntimeBadInputTest : public ::testing::Test {
  protected:
   void SetUp() override {
     server_ = std::make_unique<ServerProcess>(PerseusBinary(), TempPath("bad_input.db"),
-                                              std::vector<std::string>{"--token", kToken, "--max-body-bytes", "65536"});
+                                              std::vector<std::string>{"--token-file", TokenFile(kToken), "--max-body-bytes", "65536"});
     ASSERT_TRUE(server_->Start());
     Json job = {{"id", "j"}, {"dp", 1}, {"pp", 2}, {"microbatches", 4}};
     ASSERT_EQ(Post("/jobs", job.dump()).status, 201);

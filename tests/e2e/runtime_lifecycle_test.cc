@@ -78,7 +78,7 @@ TEST(RuntimeLifecycleTest, SixtyFourRanksProfileOptimiseRunAndAnswerStragglers) 
   baseline.Stop();
   const IterationStats all_max = MeanOfLast(baseline.History(), 2);
 
-  ServerProcess server(PerseusBinary(), TempPath("lifecycle.db"), {"--token", kToken});
+  ServerProcess server(PerseusBinary(), TempPath("lifecycle.db"), {"--token-file", TokenFile(kToken)});
   ASSERT_TRUE(server.Start()) << server.log_path();
   ASSERT_EQ(HttpSend("POST", server.url(), "/jobs", JobBody(shape).dump(), kToken).status, 201);
 

@@ -2,6 +2,7 @@
 
 #include <httplib.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,6 +19,17 @@ std::string TempPath(const std::string& name) {
   const char* dir = std::getenv("TEST_TMPDIR");
   std::string base = dir ? dir : "/tmp";
   return base + "/perseus_e2e_" + name + "_" + std::to_string(getpid());
+}
+
+std::string TokenFile(const std::string& token) {
+  const std::string path = TempPath("token");
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (f != nullptr) {
+    ::chmod(path.c_str(), 0600);
+    std::fputs(token.c_str(), f);
+    std::fclose(f);
+  }
+  return path;
 }
 
 ServerProcess::ServerProcess(std::string binary, std::string db, std::vector<std::string> extra_args)

@@ -50,6 +50,8 @@ HttpReply HttpSend(const std::string& method, const std::string& url, const std:
 // The perseus binary the tests drive (PERSEUS_CLI_PATH from CMake).
 std::string PerseusBinary();
 std::string TempPath(const std::string& name);
+// Writes `token` to a fresh temporary file (mode 0600) for --token-file and returns its path.
+std::string TokenFile(const std::string& token);
 
 }  // namespace perseus::e2e
 

@@ -12,6 +12,6 @@ if(PERSEUS_BUILD_TESTS)
 
   perseus_add_test(runtime_e2e_test
     SOURCES ${CMAKE_SOURCE_DIR}/tests/e2e/runtime_lifecycle_test.cc ${CMAKE_SOURCE_DIR}/tests/e2e/runtime_restart_test.cc
-            ${CMAKE_SOURCE_DIR}/tests/e2e/runtime_bad_input_test.cc
-    LIBS perseus_runtime_e2e_support)
+            ${CMAKE_SOURCE_DIR}/tests/e2e/runtime_bad_input_test.cc ${CMAKE_SOURCE_DIR}/tests/e2e/runtime_fault_test.cc
+    LIBS perseus_runtime_e2e_support SQLite::SQLite3)
 endif()

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cstdio>
 
+#include "common/job_id.h"
+
 namespace perseus::client {
 
 namespace {
@@ -23,7 +25,10 @@ Result<std::unique_ptr<RankClient>> RankClient::Create(RankClientOptions options
   if (!clocks.ok()) return clocks.status();
   if (clocks->empty()) return Status::InvalidArgument("rank client: the GPU lists no SM clocks");
   const RankIdentity& id = options.identity;
-  if (id.job.empty()) return Status::InvalidArgument("rank client: job: empty");
+  if (!IsValidJobId(id.job)) {
+    return Status::InvalidArgument("rank client: job: expected " + std::string(kJobIdRule) + ", got '" +
+                                   id.job.substr(0, 80) + "'");
+  }
   if (id.rank < 0 || id.dp_rank < 0 || id.pp_rank < 0 || id.tp_rank < 0) {
     return Status::InvalidArgument("rank client: rank, dp_rank, pp_rank and tp_rank must be >= 0");
   }
@@ -189,7 +194,10 @@ void RankClient::OnStepEnd() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (version >= 0) {
-      if (iterations_out_.size() >= kMaxQueuedIterations) iterations_out_.erase(iterations_out_.begin());
+      if (iterations_out_.size() >= kMaxQueuedIterations) {
+        iterations_out_.erase(iterations_out_.begin());
+        ++stats_.iterations_dropped;
+      }
       iterations_out_.push_back({iteration_, step_start_s_, end_s, version, step_mismatches_});
     }
   }

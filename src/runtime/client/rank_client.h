@@ -81,6 +81,7 @@ struct RankClientStats {
   int64_t iterations = 0;
   int64_t schedule_mismatches = 0;  // hooks that did not match the plan's next computation
   int64_t iterations_sent = 0;
+  int64_t iterations_dropped = 0;   // reports lost: queue full (server unreachable too long) or refused (4xx)
   int64_t clock_changes = 0;
   int requested_clock_mhz = -1;
   int applied_clock_mhz = -1;

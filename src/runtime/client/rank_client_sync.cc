@@ -236,7 +236,7 @@ bool RankClient::SendReports(ServerApi& api) {
     energies.push_back(e.value_or(0));
   }
   bool ok = true;
-  size_t sent = 0;
+  size_t sent = 0, dropped = 0;
   while (sent < ready) {
     Json list = Json::array();
     size_t end = std::min(ready, sent + kMaxIterationsPerPost);
@@ -248,20 +248,29 @@ bool RankClient::SendReports(ServerApi& api) {
       list.push_back(std::move(item));
     }
     Result<Json> reply = api.Post(RankPath(options_.identity, "/iterations"), {{"iterations", list}});
-    if (!reply.ok() && !api.reached_server()) {
+    // At least once: kept for the next attempt unless the server refused
+    // them for good (400, 404); a 5xx (a full disk) or 409 is retried, and
+    // the server stores a retried iteration once.
+    if (!reply.ok() && (!api.reached_server() || reply.status().code() == Status::Code::kUnavailable)) {
+      if (api.reached_server()) NoteError(reply.status());
       ok = false;
-      break;  // keep the rest for the next attempt
+      break;
     }
-    if (!reply.ok()) NoteError(reply.status());  // the server refused them: drop
+    if (!reply.ok()) {  // refused for good: dropped, and counted
+      NoteError(reply.status());
+      dropped += end - sent;
+    }
     sent = end;
   }
   std::lock_guard<std::mutex> lock(mu_);
-  stats_.iterations_sent += static_cast<int64_t>(sent);
+  stats_.iterations_sent += static_cast<int64_t>(sent - dropped);
+  stats_.iterations_dropped += static_cast<int64_t>(dropped);
   // Put back what could not be sent, oldest first, within the queue's bound.
   if (sent < iterations.size()) {
     std::vector<IterationRecord> rest(iterations.begin() + static_cast<long>(sent), iterations.end());
     rest.insert(rest.end(), iterations_out_.begin(), iterations_out_.end());
     if (rest.size() > kMaxQueuedIterations) {
+      stats_.iterations_dropped += static_cast<int64_t>(rest.size() - kMaxQueuedIterations);
       rest.erase(rest.begin(), rest.begin() + static_cast<long>(rest.size() - kMaxQueuedIterations));
     }
     iterations_out_.assign(rest.begin(), rest.end());

@@ -2,6 +2,8 @@
 
 #include <httplib.h>
 
+#include <chrono>
+
 namespace perseus::client {
 
 using Json = nlohmann::json;
@@ -31,24 +33,49 @@ Result<std::string> ServerApi::Check(const std::string& what, int http_status, c
   return Status::InvalidArgument(message);
 }
 
-Result<Json> ServerApi::Post(const std::string& path, const Json& body) {
-  httplib::Result r = http_->Post(path, body.dump(), "application/json");
+Result<std::string> ServerApi::Send(const std::string& method, const std::string& path, const std::string* body) {
+  const std::string what = method + " " + path;
+  httplib::Request req;
+  req.method = method;
+  req.path = path;
+  if (body != nullptr) {
+    req.body = *body;
+    req.set_header("Content-Type", "application/json");
+  }
+  std::string received;
+  const char* refused = nullptr;
+  const auto start = std::chrono::steady_clock::now();
+  req.content_receiver = [&](const char* data, size_t n, uint64_t, uint64_t) {
+    if (received.size() + n > kMaxReplyBytes) {
+      refused = "reply larger than 32 MiB";
+    } else if (std::chrono::steady_clock::now() - start > std::chrono::duration<double>(kReplyDeadlineS)) {
+      refused = "reply took longer than 10 s";
+    } else {
+      received.append(data, n);
+      return true;
+    }
+    return false;
+  };
+  httplib::Result r = http_->send(req);
   reached_ = false;
-  if (!r) return Status::Unavailable("POST " + address_.url + path + ": " + httplib::to_string(r.error()));
-  Result<std::string> text = Check("POST " + path, r->status, r->body);
-  if (!text.ok()) return text.status();
-  Json j = Json::parse(*text, nullptr, false);
+  if (refused != nullptr) return Status::Unavailable(what + ": " + refused);
+  if (!r) return Status::Unavailable(method + " " + address_.url + path + ": " + httplib::to_string(r.error()));
+  return Check(what, r->status, received);
+}
+
+Result<Json> ServerApi::Post(const std::string& path, const Json& body) {
+  const std::string text = body.dump();
+  Result<std::string> reply = Send("POST", path, &text);
+  if (!reply.ok()) return reply.status();
+  Json j = Json::parse(*reply, nullptr, false);
   if (j.is_discarded()) return Status::Internal("POST " + path + ": reply is not JSON");
   return j;
 }
 
 Result<Json> ServerApi::Get(const std::string& path) {
-  httplib::Result r = http_->Get(path);
-  reached_ = false;
-  if (!r) return Status::Unavailable("GET " + address_.url + path + ": " + httplib::to_string(r.error()));
-  Result<std::string> text = Check("GET " + path, r->status, r->body);
-  if (!text.ok()) return text.status();
-  Json j = Json::parse(*text, nullptr, false);
+  Result<std::string> reply = Send("GET", path, nullptr);
+  if (!reply.ok()) return reply.status();
+  Json j = Json::parse(*reply, nullptr, false);
   if (j.is_discarded()) return Status::Internal("GET " + path + ": reply is not JSON");
   return j;
 }
@@ -56,12 +83,9 @@ Result<Json> ServerApi::Get(const std::string& path) {
 Result<std::optional<RankPlan>> ServerApi::FetchPlan(const std::string& job, int rank, int64_t known_version) {
   std::string path = "/jobs/" + job + "/ranks/" + std::to_string(rank) + "/plan";
   if (known_version >= 0) path += "?version=" + std::to_string(known_version);
-  httplib::Result r = http_->Get(path);
-  reached_ = false;
-  if (!r) return Status::Unavailable("GET " + address_.url + path + ": " + httplib::to_string(r.error()));
-  Result<std::string> text = Check("GET " + path, r->status, r->body);
-  if (!text.ok()) return text.status();
-  return ParseRankPlan(*text);
+  Result<std::string> reply = Send("GET", path, nullptr);
+  if (!reply.ok()) return reply.status();
+  return ParseRankPlan(*reply);
 }
 
 }  // namespace perseus::client

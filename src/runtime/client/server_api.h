@@ -1,7 +1,9 @@
 // ServerApi: the rank's side of the perseus HTTP API (docs/http_api.md).
 //
-// Every call has short timeouts (1 s to connect, 5 s to answer) and returns
-// kUnavailable when the server cannot be reached, so callers can retry;
+// Every call has short timeouts (1 s to connect, 5 s for each read or write,
+// kReplyDeadlineS for a whole reply however slowly it trickles) and a bounded
+// reply (kMaxReplyBytes), and returns kUnavailable when the server cannot be
+// reached or answers too slowly, so callers can retry;
 // HTTP errors come back with the server's message. Only the client's
 // background thread uses it, never a training hook.
 // Thread safety: not thread-safe; one instance per thread.
@@ -29,6 +31,9 @@ struct ServerAddress {
 
 class ServerApi {
  public:
+  static constexpr size_t kMaxReplyBytes = 32 << 20;  // the largest plan of a 32 x 512 x 2 job is ~0.2 MB
+  static constexpr double kReplyDeadlineS = 10;
+
   explicit ServerApi(ServerAddress address);
   ~ServerApi();
 
@@ -43,6 +48,8 @@ class ServerApi {
 
  private:
   Result<std::string> Check(const std::string& what, int http_status, const std::string& body);
+  // One request; the reply body, or kUnavailable naming why none came.
+  Result<std::string> Send(const std::string& method, const std::string& path, const std::string* body);
   ServerAddress address_;
   std::unique_ptr<httplib::Client> http_;
   bool reached_ = false;

@@ -8,6 +8,7 @@
 #include <sys/un.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -22,6 +23,12 @@ namespace {
 constexpr size_t kMaxPendingOutputBytes = 1 << 20;
 
 std::string Errno(const std::string& what) { return what + ": " + std::strerror(errno); }
+
+double NowS() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+constexpr double kAcceptPauseS = 0.1;
 
 Result<sockaddr_un> SocketAddress(const std::string& path) {
   sockaddr_un addr = {};
@@ -112,19 +119,47 @@ void DaemonServer::Log(const std::string& line) const {
   }
 }
 
+void DaemonServer::LogLimited(const std::string& key, const std::string& line) {
+  Limited& l = limited_logs_[key];
+  const double now = NowS();
+  if (now - l.last_s < 1) {
+    ++l.held_back;
+    return;
+  }
+  Log(l.held_back > 0 ? line + " (and " + std::to_string(l.held_back) + " more like it in the last second)" : line);
+  l.last_s = now;
+  l.held_back = 0;
+}
+
+bool DaemonServer::HasWaitingLine(const Connection& c) const {
+  return !c.closing && c.in.find('\n') != std::string::npos;
+}
+
 Status DaemonServer::Serve(int stop_fd) {
   std::vector<pollfd> fds;
   for (;;) {
+    const double now = NowS();
     fds.clear();
     fds.push_back(pollfd{stop_fd, POLLIN, 0});
-    fds.push_back(pollfd{listen_fd_, POLLIN, 0});
+    const bool accepting = now >= accept_paused_until_s_;
+    fds.push_back(pollfd{accepting ? listen_fd_ : -1, POLLIN, 0});
+    bool work_waiting = false;
+    double next_deadline_s = accepting ? 1e300 : accept_paused_until_s_;
     for (const Connection& c : connections_) {
       short events = 0;
-      if (c.closing ? c.out.empty() : c.out.size() < kMaxPendingOutputBytes) events |= POLLIN;
+      // A client with requests still waiting their turn is not read from.
+      const bool waiting = HasWaitingLine(c);
+      work_waiting = work_waiting || waiting;
+      if (c.closing ? c.out.empty() : (c.out.size() < kMaxPendingOutputBytes && !waiting)) events |= POLLIN;
       if (!c.out.empty()) events |= POLLOUT;
+      if (c.closing) next_deadline_s = std::min(next_deadline_s, c.closing_since_s + options_.refused_linger_s);
       fds.push_back(pollfd{c.fd, events, 0});
     }
-    if (poll(fds.data(), fds.size(), -1) < 0) {
+    const int timeout_ms = work_waiting ? 0
+                           : next_deadline_s > 1e299
+                               ? -1
+                               : std::max(0, static_cast<int>((next_deadline_s - now) * 1000) + 1);
+    if (poll(fds.data(), fds.size(), timeout_ms) < 0) {
       if (errno == EINTR) continue;
       Status failed = Status::IoError(Errno("poll"));
       Shutdown();
@@ -133,7 +168,9 @@ Status DaemonServer::Serve(int stop_fd) {
     if (fds[0].revents != 0) break;
     for (size_t i = 0; i < connections_.size(); ++i) Service(connections_[i], fds[i + 2].revents);
     if (fds[1].revents & POLLIN) AcceptAll();
+    const double after = NowS();
     for (Connection& c : connections_) {
+      if (c.closing && after - c.closing_since_s > options_.refused_linger_s) c.dead = true;
       if (c.dead) Drop(c);
     }
     std::erase_if(connections_, [](const Connection& c) { return c.dead; });
@@ -150,7 +187,14 @@ void DaemonServer::AcceptAll() {
       continue;
     }
     if (errno == EINTR || errno == ECONNABORTED) continue;
-    if (errno != EAGAIN && errno != EWOULDBLOCK) Log(Errno("accept"));
+    if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+      // The pending connection stays in the backlog; try again shortly
+      // instead of spinning on a listening socket that stays readable.
+      LogLimited("accept", Errno("accept") + "; not accepting for 100 ms");
+      accept_paused_until_s_ = NowS() + kAcceptPauseS;
+      return;
+    }
+    if (errno != EAGAIN && errno != EWOULDBLOCK) LogLimited("accept", Errno("accept"));
     return;
   }
 }
@@ -158,24 +202,39 @@ void DaemonServer::AcceptAll() {
 void DaemonServer::Admit(int fd) {
   Result<PeerCredentials> peer = options_.read_peer(fd);
   if (!peer.ok()) {
-    Log("rejected a connection: " + peer.status().message());
+    LogLimited("peer", "rejected a connection: " + peer.status().message());
     close(fd);
     return;
   }
   Connection c;
   c.fd = fd;
   c.client = BrokerClient{next_client_id_++, peer->pid, peer->uid};
+  size_t admitted = 0, of_user = 0, refused = 0;
+  for (const Connection& other : connections_) {
+    admitted += other.admitted;
+    of_user += other.admitted && other.client.uid == peer->uid;
+    refused += !other.admitted;
+  }
   Status allowed = options_.policy.Check(*peer);
+  if (allowed.ok() && admitted >= options_.max_clients) {
+    allowed = Status::Unavailable("perseusd serves at most " + std::to_string(options_.max_clients) + " clients");
+  } else if (allowed.ok() && of_user >= options_.max_clients_per_uid) {
+    allowed = Status::Unavailable("perseusd serves at most " + std::to_string(options_.max_clients_per_uid) +
+                                  " clients of one user (uid " + std::to_string(peer->uid) + ")");
+  }
+  if (!allowed.ok() && refused >= options_.max_clients) {
+    // A flood of refused connections: no reply, so none of them holds a descriptor.
+    LogLimited("refused", "refused " + Who(c.client) + ": " + allowed.message() + " (closed without a reply)");
+    close(fd);
+    return;
+  }
   if (!allowed.ok()) {
-    Log("refused " + Who(c.client) + ": " + allowed.message());
+    LogLimited("refused", "refused " + Who(c.client) + ": " + allowed.message());
     c.out = ErrorReply(allowed) + "\n";
     c.closing = true;
-  } else if (connections_.size() >= options_.max_clients) {
-    Status busy = Status::Unavailable("perseusd serves at most " + std::to_string(options_.max_clients) + " clients");
-    Log("refused " + Who(c.client) + ": " + busy.message());
-    c.out = ErrorReply(busy) + "\n";
-    c.closing = true;
+    c.closing_since_s = NowS();
   } else {
+    c.admitted = true;
     Log(Who(c.client) + " connected");
   }
   connections_.push_back(std::move(c));
@@ -187,7 +246,11 @@ void DaemonServer::Service(Connection& c, short revents) {
     c.dead = true;
     return;
   }
-  if (!c.closing && (revents & (POLLIN | POLLHUP | POLLERR))) ReadRequests(c);
+  if (!c.closing && (revents & (POLLIN | POLLHUP | POLLERR))) {
+    ReadRequests(c);
+  } else if (HasWaitingLine(c)) {
+    HandleLines(c);  // its next turn
+  }
   if (!c.dead) Flush(c);
   // A closing connection's reply is out and its write side shut; once the
   // client reads it and hangs up (or sends more), close.
@@ -208,22 +271,33 @@ void DaemonServer::ReadRequests(Connection& c) {
     c.dead = true;  // end of stream or a reset connection: the client is gone
     break;
   }
-  size_t start = 0;
-  for (size_t newline; (newline = c.in.find('\n', start)) != std::string::npos; start = newline + 1) {
+  HandleLines(c);
+}
+
+void DaemonServer::HandleLines(Connection& c) {
+  size_t start = 0, handled = 0;
+  bool too_long = false;
+  for (size_t newline; handled < options_.max_requests_per_turn && (newline = c.in.find('\n', start)) != std::string::npos;
+       start = newline + 1) {
     std::string_view line(c.in.data() + start, newline - start);
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.empty()) continue;
-    if (line.size() > kMaxDaemonLineBytes) break;
+    if (line.size() > kMaxDaemonLineBytes) {
+      too_long = true;
+      break;
+    }
     c.out += broker_->Handle(c.client, line);
     c.out += '\n';
+    ++handled;
   }
   c.in.erase(0, start);
-  if (c.in.size() > kMaxDaemonLineBytes) {
+  if (too_long || (c.in.size() > kMaxDaemonLineBytes && c.in.find('\n') == std::string::npos)) {
     c.out += ErrorReply(Status::InvalidArgument("request line longer than " + std::to_string(kMaxDaemonLineBytes) +
                                                 " bytes; closing the connection")) +
              "\n";
     c.in.clear();
     c.closing = true;
+    c.closing_since_s = NowS();
   }
 }
 

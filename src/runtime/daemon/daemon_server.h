@@ -7,6 +7,13 @@
 // is released: the broker resets the clocks it locked. When `stop_fd` becomes
 // readable (main passes a signalfd for SIGTERM/SIGINT) Serve resets every GPU
 // and returns. The protocol is in runtime/gpu/daemon_protocol.h.
+//
+// Nothing one client does can lock the others out: refused connections do
+// not count against the limits and are closed after `refused_linger_s`; one
+// user holds at most `max_clients_per_uid` of the `max_clients` slots; each
+// client gets `max_requests_per_turn` requests handled per turn of the loop;
+// out of descriptors, the loop stops accepting for 100 ms instead of
+// spinning, and repeated events are logged at most once a second.
 // Thread safety: not thread-safe; Serve runs on one thread, and the broker
 // must not be used elsewhere while it runs.
 #pragma once
@@ -16,6 +23,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -35,7 +43,10 @@ struct DaemonServerOptions {
   std::function<Result<PeerCredentials>(int fd)> read_peer = ReadPeerCredentials;
   // Receives one line per event (connects, refusals, resets); default: stderr.
   std::function<void(const std::string&)> log;
-  size_t max_clients = 256;
+  size_t max_clients = 256;         // admitted clients at once
+  size_t max_clients_per_uid = 64;  // admitted clients of one user at once (fairness between users)
+  size_t max_requests_per_turn = 8; // requests of one client handled before the others get a turn
+  double refused_linger_s = 1;      // a refused or closing connection is closed this long after its last reply at most
 };
 
 class DaemonServer {
@@ -60,11 +71,18 @@ class DaemonServer {
     std::string in;
     std::string out;
     bool closing = false;  // close once `out` is flushed; read nothing more
+    bool admitted = false; // counts against the client limits
+    double closing_since_s = 0;
     bool dead = false;
   };
 
   DaemonServer(DaemonServerOptions options, GpuBroker* broker, int listen_fd);
   void Log(const std::string& line) const;
+  // Logs `line` at most once a second per `key`, saying how many were held back.
+  void LogLimited(const std::string& key, const std::string& line);
+  // Handles complete request lines of `c`, at most max_requests_per_turn.
+  void HandleLines(Connection& c);
+  bool HasWaitingLine(const Connection& c) const;
   void AcceptAll();
   void Admit(int fd);
   void Service(Connection& c, short revents);
@@ -78,6 +96,12 @@ class DaemonServer {
   int listen_fd_;
   uint64_t next_client_id_ = 1;
   std::vector<Connection> connections_;
+  double accept_paused_until_s_ = 0;  // out of descriptors: accept again after this
+  struct Limited {
+    double last_s = -1e9;
+    int64_t held_back = 0;
+  };
+  std::map<std::string, Limited> limited_logs_;
 };
 
 }  // namespace perseus::runtime

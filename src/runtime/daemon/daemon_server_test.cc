@@ -4,10 +4,14 @@
 
 #include <gtest/gtest.h>
 #include <poll.h>
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -227,6 +231,148 @@ TEST_F(DaemonServerTest, ClosesAConnectionWhoseLineIsTooLong) {
   char c;
   EXPECT_EQ(recv(fd, &c, 1, 0), 0);  // closed by the daemon
   close(fd);
+}
+
+// 300 connections of a user that is not allowed: none keeps a slot, so an
+// allowed user still gets in, and the refusals are logged at most once a second.
+TEST_F(DaemonServerTest, RefusedConnectionsDoNotLockAllowedUsersOut) {
+  DaemonServerOptions options = Options();
+  options.policy = PeerPolicy({1000}, 0);
+  options.max_clients = 16;
+  // Connections are accepted in the order they were made: the first 300 are the stranger's.
+  std::atomic<int> accepted{0};
+  options.read_peer = [&accepted](int) -> Result<PeerCredentials> {
+    const uid_t uid = accepted++ < 300 ? 4242 : 1000;
+    return PeerCredentials{1, uid, uid};
+  };
+  Start(std::move(options));
+  std::vector<int> refused;
+  for (int i = 0; i < 300; ++i) refused.push_back(Connect());  // held open, never read
+  Result<std::unique_ptr<GpuControl>> gpu = OpenDaemonGpu(socket_path_, 0);
+  ASSERT_TRUE(gpu.ok()) << gpu.status().ToString();
+  EXPECT_TRUE((*gpu)->SetSmClockMhz(1410).ok());
+  const std::string log = Log();
+  size_t refusal_lines = 0;
+  for (size_t at = 0; (at = log.find("refused client", at)) != std::string::npos; ++at) ++refusal_lines;
+  EXPECT_LE(refusal_lines, 5u) << log;
+  for (int fd : refused) close(fd);
+}
+
+TEST_F(DaemonServerTest, OneUserCannotTakeEverySlot) {
+  DaemonServerOptions options = Options();
+  options.policy = PeerPolicy({1000, 2000}, 0);
+  options.max_clients_per_uid = 2;
+  std::atomic<int> uid{1000};
+  options.read_peer = [&uid](int) -> Result<PeerCredentials> {
+    return PeerCredentials{1, static_cast<uid_t>(uid.load()), static_cast<gid_t>(uid.load())};
+  };
+  Start(std::move(options));
+  std::vector<std::unique_ptr<GpuControl>> held;
+  for (int i = 0; i < 2; ++i) held.push_back(std::move(OpenDaemonGpu(socket_path_, 0)).value());
+  Result<std::unique_ptr<GpuControl>> third = OpenDaemonGpu(socket_path_, 0);
+  ASSERT_FALSE(third.ok());
+  EXPECT_NE(third.status().message().find("at most 2 clients of one user (uid 1000)"), std::string::npos)
+      << third.status().message();
+  uid = 2000;
+  EXPECT_TRUE(OpenDaemonGpu(socket_path_, 1).ok());
+}
+
+// A client that floods requests gets them handled a few per turn: another
+// client's request is answered in between, not after the whole flood.
+TEST_F(DaemonServerTest, AFloodingClientDoesNotStarveAnother) {
+  // Both clients' requests wait in their sockets before the loop starts, so
+  // the outcome depends on the loop's order only, not on timing.
+  Result<std::unique_ptr<DaemonServer>> server = DaemonServer::Listen(Options(), broker_.get());
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  server_ = std::move(server).value();
+  int flood = Connect();
+  std::string burst;
+  for (int i = 0; i < 1999; ++i) burst += "{\"op\":\"energy\",\"gpu\":0}\n";
+  burst += "{\"op\":\"hello\",\"gpu\":1}\n";  // last: whoever says hello to GPU 1 first claims it
+  Send(flood, burst);
+  int quiet = Connect();
+  Send(quiet, "{\"op\":\"hello\",\"gpu\":1}\n");
+  thread_ = std::thread([this] { serve_status_ = server_->Serve(stop_[0]); });
+  // A few requests a turn: the quiet client's hello comes long before the
+  // flood's last line (handled all at once, the flood would claim GPU 1 first).
+  EXPECT_NE(Receive(quiet, 1).find("\"ok\":true"), std::string::npos);
+  const std::string answered = Receive(flood, 2000);
+  ASSERT_EQ(std::count(answered.begin(), answered.end(), '\n'), 2000);  // all of it is answered
+  const std::string last = answered.substr(answered.rfind('\n', answered.size() - 2) + 1);
+  EXPECT_NE(last.find("\"ok\":false"), std::string::npos) << last;
+  close(flood);
+  close(quiet);
+}
+
+// Out of descriptors, accept() fails while the listening socket stays
+// readable: the loop must pause instead of spinning and logging each failure,
+// and serve the waiting client once a descriptor is free. (gtest_discover
+// runs each test in its own process, so the limit stays in this test.)
+TEST_F(DaemonServerTest, OutOfDescriptorsPausesAcceptingInsteadOfSpinning) {
+  Start(Options());
+  rlimit old{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &old), 0);
+  std::vector<int> filler;
+  for (int fd; (fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0 && filler.size() < 100000;) filler.push_back(fd);
+  ASSERT_FALSE(filler.empty());
+  // Leave exactly one descriptor: the client's socket takes it, the daemon's accept() finds none.
+  ::close(filler.back());
+  filler.pop_back();
+  rlimit low = old;
+  low.rlim_cur = static_cast<rlim_t>(filler.back() + 2);
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
+  int client = Connect();
+  ASSERT_GE(client, 0);
+  Send(client, "{\"op\":\"hello\",\"gpu\":0}\n");
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const std::string log = Log();
+  size_t accept_lines = 0;
+  for (size_t at = 0; (at = log.find("accept:", at)) != std::string::npos; ++at) ++accept_lines;
+  EXPECT_GE(accept_lines, 1u) << log;
+  EXPECT_LE(accept_lines, 2u) << log;  // at most one a second, not one per spin
+  ::close(filler.back());  // a descriptor frees: the waiting client is served
+  filler.pop_back();
+  EXPECT_NE(Receive(client, 1).find("\"ok\":true"), std::string::npos);
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &old), 0);
+  for (int fd : filler) ::close(fd);
+  close(client);
+}
+
+// perseusd restarts (an upgrade, a crash): the client's connection dies and
+// the new daemon starts with every clock reset. The next call after a second
+// reconnects, claims the GPU again and restores the clock it had locked.
+TEST_F(DaemonServerTest, DaemonGpuReconnectsAfterARestartAndRestoresTheClock) {
+  Start(Options());
+  Result<std::unique_ptr<GpuControl>> gpu = OpenDaemonGpu(socket_path_, 0);
+  ASSERT_TRUE(gpu.ok());
+  ASSERT_TRUE((*gpu)->SetSmClockMhz(1110).ok());
+  Stop();
+  server_.reset();
+  char drained;
+  ASSERT_EQ(read(stop_[0], &drained, 1), 1);
+  EXPECT_EQ(fakes_[0]->LockedSmClockMhz(), 0);  // the daemon reset it on the way down
+  Start(Options());
+  Result<double> first = (*gpu)->TotalEnergyJ();  // finds the connection gone
+  EXPECT_FALSE(first.ok());
+  Result<double> again = (*gpu)->TotalEnergyJ();  // reconnects
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(fakes_[0]->LockedSmClockMhz(), 1110);
+  EXPECT_TRUE((*gpu)->SetSmClockMhz(1200).ok());
+  // With no daemon at all: one attempt, then at most one a second.
+  Stop();
+  server_.reset();
+  ASSERT_EQ(read(stop_[0], &drained, 1), 1);
+  EXPECT_FALSE((*gpu)->TotalEnergyJ().ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(1050));  // since the last attempt
+  Result<double> refused = (*gpu)->TotalEnergyJ();
+  EXPECT_NE(refused.status().message().find("reconnecting failed"), std::string::npos) << refused.status().message();
+  Result<double> soon = (*gpu)->TotalEnergyJ();
+  EXPECT_NE(soon.status().message().find("reconnecting at most once a second"), std::string::npos)
+      << soon.status().message();
+  Start(Options());
+  std::this_thread::sleep_for(std::chrono::milliseconds(1050));
+  EXPECT_TRUE((*gpu)->TotalEnergyJ().ok());
+  EXPECT_EQ(fakes_[0]->LockedSmClockMhz(), 1200);
 }
 
 TEST_F(DaemonServerTest, SocketIsGroupOnlyAndStaleFilesAreReplaced) {

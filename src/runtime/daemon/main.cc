@@ -27,6 +27,8 @@ struct Flags {
   std::vector<std::string> allow_uids;
   std::vector<std::string> allow_users;
   std::string nvml_library;
+  size_t max_clients = 256;
+  size_t max_clients_per_user = 64;
 };
 
 void Log(const std::string& line) { std::fprintf(stderr, "perseusd: %s\n", line.c_str()); }
@@ -80,6 +82,8 @@ Result<DaemonServerOptions> BuildServerOptions(const Flags& flags) {
   Result<PeerPolicy> policy = BuildPolicy(flags);
   if (!policy.ok()) return policy.status();
   options.policy = *policy;
+  options.max_clients = flags.max_clients;
+  options.max_clients_per_uid = flags.max_clients_per_user;
   return options;
 }
 
@@ -135,6 +139,13 @@ int main(int argc, char** argv) {
   app.add_option("--allow-user", flags.allow_users, "User allowed to connect (repeatable)");
   app.add_option("--nvml-library", flags.nvml_library,
                  "NVML library to load (default: $PERSEUS_NVML_LIBRARY, else libnvidia-ml.so.1)");
+  app.add_option("--max-clients", flags.max_clients, "Clients served at once (refused ones do not count)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 65536));
+  app.add_option("--max-clients-per-user", flags.max_clients_per_user,
+                 "Clients of one user served at once, so one user cannot lock the others out")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 65536));
   CLI11_PARSE(app, argc, argv);
   perseus::Status status = perseus::runtime::Run(flags);
   if (!status.ok()) {

@@ -6,7 +6,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -18,10 +20,16 @@ namespace {
 
 using nlohmann::json;
 
+Result<int> Connect(const std::string& socket_path);
+
 class DaemonGpu : public GpuControl {
  public:
   DaemonGpu(int fd, std::string socket_path, int index, int reply_timeout_ms)
-      : fd_(fd), where_("perseusd at " + socket_path), index_(index), reply_timeout_ms_(reply_timeout_ms) {}
+      : fd_(fd),
+        socket_path_(socket_path),
+        where_("perseusd at " + socket_path),
+        index_(index),
+        reply_timeout_ms_(reply_timeout_ms) {}
   ~DaemonGpu() override { close(fd_); }
   DaemonGpu(const DaemonGpu&) = delete;
   DaemonGpu& operator=(const DaemonGpu&) = delete;
@@ -52,10 +60,16 @@ class DaemonGpu : public GpuControl {
   }
 
   Status SetSmClockMhz(int sm_clock_mhz) override {
-    return Call({{"op", "set_clock"}, {"gpu", index_}, {"sm_clock_mhz", sm_clock_mhz}}).status();
+    Status st = Call({{"op", "set_clock"}, {"gpu", index_}, {"sm_clock_mhz", sm_clock_mhz}}).status();
+    if (st.ok()) locked_mhz_ = sm_clock_mhz;
+    return st;
   }
 
-  Status ResetSmClock() override { return Call({{"op", "reset"}, {"gpu", index_}}).status(); }
+  Status ResetSmClock() override {
+    Status st = Call({{"op", "reset"}, {"gpu", index_}}).status();
+    if (st.ok()) locked_mhz_ = 0;
+    return st;
+  }
 
   Result<double> TotalEnergyJ() override { return NumberOp("energy", "energy_j"); }
   Result<double> PowerW() override { return NumberOp("power", "power_w"); }
@@ -82,10 +96,18 @@ class DaemonGpu : public GpuControl {
   }
 
   // Sends `request` and waits for its reply; a reply with "ok":false becomes
-  // the Status it describes.
+  // the Status it describes. A lost connection (the daemon restarted, or
+  // stalled past the reply timeout) is reopened at the next call, at most
+  // once a second: the GPU is claimed again and its locked clock restored
+  // (the daemon reset it when the connection dropped).
   Result<json> Call(const json& request) {
     std::lock_guard<std::mutex> lock(mu_);
-    if (broken_) return Status::IoError(where_ + ": connection closed earlier; reopen the GPU");
+    if (broken_) PERSEUS_RETURN_IF_ERROR(ReconnectLocked());
+    return Exchange(request);
+  }
+
+  // REQUIRES: mu_ held.
+  Result<json> Exchange(const json& request) {
     Status sent = SendLine(request.dump() + "\n");
     if (!sent.ok()) return Broken(sent);
     Result<std::string> line = ReadLine();
@@ -100,10 +122,34 @@ class DaemonGpu : public GpuControl {
     return reply;
   }
 
+  // REQUIRES: mu_ held and broken_.
+  Status ReconnectLocked() {
+    const auto now = std::chrono::steady_clock::now();
+    const std::string lost = where_ + ": connection lost (" + broken_reason_ + ")";
+    if (now - last_reconnect_ < std::chrono::seconds(1)) {
+      return Status::Unavailable(lost + "; reconnecting at most once a second");
+    }
+    last_reconnect_ = now;
+    Result<int> fd = Connect(socket_path_);
+    if (!fd.ok()) return Status::Unavailable(lost + "; reconnecting failed: " + fd.status().message());
+    close(fd_);
+    fd_ = *fd;
+    buffer_.clear();
+    broken_ = false;
+    Result<json> hello = Exchange({{"op", "hello"}, {"gpu", index_}});
+    if (!hello.ok()) return Broken(hello.status());
+    if (locked_mhz_.load() > 0) {
+      Result<json> restored = Exchange({{"op", "set_clock"}, {"gpu", index_}, {"sm_clock_mhz", locked_mhz_.load()}});
+      if (!restored.ok()) return restored.status();
+    }
+    return Status::Ok();
+  }
+
   Status Closed() const { return Status::IoError(where_ + ": connection closed by the daemon"); }
 
   Status Broken(const Status& status) {
     broken_ = true;
+    broken_reason_ = status.message();
     return status;
   }
 
@@ -145,6 +191,7 @@ class DaemonGpu : public GpuControl {
   }
 
   int fd_;
+  std::string socket_path_;
   std::string where_;
   int index_;
   int reply_timeout_ms_;
@@ -153,6 +200,9 @@ class DaemonGpu : public GpuControl {
   std::mutex mu_;
   std::string buffer_;   // guarded by mu_
   bool broken_ = false;  // guarded by mu_
+  std::string broken_reason_;  // guarded by mu_
+  std::chrono::steady_clock::time_point last_reconnect_{};  // guarded by mu_
+  std::atomic<int> locked_mhz_{0};  // the clock last locked (0: the default)
 };
 
 Result<int> Connect(const std::string& socket_path) {

@@ -6,6 +6,7 @@
 
 #include <chrono>
 
+#include "runtime/server/admission.h"
 #include "runtime/server/http_util.h"
 
 namespace perseus::server {
@@ -25,8 +26,35 @@ HttpServer::HttpServer(JobService* service, JsonLog* log, ServerOptions options)
   s.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   s.set_payload_max_length(options_.max_body_bytes);
   s.set_keep_alive_max_count(1000000);
-  s.set_keep_alive_timeout(30);
-  s.set_read_timeout(30);
+  // A connection holds a worker while open: idle or slow clients let go soon.
+  s.set_keep_alive_timeout(options_.idle_timeout_s);
+  s.set_read_timeout(options_.idle_timeout_s);
+  s.set_write_timeout(options_.idle_timeout_s);
+  AdmissionPolicy policy;
+  policy.token = options_.token;
+  policy.max_body_bytes = options_.max_body_bytes;
+  policy.loopback_only = IsLoopbackAddress(options_.host);
+  policy.allowed_hosts = options_.allowed_hosts;
+  // Before the body is read: a refused request costs no memory.
+  s.set_pre_routing_handler([policy](const httplib::Request& req, httplib::Response& res) {
+    AdmissionRequest r{req.method,
+                       req.get_header_value("Host"),
+                       req.get_header_value("Authorization"),
+                       req.get_header_value("Content-Type"),
+                       req.get_header_value("Origin"),
+                       req.get_header_value("Transfer-Encoding"),
+                       std::nullopt};
+    if (req.has_header("Content-Length")) {
+      const std::string length = req.get_header_value("Content-Length");
+      const bool digits = !length.empty() && length.size() < 19 && length.find_first_not_of("0123456789") == std::string::npos;
+      r.content_length = digits ? std::stoull(length) : ~0ULL;  // unreadable: refused as too large
+    }
+    std::optional<Refusal> refused = Admit(r, policy);
+    if (!refused) return httplib::Server::HandlerResponse::Unhandled;
+    SendJson(res, refused->http_status, ErrorBody(refused->code, refused->message));
+    if (refused->http_status == 401) res.set_header("WWW-Authenticate", "Bearer");
+    return httplib::Server::HandlerResponse::Handled;
+  });
   // libcpp-httplib listens with a backlog of 5; remember the socket to raise it.
   s.set_socket_options([this](int fd) {
     int yes = 1;
@@ -69,7 +97,7 @@ HttpServer::HttpServer(JobService* service, JsonLog* log, ServerOptions options)
       log_->Info("http_request", std::move(fields));
     }
   });
-  RouteContext ctx{service_, options_.token, log_};
+  RouteContext ctx{service_, log_};
   AddRankRoutes(s, ctx);  // first: httplib tries routes in order, and plan polls are most requests
   AddJobRoutes(s, ctx);
   AddProfilingRoutes(s, ctx);

@@ -1,14 +1,15 @@
 // HttpServer: the perseus server's HTTP front end (cpp-httplib).
 //
-// Binds to 127.0.0.1 by default, limits request bodies (413 with a JSON error
-// beyond `max_body_bytes`), requires `Authorization: Bearer <token>` on every
-// mutating request when a token is set, and logs mutating requests and errors
-// as JSON lines. Routes live in routes_*.cc, one file per resource.
+// Binds to 127.0.0.1 by default, admits requests as admission.h says before
+// reading their bodies (Host, bearer token, JSON content type, Origin, body
+// size), closes connections idle or stalled for `idle_timeout_s`, and logs
+// mutating requests and errors as JSON lines. Routes live in routes_*.cc, one file per resource.
 // Thread safety: Stop() may be called from any thread; the rest from one.
 #pragma once
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "perseus/status.h"
 #include "runtime/server/job_service.h"
@@ -26,6 +27,8 @@ struct ServerOptions {
   std::string token;
   size_t max_body_bytes = 1 << 20;
   int threads = 256;  // connections served at once (keep-alive holds one each)
+  int idle_timeout_s = 5;  // keep-alive idle time, and the longest wait for one read or write
+  std::vector<std::string> allowed_hosts;  // Host names accepted besides the loopback ones
   bool log_all_requests = false;
 };
 

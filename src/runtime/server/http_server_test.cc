@@ -1,7 +1,11 @@
 #include "runtime/server/http_server.h"
 
 #include <gtest/gtest.h>
+#include <arpa/inet.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <thread>
 
@@ -103,6 +107,83 @@ TEST_F(HttpServerTest, MutationsNeedTheToken) {
   EXPECT_EQ(Get("/jobs").second["jobs"].size(), 0u);
   r = anon.Get("/metrics");  // reads stay open
   EXPECT_EQ(r->status, 200);
+}
+
+// Sends raw bytes and returns the reply's status line and body.
+std::pair<int, Json> RawRequest(int port, const std::string& request) {
+  httplib::Client probe("127.0.0.1", port);  // only to open a socket the same way
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) return {-1, Json()};
+  (void)!::write(fd, request.data(), request.size());
+  std::string reply;
+  char buf[4096];
+  timeval tv{5, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  for (ssize_t n; (n = ::read(fd, buf, sizeof(buf))) > 0;) {
+    reply.append(buf, static_cast<size_t>(n));
+    const size_t head = reply.find("\r\n\r\n");
+    const size_t len_at = reply.find("Content-Length: ");
+    if (head != std::string::npos && len_at != std::string::npos &&
+        reply.size() >= head + 4 + std::stoul(reply.substr(len_at + 16))) {
+      break;
+    }
+  }
+  ::close(fd);
+  if (reply.size() < 12) return {-1, Json()};
+  const size_t head = reply.find("\r\n\r\n");
+  return {std::stoi(reply.substr(9, 3)), Json::parse(reply.substr(head + 4), nullptr, false)};
+}
+
+TEST_F(HttpServerTest, AdmissionRefusesBeforeReadingTheBody) {
+  const std::string job = testing::JobBody("j", 1, 2, 4).dump();
+  // A chunked body would be buffered whatever its size: refused by its header, before the token is even needed.
+  auto [s1, b1] = RawRequest(port_, "POST /jobs HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer s3cret\r\n"
+                                    "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+                                    "ffffff\r\n" + std::string(1000, 'x'));
+  EXPECT_EQ(s1, 411);
+  EXPECT_NE(b1["error"]["message"].get<std::string>().find("Transfer-Encoding"), std::string::npos);
+  // Without the token, a declared 200 MB body is refused at once and never read.
+  auto [s2, b2] = RawRequest(port_, "POST /jobs HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                                    "Content-Length: 200000000\r\n\r\n{");
+  EXPECT_EQ(s2, 401);
+  httplib::Client c("127.0.0.1", port_);
+  // A web page can send text/plain without a preflight: refused (CSRF).
+  c.set_bearer_token_auth("s3cret");
+  httplib::Result r = c.Post("/jobs", job, "text/plain");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 415);
+  EXPECT_EQ(Json::parse(r->body)["error"]["message"],
+            "header 'Content-Type': expected 'application/json', got 'text/plain'");
+  // Another site's page, and a rebound DNS name.
+  r = c.Post("/jobs", {{"Origin", "http://evil.example"}}, job, "application/json");
+  EXPECT_EQ(r->status, 403);
+  r = c.Get("/jobs", {{"Host", "evil.example:" + std::to_string(port_)}});
+  EXPECT_EQ(r->status, 403);
+  EXPECT_NE(r->body.find("--allowed-host"), std::string::npos);
+  EXPECT_EQ(Get("/jobs").second["jobs"].size(), 0u);
+  // The scheme is case-insensitive; the same origin is fine.
+  httplib::Client lower("127.0.0.1", port_);
+  r = lower.Post("/jobs", {{"Authorization", "bearer s3cret"}, {"Origin", "http://127.0.0.1:" + std::to_string(port_)}},
+                 job, "application/json; charset=utf-8");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 201) << r->body;
+}
+
+TEST_F(HttpServerTest, JobsCanBeDeletedAndReprofiled) {
+  ASSERT_EQ(Post("/jobs", testing::JobBody("j", 1, 1, 4).dump()).first, 201);
+  httplib::Result r = client_->Delete("/jobs/j");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(Get("/jobs/j").first, 404);
+  EXPECT_EQ(client_->Delete("/jobs/j")->status, 404);
+  ASSERT_EQ(Post("/jobs", testing::JobBody("j", 1, 1, 4).dump()).first, 201);  // the id is free again
+  auto [s, b] = Post("/jobs/j/reprofile", "{}");
+  EXPECT_EQ(s, 409);  // still registering
+  EXPECT_NE(b["error"]["message"].get<std::string>().find("registering"), std::string::npos);
 }
 
 TEST_F(HttpServerTest, OversizedBodiesAreRefused) {

@@ -16,13 +16,6 @@ const char* CodeName(Status::Code code) {
   return "internal";
 }
 
-bool ConstantTimeEquals(const std::string& a, const std::string& b) {
-  if (a.size() != b.size()) return false;
-  unsigned char diff = 0;
-  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
-  return diff == 0;
-}
-
 }  // namespace
 
 int HttpStatusFor(const Status& status) {
@@ -57,22 +50,6 @@ void SendError(httplib::Response& res, const Status& status) {
 void SendReply(httplib::Response& res, const Result<Reply>& reply) {
   if (!reply.ok()) return SendError(res, reply.status());
   SendJson(res, reply->http_status, reply->body);
-}
-
-httplib::Server::Handler Mutating(const RouteContext& ctx, httplib::Server::Handler handler) {
-  return [token = ctx.token, handler](const httplib::Request& req, httplib::Response& res) {
-    if (!token.empty()) {
-      const std::string got = req.get_header_value("Authorization");
-      if (!ConstantTimeEquals(got, "Bearer " + token)) {
-        SendJson(res, 401,
-                 ErrorBody("unauthorized", got.empty() ? "header 'Authorization': missing (expected 'Bearer <token>')"
-                                                       : "header 'Authorization': wrong token"));
-        res.set_header("WWW-Authenticate", "Bearer");
-        return;
-      }
-    }
-    handler(req, res);
-  };
 }
 
 Result<Json> RequestJson(const httplib::Request& req) { return ParseJsonObject(req.body); }

@@ -1,5 +1,5 @@
 // Helpers shared by the HTTP routes: JSON replies, Status -> HTTP status,
-// bearer-token checks and path parameters.
+// and path parameters (authentication is admission.h's).
 //
 // Error bodies are {"error": {"code": "invalid_argument", "message": "...",
 // "field": "pp"}}; "field" is present when the message names one. Status
@@ -21,7 +21,6 @@ namespace perseus::server {
 
 struct RouteContext {
   JobService* service = nullptr;
-  std::string token;  // empty: no authentication
   JsonLog* log = nullptr;
 };
 
@@ -30,9 +29,6 @@ Json ErrorBody(const std::string& code, const std::string& message);
 void SendJson(httplib::Response& res, int http_status, const Json& body);
 void SendError(httplib::Response& res, const Status& status);
 void SendReply(httplib::Response& res, const Result<Reply>& reply);
-
-// A handler that first checks `Authorization: Bearer <token>` (401 otherwise).
-httplib::Server::Handler Mutating(const RouteContext& ctx, httplib::Server::Handler handler);
 
 // The request body as a JSON object, or a 400-worthy error.
 Result<Json> RequestJson(const httplib::Request& req);

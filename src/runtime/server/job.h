@@ -3,6 +3,7 @@
 // Thread safety: guarded by `mu`; `plans` is immutable once set.
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -21,11 +22,12 @@
 
 namespace perseus::server {
 
-// One iteration of one pipeline, over the ranks that reported it so far.
+// One iteration of one pipeline, over the ranks that reported it so far (a
+// rank's repeated report of one iteration counts once).
 struct IterationSample {
   double max_compute_time_s = 0;
   double energy_j = 0;
-  int ranks = 0;
+  std::set<int> ranks;
 };
 
 struct Job {
@@ -43,8 +45,13 @@ struct Job {
   std::shared_ptr<const PlanBook> plans;  // set once running
   // [pipeline] iteration -> sample; only iterations run under the current plan.
   std::vector<std::map<int64_t, IterationSample>> windows;
-  int64_t max_iteration = -1;
-  int64_t pruned_before = 0;
+  std::map<int, int64_t> stored_since_prune;  // [rank] iteration rows stored since its history was last cut
+  // Set under mu by DeleteJob: a request that found the job before it was
+  // deleted changes nothing.
+  bool deleted = false;
+  // When a rank last reached the job (unix s); jobs idle past the server's
+  // expiry are deleted.
+  std::atomic<int64_t> last_activity_unix_s{0};
   // The carbon config's intensity source, made at the first carbon decision
   // (not stored: a restarted server makes a new one). Guarded by
   // carbon_source_mu, not mu: reading it may wait on the network.

@@ -1,6 +1,7 @@
 // JobService: construction, loading, job registration and read-only views.
 #include "runtime/server/job_service.h"
 
+#include <exception>
 #include <iterator>
 #include <mutex>
 
@@ -42,8 +43,8 @@ int64_t Job::RankVersion(const RankInfo& info) const {
   return v;
 }
 
-JobService::JobService(Store* store, JsonLog* log, SolverFn solver, CarbonOptions carbon)
-    : store_(store), log_(log), solver_(std::move(solver)), carbon_(std::move(carbon)) {
+JobService::JobService(Store* store, JsonLog* log, SolverFn solver, CarbonOptions carbon, ServiceLimits limits)
+    : store_(store), log_(log), solver_(std::move(solver)), limits_(limits), carbon_(std::move(carbon)) {
   if (!solver_) solver_ = [](const Problem& p, const FrontierOptions& o) { return SolveFrontier(p, o); };
 }
 
@@ -61,20 +62,45 @@ void JobService::LogWarnings(const std::string& job_id, const std::vector<JobWar
 }
 
 Result<std::unique_ptr<JobService>> JobService::Create(Store* store, JsonLog* log, SolverFn solver,
-                                                      CarbonOptions carbon) {
-  std::unique_ptr<JobService> service(new JobService(store, log, std::move(solver), std::move(carbon)));
+                                                      CarbonOptions carbon, ServiceLimits limits) {
+  std::unique_ptr<JobService> service(
+      new JobService(store, log, std::move(solver), std::move(carbon), limits));
   Result<std::vector<StoredJob>> stored = store->LoadAll();
   if (!stored.ok()) return stored.status();
   for (StoredJob& job : *stored) {
-    std::string id = job.id;
-    PERSEUS_RETURN_IF_ERROR(service->LoadJob(std::move(job)).WithContext("job " + id));
+    const std::string id = job.id;
+    Status st = job.load_error.empty() ? Status::Ok() : Status::Internal(job.load_error);
+    if (st.ok()) {
+      try {
+        st = service->LoadJob(std::move(job));
+      } catch (const std::exception& e) {  // a stored value of the wrong JSON type
+        st = Status::Internal(std::string("damaged row: ") + e.what());
+      }
+    }
+    if (!st.ok()) service->Quarantine(id, st.message());
   }
   service->optimizer_ = std::thread([s = service.get()] { s->OptimizerLoop(); });
   for (auto& [id, job] : service->jobs_) {
     if (job->state.phase == Phase::kOptimizing) service->Enqueue(id);
   }
-  if (service->carbon_.background) service->carbon_thread_ = std::thread([s = service.get()] { s->CarbonLoop(); });
+  if (service->carbon_.background) {
+    JobService* s = service.get();
+    s->carbon_thread_ = std::thread([s] { s->BackgroundLoop([s] { s->CarbonTick(); }); });
+    s->maintenance_thread_ = std::thread([s] { s->BackgroundLoop([s] { s->MaintenanceTick(); }); });
+  }
   return service;
+}
+
+void JobService::Quarantine(const std::string& job_id, const std::string& why) {
+  {
+    std::unique_lock<std::shared_mutex> lock(jobs_mu_);
+    jobs_.erase(job_id);
+    quarantined_[job_id] = why;
+  }
+  if (log_ != nullptr) {
+    log_->Error("job_quarantined", {{"job", job_id}, {"error", why},
+                                    {"hint", "the other jobs are served; DELETE /jobs/" + job_id + " removes it"}});
+  }
 }
 
 JobService::~JobService() {
@@ -84,6 +110,7 @@ JobService::~JobService() {
   }
   carbon_cv_.notify_all();
   if (carbon_thread_.joinable()) carbon_thread_.join();
+  if (maintenance_thread_.joinable()) maintenance_thread_.join();
   {
     std::lock_guard<std::mutex> lock(queue_mu_);
     stopping_ = true;
@@ -92,8 +119,23 @@ JobService::~JobService() {
   if (optimizer_.joinable()) optimizer_.join();
 }
 
+namespace {
+
+// Checks that a stored rank fits its job (a damaged row would index out of range).
+Status CheckStoredRank(const RankInfo& r, const JobSpec& spec) {
+  if (r.rank < 0 || r.rank >= spec.world_size() || r.dp_rank < 0 || r.dp_rank >= spec.dp || r.pp_rank < 0 ||
+      r.pp_rank >= spec.pp || r.tp_rank < 0 || r.tp_rank >= spec.tp || r.sm_clocks_mhz.empty()) {
+    return Status::Internal("stored rank " + std::to_string(r.rank) + " does not fit the job (dp " +
+                            std::to_string(spec.dp) + ", pp " + std::to_string(spec.pp) + ", tp " +
+                            std::to_string(spec.tp) + ")");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status JobService::LoadJob(StoredJob stored) {
-  auto job = std::make_unique<Job>();
+  auto job = std::make_shared<Job>();
   Json spec_json = Json::parse(stored.spec_json, nullptr, false);
   Result<JobSpec> spec = ParseJobSpec(spec_json);
   if (!spec.ok()) return spec.status();
@@ -107,10 +149,20 @@ Status JobService::LoadJob(StoredJob stored) {
   job->ranks.resize(job->spec.world_size());
   job->stage_ranks.resize(job->spec.pp);
   for (RankInfo& r : stored.ranks) {
+    PERSEUS_RETURN_IF_ERROR(CheckStoredRank(r, job->spec));
+    if (job->ranks[r.rank] || job->by_coords.count({r.dp_rank, r.pp_rank, r.tp_rank})) {
+      return Status::Internal("stored rank " + std::to_string(r.rank) + " is stored twice");
+    }
     job->ranks[r.rank] = std::move(r);
     job->IndexRank(*job->ranks[r.rank]);
   }
-  for (const WindowReport& w : stored.window_reports) job->window_reports[{w.window, w.rank}] = w;
+  for (const WindowReport& w : stored.window_reports) {
+    if (w.rank < 0 || w.rank >= job->spec.world_size()) {
+      return Status::Internal("stored profiling window " + std::to_string(w.window) + " names rank " +
+                              std::to_string(w.rank) + ", outside the job");
+    }
+    job->window_reports[{w.window, w.rank}] = w;
+  }
   if (job->state.phase == Phase::kProfiling && job->state.profiling.windows.empty()) {
     // Stored by a server that profiled with a per-stage clock sweep: profile again in windows.
     ControlState state = job->state;
@@ -132,34 +184,44 @@ Status JobService::LoadJob(StoredJob stored) {
     job->plans = *book;
   }
   for (const IterationReport& it : stored.iterations) AddToWindow(*job, it);
+  if (job->spec.id != stored.id) return Status::Internal("stored spec names job '" + job->spec.id + "'");
+  job->last_activity_unix_s = Now();  // a restart gives every job a full expiry period
   std::unique_lock<std::shared_mutex> lock(jobs_mu_);
   jobs_[job->spec.id] = std::move(job);
   return Status::Ok();
 }
 
-Result<Job*> JobService::FindJob(const std::string& job_id) {
+Result<std::shared_ptr<Job>> JobService::FindJob(const std::string& job_id) {
   std::shared_lock<std::shared_mutex> lock(jobs_mu_);
   auto it = jobs_.find(job_id);
-  if (it == jobs_.end()) return Status::NotFound("job '" + job_id + "' is not registered");
-  return it->second.get();
+  if (it != jobs_.end()) return it->second;
+  auto bad = quarantined_.find(job_id);
+  if (bad != quarantined_.end()) {
+    return Status::Unavailable("job '" + job_id + "' is quarantined: its stored state could not be loaded (" +
+                               bad->second + "); DELETE /jobs/" + job_id + " removes it");
+  }
+  return Status::NotFound("job '" + job_id + "' is not registered");
 }
 
 Result<JobService::LockedRank> JobService::LockRank(const std::string& job_id, int rank) {
-  Result<Job*> found = FindJob(job_id);
+  Result<std::shared_ptr<Job>> found = FindJob(job_id);
   if (!found.ok()) {
     unknown_rank_requests_.fetch_add(1, std::memory_order_relaxed);
     return found.status();
   }
   Job& job = **found;
   std::unique_lock<std::mutex> lock(job.mu);
+  if (job.deleted) return Status::NotFound("job '" + job_id + "' was deleted");
   if (rank < 0 || rank >= job.spec.world_size() || !job.ranks[rank]) {
     unknown_rank_requests_.fetch_add(1, std::memory_order_relaxed);
     return Status::NotFound("job '" + job_id + "': rank " + std::to_string(rank) + " is not registered");
   }
-  return LockedRank{&job, &*job.ranks[rank], std::move(lock)};
+  job.last_activity_unix_s = Now();
+  return LockedRank{*found, &job, &*job.ranks[rank], std::move(lock)};
 }
 
 Status JobService::CommitState(Job& job, const ControlState& state, StoreWrite write) {
+  if (job.deleted) return Status::NotFound("job '" + job.spec.id + "' was deleted");
   write.job_id = job.spec.id;
   write.state_json = ControlStateToJson(state).dump();
   PERSEUS_RETURN_IF_ERROR(store_->Commit(write));
@@ -177,6 +239,10 @@ Result<Reply> JobService::RegisterJob(const Json& body) {
     if (!trace.ok()) return FieldError("carbon.trace_path", trace.status().message());
   }
   std::unique_lock<std::shared_mutex> lock(jobs_mu_);
+  if (quarantined_.count(spec->id)) {
+    return Status::Unavailable("job '" + spec->id + "' is quarantined (its stored state could not be loaded); "
+                               "DELETE /jobs/" + spec->id + " first");
+  }
   auto it = jobs_.find(spec->id);
   if (it != jobs_.end()) {
     if (JobSpecToJson(it->second->spec) != JobSpecToJson(*spec)) {
@@ -184,7 +250,12 @@ Result<Reply> JobService::RegisterJob(const Json& body) {
     }
     return Reply{200, {{"id", spec->id}, {"created", false}}};
   }
-  auto job = std::make_unique<Job>();
+  if (static_cast<int64_t>(jobs_.size() + quarantined_.size()) >= limits_.max_jobs) {
+    return Status::Unavailable("the server holds " + std::to_string(limits_.max_jobs) +
+                               " jobs (--max-jobs); delete finished ones with DELETE /jobs/{id}");
+  }
+  auto job = std::make_shared<Job>();
+  job->last_activity_unix_s = Now();
   job->spec = *spec;
   Result<Schedule> schedule = BuildSchedule(spec->schedule);
   if (!schedule.ok()) return schedule.status();
@@ -202,7 +273,7 @@ Result<Reply> JobService::RegisterJob(const Json& body) {
 }
 
 Result<Reply> JobService::FinishJob(const std::string& job_id) {
-  Result<Job*> found = FindJob(job_id);
+  Result<std::shared_ptr<Job>> found = FindJob(job_id);
   if (!found.ok()) return found.status();
   Job& job = **found;
   std::lock_guard<std::mutex> lock(job.mu);
@@ -215,20 +286,20 @@ Result<Reply> JobService::FinishJob(const std::string& job_id) {
 }
 
 Result<Json> JobService::JobSummary(const std::string& job_id) {
-  Result<Job*> found = FindJob(job_id);
+  Result<std::shared_ptr<Job>> found = FindJob(job_id);
   if (!found.ok()) return found.status();
   std::lock_guard<std::mutex> lock((*found)->mu);
   return Summary(**found);
 }
 
 std::vector<Json> JobService::AllSummaries() {
-  std::vector<Job*> jobs;
+  std::vector<std::shared_ptr<Job>> jobs;
   {
     std::shared_lock<std::shared_mutex> lock(jobs_mu_);
-    for (auto& [id, job] : jobs_) jobs.push_back(job.get());
+    for (auto& [id, job] : jobs_) jobs.push_back(job);
   }
   std::vector<Json> out;
-  for (Job* job : jobs) {
+  for (const std::shared_ptr<Job>& job : jobs) {
     std::lock_guard<std::mutex> lock(job->mu);
     out.push_back(Summary(*job));
   }
@@ -236,7 +307,7 @@ std::vector<Json> JobService::AllSummaries() {
 }
 
 Result<std::string> JobService::ProfileCsv(const std::string& job_id) {
-  Result<Job*> found = FindJob(job_id);
+  Result<std::shared_ptr<Job>> found = FindJob(job_id);
   if (!found.ok()) return found.status();
   std::lock_guard<std::mutex> lock((*found)->mu);
   if ((*found)->profile_csv.empty()) {
@@ -247,7 +318,7 @@ Result<std::string> JobService::ProfileCsv(const std::string& job_id) {
 }
 
 Result<Json> JobService::FrontierJson(const std::string& job_id) {
-  Result<Job*> found = FindJob(job_id);
+  Result<std::shared_ptr<Job>> found = FindJob(job_id);
   if (!found.ok()) return found.status();
   std::lock_guard<std::mutex> lock((*found)->mu);
   const Job& job = **found;

@@ -19,6 +19,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <shared_mutex>
 #include <string>
 #include <thread>
@@ -38,19 +39,27 @@ struct Reply {
   Json body;
 };
 
-// How the carbon policy (job_service_carbon.cc) keeps time.
+// How the carbon policy (job_service_carbon.cc) and job expiry keep time.
 struct CarbonOptions {
   std::function<int64_t()> clock;  // unix seconds; empty: the system clock
-  bool background = true;          // a thread runs CarbonTick() every `poll_s`
+  bool background = true;          // threads run CarbonTick() and MaintenanceTick() every `poll_s`
   double poll_s = 1;
+};
+
+// What one server holds at most (docs/http_api.md, "Limits").
+struct ServiceLimits {
+  int max_jobs = 1000;               // registered jobs (quarantined ones count)
+  int64_t job_expiry_s = 7 * 86400;  // a job no rank reached for this long is deleted; 0: never
 };
 
 class JobService {
  public:
   // Loads every job from `store` and resumes unfinished optimisations.
   // `solver` defaults to SolveFrontier; `log` may be nullptr.
+  // A job whose stored rows cannot be loaded is quarantined: listed with the
+  // reason, refused with kUnavailable, and removable with DeleteJob.
   static Result<std::unique_ptr<JobService>> Create(Store* store, JsonLog* log, SolverFn solver = nullptr,
-                                                    CarbonOptions carbon = {});
+                                                    CarbonOptions carbon = {}, ServiceLimits limits = {});
   ~JobService();
 
   Result<Reply> RegisterJob(const Json& body);
@@ -64,6 +73,16 @@ class JobService {
   Result<Reply> DeclareStraggler(const std::string& job_id, const Json& body);
   Result<Reply> ClearStraggler(const std::string& job_id, int pipeline);
   Result<Reply> FinishJob(const std::string& job_id);
+  // DELETE /jobs/{id}: removes the job and all its rows (also a quarantined one).
+  Result<Reply> DeleteJob(const std::string& job_id);
+  // POST /jobs/{id}/reprofile: discards the profile and plans of a running,
+  // failed or finished job and profiles it again.
+  Result<Reply> Reprofile(const std::string& job_id);
+  // Deletes expired jobs and retries optimisations whose result could not
+  // be stored (a full disk); the background thread calls it every poll_s.
+  void MaintenanceTick();
+  // Jobs that could not be loaded: id -> why.
+  std::map<std::string, std::string> QuarantinedJobs();
 
   // Carbon policy (job_service_carbon.cc). EvaluateCarbon makes a decision
   // now (POST /jobs/{id}/carbon/evaluate); CarbonTick makes one for every
@@ -85,20 +104,25 @@ class JobService {
   void WaitForOptimizer();
 
  private:
-  JobService(Store* store, JsonLog* log, SolverFn solver, CarbonOptions carbon);
+  JobService(Store* store, JsonLog* log, SolverFn solver, CarbonOptions carbon, ServiceLimits limits);
   void Log(const std::string& event, Json fields);
   // Logs warnings[from...] at warning level.
   void LogWarnings(const std::string& job_id, const std::vector<JobWarning>& warnings, size_t from);
-  Result<Job*> FindJob(const std::string& job_id);
+  // The job (kept alive while the pointer lives); NotFound, or Unavailable
+  // for a quarantined job.
+  Result<std::shared_ptr<Job>> FindJob(const std::string& job_id);
   // A job and one of its registered ranks, the job's lock held while this
-  // lives; NotFound naming the job or rank.
+  // lives; NotFound naming the job or rank (also once the job is deleted).
+  // Counts as the job's activity (expiry).
   struct LockedRank {
+    std::shared_ptr<Job> owner;
     Job* job;
     const RankInfo* info;
     std::unique_lock<std::mutex> lock;
   };
   Result<LockedRank> LockRank(const std::string& job_id, int rank);
   Status LoadJob(StoredJob stored);
+  void Quarantine(const std::string& job_id, const std::string& why);
   Status CommitState(Job& job, const ControlState& state, StoreWrite write);
 
   // Profiling (job_service_profiling.cc).
@@ -132,18 +156,22 @@ class JobService {
   Status DecideCarbon(Job& job, int64_t now_unix_s, const carbon::IntensityReading& reading);
   static Json CarbonSummary(const Job& job);
   int64_t Now() const;
-  void CarbonLoop();
+  // Runs `tick` every carbon_.poll_s until the service stops.
+  void BackgroundLoop(const std::function<void()>& tick);
 
   Store* store_;
   JsonLog* log_;
   SolverFn solver_;
   std::atomic<int64_t> unknown_rank_requests_{0};
+  ServiceLimits limits_;
   std::shared_mutex jobs_mu_;
-  std::map<std::string, std::unique_ptr<Job>> jobs_;
+  std::map<std::string, std::shared_ptr<Job>> jobs_;
+  std::map<std::string, std::string> quarantined_;  // guarded by jobs_mu_
 
   std::mutex queue_mu_;
   std::condition_variable queue_cv_;
   std::deque<std::string> queue_;
+  std::set<std::string> queued_;  // queued or being optimised
   int busy_ = 0;
   bool stopping_ = false;
   std::thread optimizer_;
@@ -153,6 +181,7 @@ class JobService {
   std::condition_variable carbon_cv_;
   bool carbon_stopping_ = false;
   std::thread carbon_thread_;
+  std::thread maintenance_thread_;
 };
 
 }  // namespace perseus::server

@@ -187,7 +187,7 @@ Status JobService::DecideCarbon(Job& job, int64_t now, const carbon::IntensityRe
 }
 
 Result<Reply> JobService::EvaluateCarbon(const std::string& job_id) {
-  Result<Job*> found = FindJob(job_id);
+  Result<std::shared_ptr<Job>> found = FindJob(job_id);
   if (!found.ok()) return found.status();
   Job& job = **found;
   const int64_t now = Now();
@@ -204,13 +204,13 @@ Result<Reply> JobService::EvaluateCarbon(const std::string& job_id) {
 }
 
 void JobService::CarbonTick() {
-  std::vector<Job*> jobs;
+  std::vector<std::shared_ptr<Job>> jobs;
   {
     std::shared_lock<std::shared_mutex> lock(jobs_mu_);
-    for (auto& [id, job] : jobs_) jobs.push_back(job.get());
+    for (auto& [id, job] : jobs_) jobs.push_back(job);
   }
   const int64_t now = Now();
-  for (Job* job : jobs) {
+  for (const std::shared_ptr<Job>& job : jobs) {
     {
       std::lock_guard<std::mutex> lock(job->mu);
       if (!CarbonDecisionDue(*job, now, /*forced=*/false).ok()) continue;
@@ -221,17 +221,6 @@ void JobService::CarbonTick() {
     Status s = reading.status();
     if (s.ok() && CarbonDecisionDue(*job, now, /*forced=*/false).ok()) s = DecideCarbon(*job, now, *reading);
     if (!s.ok()) Log("carbon_decision_failed", {{"job", job->spec.id}, {"error", s.ToString()}});
-  }
-}
-
-void JobService::CarbonLoop() {
-  std::unique_lock<std::mutex> lock(carbon_mu_);
-  while (!carbon_stopping_) {
-    carbon_cv_.wait_for(lock, std::chrono::duration<double>(carbon_.poll_s), [this] { return carbon_stopping_; });
-    if (carbon_stopping_) break;
-    lock.unlock();
-    CarbonTick();
-    lock.lock();
   }
 }
 
@@ -262,7 +251,7 @@ Json JobService::CarbonSummary(const Job& job) {
 }
 
 Result<Json> JobService::CarbonJson(const std::string& job_id) {
-  Result<Job*> found = FindJob(job_id);
+  Result<std::shared_ptr<Job>> found = FindJob(job_id);
   if (!found.ok()) return found.status();
   Job& job = **found;
   std::lock_guard<std::mutex> lock(job.mu);

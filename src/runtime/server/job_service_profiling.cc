@@ -30,6 +30,27 @@ std::optional<double> PublishedBlockingPowerW(const std::vector<const RankInfo*>
   return power;
 }
 
+// What a stage's powers may be: from its GPU model when all of the stage's
+// GPUs are one known model (half the idle power up to 1.5x the default power
+// limit: boards ship with raised limits, A100-SXM4-80GB at 500 W, and the
+// Perseus paper's A100 GPT-3 profile draws up to 482 W), else the defaults,
+// which fit A100 and H100 boards.
+profiling::PlausibilityLimits PlausibilityLimitsFor(const std::vector<const RankInfo*>& stage_ranks,
+                                                    double target_relative_se) {
+  profiling::PlausibilityLimits limits;
+  limits.target_relative_se = target_relative_se;
+  std::optional<GpuSpec> model;
+  for (const RankInfo* r : stage_ranks) {
+    Result<GpuSpec> spec = FindGpu(r->gpu_name);
+    if (!spec.ok() || spec->tdp_w <= 0 || (model && model->name != spec->name)) return limits;
+    model = *spec;
+  }
+  if (!model) return limits;
+  limits.min_power_w = model->idle_power_w / 2;
+  limits.max_power_w = model->tdp_w * 1.5;
+  return limits;
+}
+
 // Powers are reported as of the last window: the GPU is as warm as it will
 // be while the plans run. The blocking power is what window totals pin down
 // least (every busy power moves with it), so a known value anchors the fit:
@@ -163,14 +184,15 @@ Status JobService::FinishProfilingRound(Job& job, ControlState* state, StoreWrit
       return Status::Ok();
     }
   }
-  profiling::PlausibilityLimits limits;
-  limits.target_relative_se = o.target_relative_error;
+  std::vector<double> max_power_w;
   for (int s = 0; s < job.spec.pp; ++s) {
+    const profiling::PlausibilityLimits limits = PlausibilityLimitsFor(by_stage[s], o.target_relative_error);
+    max_power_w.push_back(limits.max_power_w);
     for (profiling::ProfileIssue& issue : profiling::CheckStage(s, estimates[s], limits)) {
       state->AddWarning({issue.code, issue.message, s, -1});
     }
   }
-  Result<Profile> profile = ProfileFromEstimates(estimates, job.spec.schedule.chunks);
+  Result<Profile> profile = ProfileFromEstimates(estimates, job.spec.schedule.chunks, max_power_w);
   if (!profile.ok()) return profile.status();
   state->blocking_power_w = job.spec.blocking_power_w.value_or(MedianBlockingPowerW(estimates));
   state->phase = Phase::kOptimizing;
@@ -243,6 +265,7 @@ Result<Reply> JobService::ReportWindow(const std::string& job_id, int rank, cons
 void JobService::Enqueue(const std::string& job_id) {
   {
     std::lock_guard<std::mutex> lock(queue_mu_);
+    if (!queued_.insert(job_id).second) return;  // already queued or being optimised
     queue_.push_back(job_id);
   }
   queue_cv_.notify_all();
@@ -264,13 +287,14 @@ void JobService::OptimizerLoop() {
     lock.unlock();
     Optimize(id);
     lock.lock();
+    queued_.erase(id);
     --busy_;
     queue_cv_.notify_all();
   }
 }
 
 void JobService::Optimize(const std::string& job_id) {
-  Result<Job*> found = FindJob(job_id);
+  Result<std::shared_ptr<Job>> found = FindJob(job_id);
   if (!found.ok()) return;
   Job& job = **found;
   JobSpec spec;
@@ -295,7 +319,7 @@ void JobService::Optimize(const std::string& job_id) {
     frontier = problem.ok() ? solver_(*problem, options) : Result<Frontier>(problem.status());
   }
   std::lock_guard<std::mutex> lock(job.mu);
-  if (job.state.phase != Phase::kOptimizing) return;
+  if (job.deleted || job.state.phase != Phase::kOptimizing) return;
   Result<std::shared_ptr<const PlanBook>> book =
       frontier.ok() && profile.ok() ? PlanBook::Create(spec, *profile, blocking_power_w, *frontier)
                                     : Result<std::shared_ptr<const PlanBook>>(frontier.status());
@@ -315,6 +339,7 @@ void JobService::Optimize(const std::string& job_id) {
   Status st = CommitState(job, state, std::move(write));
   if (!st.ok()) {
     job.plans = nullptr;
+    // The job stays optimizing; MaintenanceTick solves it again.
     if (log_) log_->Error("optimization_not_saved", {{"job", job_id}, {"error", st.message()}});
     return;
   }

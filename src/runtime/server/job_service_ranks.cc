@@ -61,13 +61,15 @@ std::string Describe(const RankInfo& r) {
 }  // namespace
 
 Result<Reply> JobService::RegisterRank(const std::string& job_id, const Json& body) {
-  Result<Job*> found = FindJob(job_id);
+  Result<std::shared_ptr<Job>> found = FindJob(job_id);
   if (!found.ok()) {
     unknown_rank_requests_.fetch_add(1, std::memory_order_relaxed);
     return found.status();
   }
   Job& job = **found;
   std::lock_guard<std::mutex> lock(job.mu);
+  if (job.deleted) return Status::NotFound("job '" + job_id + "' was deleted");
+  job.last_activity_unix_s = Now();
   Result<RankInfo> info = ParseRank(body, job.spec);
   if (!info.ok()) return info.status();
   const std::optional<RankInfo>& existing = job.ranks[info->rank];

@@ -86,21 +86,23 @@ void JobService::AddToWindow(Job& job, const IterationReport& report) {
   if (job.state.phase != Phase::kRunning || !job.plans) return;
   if (report.rank < 0 || report.rank >= static_cast<int>(job.ranks.size()) || !job.ranks[report.rank]) return;
   const RankInfo& info = *job.ranks[report.rank];
-  job.max_iteration = std::max(job.max_iteration, report.iteration);
   if (report.plan_version != job.RankVersion(info)) return;
   std::map<int64_t, IterationSample>& window = job.windows[info.dp_rank];
+  const size_t limit = static_cast<size_t>(4 * job.spec.straggler.window);
+  // Older than everything kept in a full window: it would be dropped at once.
+  if (window.size() >= limit && report.iteration < window.begin()->first) return;
   IterationSample& s = window[report.iteration];
+  if (!s.ranks.insert(report.rank).second) return;  // a retried report
   s.max_compute_time_s = std::max(s.max_compute_time_s, report.compute_time_s);
   s.energy_j += report.energy_j;
-  ++s.ranks;
-  while (static_cast<int>(window.size()) > 4 * job.spec.straggler.window) window.erase(window.begin());
+  while (window.size() > limit) window.erase(window.begin());
 }
 
 bool JobService::DetectStragglers(const Job& job, ControlState* state) {
   std::vector<PipelineSamples> samples(job.spec.dp);
   for (int p = 0; p < job.spec.dp; ++p) {
     for (const auto& [iteration, s] : job.windows[p]) {
-      if (s.ranks >= job.ranks_per_pipeline()) samples[p].compute_times_s.push_back(s.max_compute_time_s);
+      if (static_cast<int>(s.ranks.size()) >= job.ranks_per_pipeline()) samples[p].compute_times_s.push_back(s.max_compute_time_s);
     }
     samples[p].predicted_time_s = job.plans->frontier().plans[state->pipelines[p].plan_index].time_s;
   }
@@ -144,33 +146,43 @@ Result<Reply> JobService::ReportIterations(const std::string& job_id, int rank, 
   Job& job = *locked->job;
   Result<std::vector<IterationReport>> reports = ParseIterations(body, rank);
   if (!reports.ok()) return reports.status();
+  // The pipeline's samples change only once the reports are stored: a report
+  // the client retries after an error is counted once.
+  const int pipeline = locked->info->dp_rank;
+  const std::map<int64_t, IterationSample> samples_before = job.windows[pipeline];
   for (const IterationReport& r : *reports) AddToWindow(job, r);
   ControlState before = job.state, state = job.state;
   bool changed = job.state.phase == Phase::kRunning && job.plans && DetectStragglers(job, &state);
-  changed = WarnAboutMismatches(job, locked->info->rank, *reports, &state) || changed;
+  const bool warned = WarnAboutMismatches(job, rank, *reports, &state);
+  changed = warned || changed;
   StoreWrite write;
-  write.iterations = std::move(*reports);
-  const int64_t keep = 8 * job.spec.straggler.window + 64;
-  if (job.max_iteration - job.pruned_before > 2 * keep) write.prune_iterations_before = job.max_iteration - keep;
   write.job_id = job_id;
+  write.iterations = std::move(*reports);
   const size_t accepted = write.iterations.size();
-  const std::optional<int64_t> prune = write.prune_iterations_before;
+  // The stored history keeps the newest `keep` iterations of each rank.
+  const int64_t keep = 8 * job.spec.straggler.window + 64;
+  int64_t& since_prune = job.stored_since_prune[rank];
+  const bool prune = since_prune + static_cast<int64_t>(accepted) > keep;
+  if (prune) write.keep_iterations_per_rank = keep;
+  const Status st = changed ? CommitState(job, state, std::move(write)) : store_->Commit(write);
+  if (!st.ok()) {
+    job.windows[pipeline] = samples_before;
+    if (warned) job.mismatch_warned.erase(rank);
+    return st;
+  }
+  since_prune = prune ? 0 : since_prune + static_cast<int64_t>(accepted);
   if (changed) {
-    PERSEUS_RETURN_IF_ERROR(CommitState(job, state, std::move(write)));
     ResetStaleWindows(job, before);
     LogWarnings(job_id, state.warnings, before.warnings.size());
     if (state.stragglers.size() != before.stragglers.size() || !state.stragglers.empty()) {
       Log("stragglers_detected", {{"job", job_id}, {"stragglers", StragglersJson(state.stragglers)}});
     }
-  } else {
-    PERSEUS_RETURN_IF_ERROR(store_->Commit(write));
   }
-  if (prune) job.pruned_before = *prune;
   return Reply{200, {{"accepted", accepted}, {"stragglers", StragglersJson(job.state.stragglers)}}};
 }
 
 Result<Reply> JobService::DeclareStraggler(const std::string& job_id, const Json& body) {
-  Result<Job*> found = FindJob(job_id);
+  Result<std::shared_ptr<Job>> found = FindJob(job_id);
   if (!found.ok()) return found.status();
   Job& job = **found;
   std::lock_guard<std::mutex> lock(job.mu);
@@ -194,7 +206,7 @@ Result<Reply> JobService::DeclareStraggler(const std::string& job_id, const Json
 }
 
 Result<Reply> JobService::ClearStraggler(const std::string& job_id, int pipeline) {
-  Result<Job*> found = FindJob(job_id);
+  Result<std::shared_ptr<Job>> found = FindJob(job_id);
   if (!found.ok()) return found.status();
   Job& job = **found;
   std::lock_guard<std::mutex> lock(job.mu);
@@ -243,7 +255,7 @@ Json JobService::Summary(const Job& job) const {
     double energy = 0;
     int complete = 0;
     for (const auto& [it, s] : job.windows[p]) {
-      if (s.ranks < job.ranks_per_pipeline()) continue;
+      if (static_cast<int>(s.ranks.size()) < job.ranks_per_pipeline()) continue;
       times.push_back(s.max_compute_time_s);
       energy += s.energy_j;
       ++complete;

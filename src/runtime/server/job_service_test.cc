@@ -1,6 +1,7 @@
 #include "runtime/server/job_service.h"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <map>
 
@@ -180,6 +181,121 @@ TEST_F(JobServiceTest, DetectsAndForgetsAStragglerFromIterationTimes) {
   for (int i = 0; i < 10; ++i) report(1.0);
   EXPECT_TRUE((*service_->JobSummary("j"))["stragglers"].empty());
   EXPECT_EQ(Plan(*service_, "j", 2)["plan_index"], 0);
+}
+
+// A client retries a report after an error it could not read the reply of:
+// one rank's repeated iteration must not pass for its stage-mate's.
+TEST_F(JobServiceTest, ARetriedIterationReportCountsOnce) {
+  ASSERT_TRUE(service_->RegisterJob(JobBody("j", 2, 2, 4)).ok());
+  testing::RegisterAndProfile(*service_, "j", 2, 2, 4);
+  service_->WaitForOptimizer();
+  for (int64_t iteration = 0; iteration < 10; ++iteration) {
+    for (int r : {0, 0, 2, 3}) {  // rank 0 twice, rank 1 (its stage-mate) never
+      Json plan = Plan(*service_, "j", r);
+      double t = plan["predicted_time_s"].get<double>() * (r < 2 ? 1.25 : 1.0);
+      Json body = {{"iterations", {{{"iteration", iteration}, {"compute_time_s", t}, {"plan_version", plan["version"]}}}}};
+      ASSERT_TRUE(service_->ReportIterations("j", r, body).ok());
+    }
+  }
+  // Pipeline 0 has no complete iteration, so no straggler can be inferred from it.
+  EXPECT_TRUE((*service_->JobSummary("j"))["stragglers"].empty());
+}
+
+TEST_F(JobServiceTest, DeleteExpiryAndTheJobLimit) {
+  int64_t now = 1'700'000'000;
+  CarbonOptions clock;
+  clock.clock = [&now] { return now; };
+  clock.background = false;
+  ServiceLimits limits;
+  limits.max_jobs = 2;
+  limits.job_expiry_s = 3600;
+  service_.reset();
+  service_ = JobService::Create(store_.get(), nullptr, testing::UniformPlansSolver, clock, limits).value();
+  ASSERT_TRUE(service_->RegisterJob(JobBody("a", 1, 1, 4)).ok());
+  ASSERT_TRUE(service_->RegisterJob(JobBody("b", 1, 1, 4)).ok());
+  Result<Reply> third = service_->RegisterJob(JobBody("c", 1, 1, 4));
+  ASSERT_FALSE(third.ok());
+  EXPECT_NE(third.status().message().find("--max-jobs"), std::string::npos);
+  ASSERT_TRUE(service_->DeleteJob("a").ok());
+  EXPECT_EQ(service_->DeleteJob("a").status().code(), Status::Code::kNotFound);
+  ASSERT_TRUE(service_->RegisterJob(JobBody("c", 1, 1, 4)).ok());
+  now += 3000;
+  ASSERT_TRUE(service_->RegisterRank("c", RankBody(0, 0, 0)).ok());  // activity keeps c
+  now += 1000;
+  service_->MaintenanceTick();
+  EXPECT_EQ(service_->JobSummary("b").status().code(), Status::Code::kNotFound);  // idle 4000 s > 3600 s
+  EXPECT_TRUE(service_->JobSummary("c").ok());
+  Open(":memory:");
+  EXPECT_EQ(store_->LoadAll()->size(), 0u);
+}
+
+TEST_F(JobServiceTest, ADamagedJobIsQuarantinedAndTheOthersServed) {
+  const std::string path = testing::TempDbPath("service_quarantine");
+  Open(path);
+  ASSERT_TRUE(service_->RegisterJob(JobBody("good", 1, 1, 4)).ok());
+  ASSERT_TRUE(service_->RegisterJob(JobBody("bad", 1, 2, 4)).ok());
+  ASSERT_TRUE(service_->RegisterRank("bad", RankBody(0, 0, 0)).ok());
+  service_.reset();
+  store_.reset();
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  // A rank outside the job (it would index out of range) and a state of the wrong JSON type.
+  ASSERT_EQ(sqlite3_exec(db, "UPDATE ranks SET pp_rank = 7 WHERE job_id = 'bad'", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  Open(path);
+  EXPECT_TRUE(service_->JobSummary("good").ok());
+  Result<Json> bad = service_->JobSummary("bad");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), Status::Code::kUnavailable);
+  EXPECT_NE(bad.status().message().find("quarantined"), std::string::npos) << bad.status().message();
+  EXPECT_NE(bad.status().message().find("stored rank 0 does not fit"), std::string::npos);
+  EXPECT_EQ(service_->QuarantinedJobs().size(), 1u);
+  EXPECT_FALSE(service_->RegisterJob(JobBody("bad", 1, 2, 4)).ok());
+  ASSERT_TRUE(service_->DeleteJob("bad").ok());
+  EXPECT_TRUE(service_->QuarantinedJobs().empty());
+  ASSERT_TRUE(service_->RegisterJob(JobBody("bad", 1, 2, 4)).ok());
+  db = nullptr;
+  service_.reset();
+  store_.reset();
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "UPDATE jobs SET state_json = '{\"phase\": 7}' WHERE id = 'bad'", nullptr, nullptr,
+                         nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  Open(path);
+  EXPECT_EQ(service_->QuarantinedJobs().count("bad"), 1u);
+  EXPECT_TRUE(service_->JobSummary("good").ok());
+}
+
+TEST_F(JobServiceTest, AFailedJobCanBeProfiledAgain) {
+  Result<std::unique_ptr<Store>> store = Store::Open(":memory:", false);
+  ASSERT_TRUE(store.ok());
+  bool fail = true;
+  auto solver = [&fail](const Problem& p, const FrontierOptions& o) -> Result<Frontier> {
+    if (fail) return Status::Internal("solver stopped");
+    return testing::UniformPlansSolver(p, o);
+  };
+  Result<std::unique_ptr<JobService>> service = JobService::Create(store->get(), nullptr, solver);
+  ASSERT_TRUE(service.ok());
+  ASSERT_TRUE((*service)->RegisterJob(JobBody("j", 1, 2, 4)).ok());
+  testing::RegisterAndProfile(**service, "j", 1, 2, 4);
+  (*service)->WaitForOptimizer();
+  ASSERT_EQ((*(*service)->JobSummary("j"))["phase"], "failed");
+  fail = false;
+  ASSERT_TRUE((*service)->Reprofile("j").ok());
+  EXPECT_EQ((*(*service)->JobSummary("j"))["phase"], "profiling");
+  EXPECT_EQ((*service)->ProfileCsv("j").status().code(), Status::Code::kUnavailable);
+  for (int round = 0; round < 1000 && (*(*service)->JobSummary("j"))["phase"] == "profiling"; ++round) {
+    for (int r = 0; r < 2; ++r) {
+      Json plan = Plan(**service, "j", r);
+      if (plan["kind"] == "profiling") {
+        ASSERT_TRUE((*service)->ReportWindow("j", r, testing::WindowBody(r, plan, 4)).ok());
+      }
+    }
+  }
+  (*service)->WaitForOptimizer();
+  EXPECT_EQ((*(*service)->JobSummary("j"))["phase"], "running");
+  EXPECT_EQ((*service)->Reprofile("nope").status().code(), Status::Code::kNotFound);
 }
 
 TEST_F(JobServiceTest, RestartRestoresEverything) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <iterator>
 
+#include "common/job_id.h"
+
 namespace perseus::server {
 
 namespace {
@@ -172,7 +174,7 @@ Result<JobSpec> ParseJobSpec(const Json& body) {
   JobSpec spec;
   Result<std::string> id = GetString(body, "id", "id", 64);
   if (!id.ok()) return id.status();
-  if (!IsValidId(*id)) return FieldError("id", "expected 1-64 characters of [A-Za-z0-9._-], got " + Quote(*id));
+  if (!IsValidJobId(*id)) return FieldError("id", std::string("expected ") + kJobIdRule + ", got " + Quote(*id));
   spec.id = *id;
   PERSEUS_RETURN_IF_ERROR(ParseDegrees(body, &spec));
   PERSEUS_RETURN_IF_ERROR(ParseSchedule(body, &spec));

@@ -104,14 +104,4 @@ Result<Json> ParseJsonObject(const std::string& body) {
   return j;
 }
 
-bool IsValidId(const std::string& id) {
-  if (id.empty() || id.size() > 64) return false;
-  for (char c : id) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
-              c == '-';
-    if (!ok) return false;
-  }
-  return true;
-}
-
 }  // namespace perseus::server

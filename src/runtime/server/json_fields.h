@@ -37,7 +37,4 @@ Result<std::string> GetString(const Json& object, const std::string& key, const 
 // Parses a request body; the error names the byte offset of the syntax error.
 Result<Json> ParseJsonObject(const std::string& body);
 
-// True for 1-64 characters of [A-Za-z0-9._-].
-bool IsValidId(const std::string& id);
-
 }  // namespace perseus::server

@@ -96,19 +96,25 @@ std::vector<profiling::WindowObservation> StageObservations(const ProfilingState
   return out;
 }
 
-Result<Profile> ProfileFromEstimates(const std::vector<profiling::StageEstimate>& stages, int chunks) {
+Result<Profile> ProfileFromEstimates(const std::vector<profiling::StageEstimate>& stages, int chunks,
+                                     const std::vector<double>& max_power_w) {
+  if (max_power_w.size() != stages.size()) {
+    return Status::Internal("power limits for " + std::to_string(max_power_w.size()) + " stages, estimates for " +
+                            std::to_string(stages.size()));
+  }
   Profile profile;
   for (size_t s = 0; s < stages.size(); ++s) {
     const StageProfile fitted = profiling::ToStageProfile(stages[s]);
-    // A computation draws at least what the GPU draws waiting: a fit below
-    // that (noise; CheckStage raises implausible_power) is raised to it.
+    // A computation draws at least what the GPU draws waiting and at most
+    // its power limit.
     const double floor_w = std::max(stages[s].blocking_power_w, 1.0);
+    const double ceiling_w = std::max(max_power_w[s], floor_w);
     StageProfile stage;
     for (Instruction ins : {Instruction::kForward, Instruction::kBackward}) {
       for (size_t i = 0; i < fitted.at(ins).size(); ++i) {
         if (!stages[s].clocks[i].measured) continue;  // only filled in by smoothness
         FreqPoint p = fitted.at(ins)[i];
-        p.energy_j = std::max(p.energy_j, floor_w * p.time_s);
+        p.energy_j = std::clamp(p.energy_j, floor_w * p.time_s, ceiling_w * p.time_s);
         p.time_s *= chunks;
         p.energy_j *= chunks;
         stage.at(ins).push_back(p);

@@ -34,11 +34,14 @@ std::vector<profiling::WindowObservation> StageObservations(const ProfilingState
                                                             const std::vector<const RankInfo*>& stage_ranks,
                                                             const WindowReportMap& reports);
 
-// The profile of every measured clock; an energy below the stage's blocking
-// power times the computation's time is raised to it. For the interleaved schedule a
+// The profile of every measured clock. A power outside what the stage can
+// draw (noise; CheckStage warns) is clamped: below the stage's blocking power
+// it is raised to it, above `max_power_w[stage]` (the GPU's power limit with
+// a margin) lowered to it. For the interleaved schedule a
 // measured instruction is one chunk, so times and energies are multiplied by
 // `chunks` (BuildProblem splits a stage's work evenly again).
-Result<Profile> ProfileFromEstimates(const std::vector<profiling::StageEstimate>& stages, int chunks);
+Result<Profile> ProfileFromEstimates(const std::vector<profiling::StageEstimate>& stages, int chunks,
+                                     const std::vector<double>& max_power_w);
 
 // The job time profiling has taken so far, estimated from the reports of
 // the finished windows: each costs its warm-up, its measured iterations and

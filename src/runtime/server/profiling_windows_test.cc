@@ -70,7 +70,7 @@ TEST(ProfileFromEstimatesTest, MeasuredClocksOnlyScaledByChunks) {
   c.measured = false;
   e.clocks.push_back(c);
   e.blocking_power_w = 5;
-  Result<Profile> p = ProfileFromEstimates({e}, 2);
+  Result<Profile> p = ProfileFromEstimates({e}, 2, {1000});
   ASSERT_TRUE(p.ok()) << p.status().ToString();
   ASSERT_EQ(p->stages[0].at(Instruction::kForward).size(), 1u);
   EXPECT_DOUBLE_EQ(p->stages[0].at(Instruction::kForward)[0].time_s, 3.0);
@@ -78,9 +78,13 @@ TEST(ProfileFromEstimatesTest, MeasuredClocksOnlyScaledByChunks) {
   EXPECT_DOUBLE_EQ(MedianBlockingPowerW({e}), 5);
   // A fit below the blocking power (noise) is raised to it.
   e.blocking_power_w = 20;  // forward: 10 J in 1.5 s is 6.7 W
-  EXPECT_DOUBLE_EQ(ProfileFromEstimates({e}, 1)->stages[0].at(Instruction::kForward)[0].energy_j, 30.0);
+  EXPECT_DOUBLE_EQ(ProfileFromEstimates({e}, 1, {1000})->stages[0].at(Instruction::kForward)[0].energy_j, 30.0);
+  // A fit above the GPU's power limit (noise) is lowered to it.
+  e.clocks[0].backward_energy_j = 3 * 5000;  // 5 kW
+  EXPECT_DOUBLE_EQ(ProfileFromEstimates({e}, 1, {440})->stages[0].at(Instruction::kBackward)[0].energy_j, 3 * 440.0);
+  EXPECT_EQ(ProfileFromEstimates({e}, 1, {}).status().code(), Status::Code::kInternal);
   e.clocks[0].measured = false;
-  EXPECT_EQ(ProfileFromEstimates({e}, 1).status().code(), Status::Code::kInternal);
+  EXPECT_EQ(ProfileFromEstimates({e}, 1, {1000}).status().code(), Status::Code::kInternal);
 }
 
 }  // namespace

@@ -12,9 +12,9 @@ void AddCarbonRoutes(httplib::Server& server, const RouteContext& ctx) {
     SendJson(res, 200, *carbon);
   });
   server.Post(R"(/jobs/([^/]+)/carbon/evaluate)",
-              Mutating(ctx, [service](const httplib::Request& req, httplib::Response& res) {
+              [service](const httplib::Request& req, httplib::Response& res) {
                 SendReply(res, service->EvaluateCarbon(req.matches[1]));
-              }));
+              });
 }
 
 }  // namespace perseus::server

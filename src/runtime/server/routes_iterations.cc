@@ -7,13 +7,13 @@ namespace perseus::server {
 void AddIterationRoutes(httplib::Server& server, const RouteContext& ctx) {
   JobService* service = ctx.service;
   server.Post(R"(/jobs/([^/]+)/ranks/([^/]+)/iterations)",
-              Mutating(ctx, [service](const httplib::Request& req, httplib::Response& res) {
+              [service](const httplib::Request& req, httplib::Response& res) {
                 Result<int64_t> rank = ParseIntParam(req.matches[2], "path 'rank'");
                 if (!rank.ok()) return SendError(res, rank.status());
                 Result<Json> body = RequestJson(req);
                 if (!body.ok()) return SendError(res, body.status());
                 SendReply(res, service->ReportIterations(req.matches[1], static_cast<int>(*rank), *body));
-              }));
+              });
 }
 
 }  // namespace perseus::server

@@ -7,13 +7,13 @@ namespace perseus::server {
 void AddProfilingRoutes(httplib::Server& server, const RouteContext& ctx) {
   JobService* service = ctx.service;
   server.Post(R"(/jobs/([^/]+)/ranks/([^/]+)/windows)",
-              Mutating(ctx, [service](const httplib::Request& req, httplib::Response& res) {
+              [service](const httplib::Request& req, httplib::Response& res) {
                 Result<int64_t> rank = ParseIntParam(req.matches[2], "path 'rank'");
                 if (!rank.ok()) return SendError(res, rank.status());
                 Result<Json> body = RequestJson(req);
                 if (!body.ok()) return SendError(res, body.status());
                 SendReply(res, service->ReportWindow(req.matches[1], static_cast<int>(*rank), *body));
-              }));
+              });
   server.Get(R"(/jobs/([^/]+)/profile)", [service](const httplib::Request& req, httplib::Response& res) {
     Result<std::string> csv = service->ProfileCsv(req.matches[1]);
     if (!csv.ok()) return SendError(res, csv.status());

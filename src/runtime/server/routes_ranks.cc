@@ -5,11 +5,11 @@ namespace perseus::server {
 
 void AddRankRoutes(httplib::Server& server, const RouteContext& ctx) {
   JobService* service = ctx.service;
-  server.Post(R"(/jobs/([^/]+)/ranks)", Mutating(ctx, [service](const httplib::Request& req, httplib::Response& res) {
+  server.Post(R"(/jobs/([^/]+)/ranks)", [service](const httplib::Request& req, httplib::Response& res) {
                 Result<Json> body = RequestJson(req);
                 if (!body.ok()) return SendError(res, body.status());
                 SendReply(res, service->RegisterRank(req.matches[1], *body));
-              }));
+              });
   server.Get(R"(/jobs/([^/]+)/ranks/([^/]+)/plan)", [service](const httplib::Request& req, httplib::Response& res) {
     Result<int64_t> rank = ParseIntParam(req.matches[2], "path 'rank'");
     if (!rank.ok()) return SendError(res, rank.status());

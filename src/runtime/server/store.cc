@@ -1,6 +1,15 @@
 #include "runtime/server/store.h"
 
+#include <fcntl.h>
 #include <sqlite3.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <exception>
+#include <set>
 
 #include "runtime/server/json_fields.h"
 
@@ -85,28 +94,69 @@ class Stmt {
   int rc_;
 };
 
+// Takes `path`.lock exclusively for the life of the returned descriptor, so
+// that a second server on the same database refuses to start instead of
+// overwriting the first one's state.
+Result<int> LockDatabase(const std::string& path) {
+  const std::string lock_path = path + ".lock";
+  const int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return Status::IoError(lock_path + ": cannot open: " + std::strerror(errno));
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    char pid[32] = {};
+    const ssize_t n = ::pread(fd, pid, sizeof(pid) - 1, 0);
+    ::close(fd);
+    std::string holder = n > 0 ? std::string(pid, static_cast<size_t>(n)) : std::string("unknown");
+    while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
+    return Status::Unavailable(path + ": in use by another perseus server (pid " + holder + ", lock " + lock_path +
+                               "); stop it or use another --db");
+  }
+  const std::string pid = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
+    // The lock holds without the pid; only the message to a second server loses it.
+  }
+  return fd;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Store>> Store::Open(const std::string& path, bool full_sync) {
+  int lock_fd = -1;
+  if (path != ":memory:") {
+    Result<int> locked = LockDatabase(path);
+    if (!locked.ok()) return locked.status();
+    lock_fd = *locked;
+  }
   sqlite3* db = nullptr;
   int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                            nullptr);
   if (rc != SQLITE_OK) {
     std::string msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
     sqlite3_close(db);
+    if (lock_fd >= 0) ::close(lock_fd);
     return Status::IoError(path + ": " + msg);
   }
   std::unique_ptr<Store> store(new Store(db));
   store->path_ = path;
+  store->lock_fd_ = lock_fd;
+  if (sqlite3_db_readonly(db, "main") == 1) {
+    return Status::IoError(path + ": opened read-only; the server must write every report (check the file's "
+                                  "and its directory's permissions)");
+  }
   sqlite3_busy_timeout(db, 5000);
   PERSEUS_RETURN_IF_ERROR(store->Exec("PRAGMA journal_mode=WAL"));
   PERSEUS_RETURN_IF_ERROR(store->Exec(full_sync ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL"));
   PERSEUS_RETURN_IF_ERROR(store->Exec("PRAGMA foreign_keys=ON"));
   PERSEUS_RETURN_IF_ERROR(store->Exec(kSchema));
+  // A write now, so a database that cannot take one (a read-only directory
+  // for the WAL, a full disk) is an error at start and not at the first report.
+  PERSEUS_RETURN_IF_ERROR(store->Exec("BEGIN IMMEDIATE; PRAGMA user_version = 1; COMMIT"));
   return store;
 }
 
-Store::~Store() { sqlite3_close(db_); }
+Store::~Store() {
+  sqlite3_close(db_);
+  if (lock_fd_ >= 0) ::close(lock_fd_);
+}
 
 Status Store::Exec(const std::string& sql) {
   char* err = nullptr;
@@ -130,6 +180,15 @@ Status Store::Commit(const StoreWrite& write) {
 }
 
 Status Store::Apply(const StoreWrite& w) {
+  if (w.delete_job) {
+    for (const char* sql : {"DELETE FROM iterations WHERE job_id = ?", "DELETE FROM profiling_windows WHERE job_id = ?",
+                            "DELETE FROM measurements WHERE job_id = ?", "DELETE FROM ranks WHERE job_id = ?",
+                            "DELETE FROM jobs WHERE id = ?"}) {
+      Stmt s(db_, sql);
+      PERSEUS_RETURN_IF_ERROR(s.Bind(1, w.job_id).Run());
+    }
+    return Status::Ok();
+  }
   if (w.spec_json) {
     Stmt s(db_, "INSERT INTO jobs (id, spec_json) VALUES (?, ?)");
     PERSEUS_RETURN_IF_ERROR(s.Bind(1, w.job_id).Bind(2, *w.spec_json).Run());
@@ -168,9 +227,14 @@ Status Store::Apply(const StoreWrite& w) {
                                   .Bind(4, it.compute_time_s).Bind(5, it.energy_j).Bind(6, it.plan_version).Run());
     }
   }
-  if (w.prune_iterations_before) {
-    Stmt s(db_, "DELETE FROM iterations WHERE job_id = ? AND iteration < ?");
-    PERSEUS_RETURN_IF_ERROR(s.Bind(1, w.job_id).Bind(2, *w.prune_iterations_before).Run());
+  if (w.keep_iterations_per_rank) {
+    std::set<int> ranks;
+    for (const IterationReport& it : w.iterations) ranks.insert(it.rank);
+    Stmt s(db_, "DELETE FROM iterations WHERE job_id = ?1 AND rank = ?2 AND iteration < (SELECT MIN(iteration) FROM "
+                "(SELECT iteration FROM iterations WHERE job_id = ?1 AND rank = ?2 ORDER BY iteration DESC LIMIT ?3))");
+    for (int rank : ranks) {
+      PERSEUS_RETURN_IF_ERROR(s.Bind(1, w.job_id).Bind(2, rank).Bind(3, *w.keep_iterations_per_rank).Run());
+    }
   }
   return Status::Ok();
 }
@@ -180,16 +244,24 @@ Result<std::vector<StoredJob>> Store::LoadAll() {
   std::vector<StoredJob> jobs;
   PERSEUS_RETURN_IF_ERROR(LoadJobRows(&jobs));
   for (StoredJob& job : jobs) {
-    PERSEUS_RETURN_IF_ERROR(LoadRanks(&job));
-    PERSEUS_RETURN_IF_ERROR(LoadWindowReports(&job));
-    PERSEUS_RETURN_IF_ERROR(LoadIterations(&job));
+    // A damaged row quarantines its job, not the server. Rows of valid SQL
+    // types with bad contents are caught here or by the loader's checks.
+    Status st;
+    try {
+      st = LoadRanks(&job);
+      if (st.ok()) st = LoadWindowReports(&job);
+      if (st.ok()) st = LoadIterations(&job);
+    } catch (const std::exception& e) {
+      st = Status::Internal(std::string("damaged row: ") + e.what());
+    }
+    if (!st.ok()) job.load_error = st.message();
   }
   return jobs;
 }
 
 Status Store::LoadJobRows(std::vector<StoredJob>* jobs) {
   Stmt s(db_, "SELECT id, spec_json, state_json, profile_csv, frontier_json FROM jobs ORDER BY rowid");
-  while (s.Next()) jobs->push_back({s.Text(0), s.Text(1), s.Text(2), s.Text(3), s.Text(4), {}, {}, {}});
+  while (s.Next()) jobs->push_back({s.Text(0), s.Text(1), s.Text(2), s.Text(3), s.Text(4), {}, {}, {}, {}});
   return s.status();
 }
 
@@ -201,7 +273,11 @@ Status Store::LoadRanks(StoredJob* job) {
     RankInfo r{static_cast<int>(s.Int(0)), static_cast<int>(s.Int(1)), static_cast<int>(s.Int(2)),
                static_cast<int>(s.Int(3)), s.Text(4), s.Text(5), {}};
     Json clocks = Json::parse(s.Text(6), nullptr, false);
-    if (!clocks.is_array()) return Status::Internal("stored rank " + std::to_string(r.rank) + ": bad clock list");
+    if (!clocks.is_array() || !std::all_of(clocks.begin(), clocks.end(), [](const Json& c) {
+          return c.is_number_integer() && c.get<int64_t>() > 0 && c.get<int64_t>() < 100000;
+        })) {
+      return Status::Internal("stored rank " + std::to_string(r.rank) + ": bad clock list");
+    }
     r.sm_clocks_mhz = clocks.get<std::vector<int>>();
     job->ranks.push_back(std::move(r));
   }

@@ -31,7 +31,10 @@ struct StoreWrite {
   std::vector<WindowReport> window_reports;  // inserted; a (rank, window) already stored is kept
   bool clear_window_reports = false;         // deletes the job's profiling windows (before inserting)
   std::vector<IterationReport> iterations;   // inserted; duplicates are ignored
-  std::optional<int64_t> prune_iterations_before;  // deletes older iterations of the job
+  // Keeps only the newest (highest-numbered) this many iterations of each
+  // rank in `iterations`, however far apart their numbers are.
+  std::optional<int64_t> keep_iterations_per_rank;
+  bool delete_job = false;  // deletes every row of the job (alone in its write)
 };
 
 // Everything stored about one job.
@@ -40,17 +43,24 @@ struct StoredJob {
   std::vector<RankInfo> ranks;
   std::vector<WindowReport> window_reports;
   std::vector<IterationReport> iterations;
+  std::string load_error;  // why a row of this job could not be read (the job is quarantined)
 };
 
 class Store {
  public:
-  // Opens or creates the database at `path` (":memory:" for tests).
+  // Opens or creates the database at `path` (":memory:" for tests), holding
+  // `path`.lock exclusively until destroyed: a second Store (or server) on
+  // the same path fails with kUnavailable naming the holder's pid. A
+  // database that cannot be written (read-only file or directory, full
+  // disk) is an error here.
   static Result<std::unique_ptr<Store>> Open(const std::string& path, bool full_sync);
   ~Store();
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
 
   Status Commit(const StoreWrite& write);
+  // Every job; a job whose rows cannot be read has `load_error` set. Fails
+  // only when the jobs table itself cannot be read.
   Result<std::vector<StoredJob>> LoadAll();
 
  private:
@@ -65,6 +75,7 @@ class Store {
   std::mutex mu_;
   sqlite3* db_;
   std::string path_;
+  int lock_fd_ = -1;
 };
 
 }  // namespace perseus::server

@@ -1,6 +1,9 @@
 #include "runtime/server/store.h"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "runtime/server/test_util.h"
 
@@ -72,19 +75,99 @@ TEST(StoreTest, FailedWriteLeavesNothingBehind) {
   EXPECT_TRUE(jobs->front().ranks.empty());
 }
 
-TEST(StoreTest, PrunesOldIterations) {
+TEST(StoreTest, KeepsTheNewestIterationsOfEachRankHoweverFarApart) {
   Result<std::unique_ptr<Store>> store = Store::Open(":memory:", false);
   ASSERT_TRUE(store.ok());
   StoreWrite w;
   w.job_id = "j";
   w.spec_json = "{}";
   for (int i = 0; i < 10; ++i) w.iterations.push_back({0, i, 1.0, 0, 1});
+  for (int i = 0; i < 10; ++i) w.iterations.push_back({1, i, 1.0, 0, 1});
   ASSERT_TRUE((*store)->Commit(w).ok());
   StoreWrite p;
   p.job_id = "j";
-  p.prune_iterations_before = 7;
+  p.iterations.push_back({0, int64_t{1} << 50, 1.0, 0, 1});  // a huge iteration number cuts nothing extra
+  p.keep_iterations_per_rank = 3;
   ASSERT_TRUE((*store)->Commit(p).ok());
-  EXPECT_EQ((*store)->LoadAll()->front().iterations.size(), 3u);
+  std::vector<IterationReport> kept = (*store)->LoadAll()->front().iterations;
+  int rank0 = 0, rank1 = 0;
+  for (const IterationReport& it : kept) (it.rank == 0 ? rank0 : rank1)++;
+  EXPECT_EQ(rank0, 3);   // 8, 9 and the huge one
+  EXPECT_EQ(rank1, 10);  // not in the write: untouched
+}
+
+TEST(StoreTest, DeleteJobRemovesEveryRow) {
+  Result<std::unique_ptr<Store>> store = Store::Open(":memory:", false);
+  ASSERT_TRUE(store.ok());
+  for (const char* id : {"a", "b"}) {
+    StoreWrite w;
+    w.job_id = id;
+    w.spec_json = "{}";
+    w.rank = RankInfo{0, 0, 0, 0, "x", "y", {1}};
+    w.iterations.push_back({0, 1, 1.0, 0, 1});
+    ASSERT_TRUE((*store)->Commit(w).ok());
+  }
+  StoreWrite d;
+  d.job_id = "a";
+  d.delete_job = true;
+  ASSERT_TRUE((*store)->Commit(d).ok());
+  Result<std::vector<StoredJob>> jobs = (*store)->LoadAll();
+  ASSERT_EQ(jobs->size(), 1u);
+  EXPECT_EQ(jobs->front().id, "b");
+  EXPECT_EQ(jobs->front().ranks.size(), 1u);
+}
+
+TEST(StoreTest, ASecondStoreOnTheSameFileIsRefusedNamingTheHolder) {
+  const std::string path = testing::TempDbPath("store_lock");
+  Result<std::unique_ptr<Store>> first = Store::Open(path, false);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  Result<std::unique_ptr<Store>> second = Store::Open(path, false);
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), Status::Code::kUnavailable);
+  EXPECT_NE(second.status().message().find("in use by another perseus server (pid " + std::to_string(::getpid())),
+            std::string::npos)
+      << second.status().message();
+  first->reset();
+  EXPECT_TRUE(Store::Open(path, false).ok());  // released with the first
+}
+
+TEST(StoreTest, AReadOnlyDatabaseIsAnErrorAtOpen) {
+  if (::geteuid() == 0) GTEST_SKIP() << "root writes read-only files";
+  const std::string path = testing::TempDbPath("store_readonly");
+  ASSERT_TRUE(Store::Open(path, false).ok());
+  ASSERT_EQ(::chmod(path.c_str(), 0400), 0);
+  Result<std::unique_ptr<Store>> store = Store::Open(path, false);
+  ::chmod(path.c_str(), 0600);
+  ASSERT_FALSE(store.ok());
+  EXPECT_NE(store.status().message().find(path), std::string::npos) << store.status().message();
+}
+
+TEST(StoreTest, ADamagedRowMarksItsJobOnly) {
+  const std::string path = testing::TempDbPath("store_damaged");
+  {
+    Result<std::unique_ptr<Store>> store = Store::Open(path, false);
+    ASSERT_TRUE(store.ok());
+    for (const char* id : {"good", "bad"}) {
+      StoreWrite w;
+      w.job_id = id;
+      w.spec_json = "{}";
+      w.rank = RankInfo{0, 0, 0, 0, "x", "y", {1410}};
+      ASSERT_TRUE((*store)->Commit(w).ok());
+    }
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "UPDATE ranks SET sm_clocks_json = '[\"x\", 1e999]' WHERE job_id = 'bad'", nullptr,
+                         nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  Result<std::unique_ptr<Store>> store = Store::Open(path, false);
+  ASSERT_TRUE(store.ok());
+  Result<std::vector<StoredJob>> jobs = (*store)->LoadAll();
+  ASSERT_TRUE(jobs.ok()) << jobs.status().ToString();
+  ASSERT_EQ(jobs->size(), 2u);
+  EXPECT_EQ((*jobs)[0].load_error, "");
+  EXPECT_NE((*jobs)[1].load_error.find("bad clock list"), std::string::npos) << (*jobs)[1].load_error;
 }
 
 TEST(StoreTest, OpenReportsThePath) {

@@ -1,0 +1,56 @@
+// Admission: what every request must satisfy before the server reads its
+// body or routes it, checked in one place for every endpoint.
+//
+//   * Host (DNS rebinding): when the server listens on a loopback address,
+//     the Host header must name localhost, 127.0.0.1 or [::1], or a host in
+//     `allowed_hosts`; otherwise only hosts in `allowed_hosts` when it is set.
+//   * Mutating methods (all but GET and HEAD):
+//       - `Authorization: Bearer <token>` when a token is set (the scheme is
+//         case-insensitive, RFC 9110 11.1), checked in constant time;
+//       - `Content-Type: application/json` on POST and PUT, so no web page
+//         can send a "simple" cross-site request (CSRF);
+//       - an `Origin` header, when present, that names the Host itself;
+//       - a declared Content-Length of at most `max_body_bytes`; chunked
+//         bodies are refused (their length is unknown until read).
+// Thread safety: pure functions.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/server/json_fields.h"
+
+namespace perseus::server {
+
+struct AdmissionPolicy {
+  std::string token;                       // empty: no authentication
+  size_t max_body_bytes = 1 << 20;
+  bool loopback_only = true;               // the server listens on a loopback address
+  std::vector<std::string> allowed_hosts;  // extra Host names (without port) accepted
+};
+
+struct AdmissionRequest {
+  std::string method;
+  std::string host;            // Host header ("" when absent)
+  std::string authorization;   // Authorization header
+  std::string content_type;
+  std::string origin;
+  std::string transfer_encoding;
+  std::optional<unsigned long long> content_length;
+};
+
+struct Refusal {
+  int http_status;
+  std::string code;     // error code in the JSON body
+  std::string message;  // names the header
+};
+
+// Why the request is refused, or nullopt to admit it.
+std::optional<Refusal> Admit(const AdmissionRequest& request, const AdmissionPolicy& policy);
+
+// True for addresses that only this machine can reach ("127.0.0.1",
+// "::1", "localhost").
+bool IsLoopbackAddress(const std::string& host);
+
+}  // namespace perseus::server

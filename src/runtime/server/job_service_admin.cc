@@ -1,0 +1,116 @@
+// JobService: deleting and re-profiling jobs, expiry, quarantine, and the
+// background loop that retries what a failed commit left undone.
+#include <mutex>
+
+#include "runtime/server/job_service.h"
+
+namespace perseus::server {
+
+Result<Reply> JobService::DeleteJob(const std::string& job_id) {
+  std::shared_ptr<Job> job;
+  {
+    std::unique_lock<std::shared_mutex> lock(jobs_mu_);
+    auto bad = quarantined_.find(job_id);
+    if (bad != quarantined_.end()) {
+      StoreWrite write;
+      write.job_id = job_id;
+      write.delete_job = true;
+      PERSEUS_RETURN_IF_ERROR(store_->Commit(write));
+      quarantined_.erase(bad);
+      Log("job_deleted", {{"job", job_id}, {"quarantined", true}});
+      return Reply{200, {{"id", job_id}, {"deleted", true}}};
+    }
+    auto it = jobs_.find(job_id);
+    if (it == jobs_.end()) return Status::NotFound("job '" + job_id + "' is not registered");
+    job = it->second;
+  }
+  std::lock_guard<std::mutex> job_lock(job->mu);
+  if (job->deleted) return Status::NotFound("job '" + job_id + "' is not registered");
+  StoreWrite write;
+  write.job_id = job_id;
+  write.delete_job = true;
+  PERSEUS_RETURN_IF_ERROR(store_->Commit(write));
+  job->deleted = true;
+  {
+    std::unique_lock<std::shared_mutex> lock(jobs_mu_);
+    auto it = jobs_.find(job_id);
+    if (it != jobs_.end() && it->second == job) jobs_.erase(it);
+  }
+  Log("job_deleted", {{"job", job_id}, {"phase", PhaseName(job->state.phase)}});
+  return Reply{200, {{"id", job_id}, {"deleted", true}}};
+}
+
+Result<Reply> JobService::Reprofile(const std::string& job_id) {
+  Result<std::shared_ptr<Job>> found = FindJob(job_id);
+  if (!found.ok()) return found.status();
+  Job& job = **found;
+  std::lock_guard<std::mutex> lock(job.mu);
+  const Phase phase = job.state.phase;
+  if (phase != Phase::kRunning && phase != Phase::kFailed && phase != Phase::kDone) {
+    return Status::Unavailable("job '" + job_id + "' cannot be profiled again while " + PhaseName(phase) +
+                               " (only running, failed or done jobs)");
+  }
+  if (job.registered < job.spec.world_size()) {
+    return Status::Unavailable("job '" + job_id + "' has " + std::to_string(job.registered) + " of " +
+                               std::to_string(job.spec.world_size()) + " ranks registered");
+  }
+  ControlState state = job.state;
+  state.error.clear();
+  state.stragglers.clear();
+  state.pipelines.clear();
+  StartProfiling(job, &state);
+  StoreWrite write;
+  write.clear_window_reports = true;
+  write.profile_csv = "";
+  write.frontier_json = "";
+  PERSEUS_RETURN_IF_ERROR(CommitState(job, state, std::move(write)));
+  job.window_reports.clear();
+  job.profile_csv.clear();
+  job.plans = nullptr;
+  for (auto& window : job.windows) window.clear();
+  Log("job_reprofiling", {{"job", job_id}, {"from_phase", PhaseName(phase)}});
+  return Reply{200, {{"id", job_id}, {"phase", PhaseName(job.state.phase)}}};
+}
+
+std::map<std::string, std::string> JobService::QuarantinedJobs() {
+  std::shared_lock<std::shared_mutex> lock(jobs_mu_);
+  return quarantined_;
+}
+
+void JobService::MaintenanceTick() {
+  std::vector<std::shared_ptr<Job>> jobs;
+  {
+    std::shared_lock<std::shared_mutex> lock(jobs_mu_);
+    for (auto& [id, job] : jobs_) jobs.push_back(job);
+  }
+  const int64_t now = Now();
+  for (const std::shared_ptr<Job>& job : jobs) {
+    const int64_t idle_s = now - job->last_activity_unix_s.load();
+    if (limits_.job_expiry_s > 0 && idle_s > limits_.job_expiry_s) {
+      Result<Reply> deleted = DeleteJob(job->spec.id);
+      if (log_ != nullptr && deleted.ok()) {
+        log_->Warn("job_expired", {{"job", job->spec.id}, {"idle_s", idle_s}, {"expiry_s", limits_.job_expiry_s}});
+      }
+      continue;
+    }
+    bool optimizing = false;
+    {
+      std::lock_guard<std::mutex> lock(job->mu);
+      optimizing = !job->deleted && job->state.phase == Phase::kOptimizing;
+    }
+    if (optimizing) Enqueue(job->spec.id);  // no-op while queued; retries a result that was not stored
+  }
+}
+
+void JobService::BackgroundLoop(const std::function<void()>& tick) {
+  std::unique_lock<std::mutex> lock(carbon_mu_);
+  while (!carbon_stopping_) {
+    carbon_cv_.wait_for(lock, std::chrono::duration<double>(carbon_.poll_s), [this] { return carbon_stopping_; });
+    if (carbon_stopping_) break;
+    lock.unlock();
+    tick();
+    lock.lock();
+  }
+}
+
+}  // namespace perseus::server
