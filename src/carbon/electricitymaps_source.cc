@@ -76,12 +76,29 @@ Result<std::string> ElectricityMapsSource::Get(const std::string& endpoint) {
   client.set_read_timeout(timeout);
   httplib::Headers headers;
   if (!config_.token.empty()) headers.emplace("auth-token", config_.token);
-  httplib::Result res = client.Get(path, headers);
+  // One deadline for the whole reply and a bounded body: a server that
+  // trickles bytes, or sends without end, cannot hold the caller.
+  constexpr size_t kMaxBodyBytes = 8 << 20;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::string body;
+  const char* refused = nullptr;
+  httplib::Result res = client.Get(path, headers, [&](const char* data, size_t n) {
+    if (body.size() + n > kMaxBodyBytes) {
+      refused = "reply larger than 8 MiB";
+    } else if (std::chrono::steady_clock::now() > deadline) {
+      refused = "reply not complete within the timeout";
+    } else {
+      body.append(data, n);
+      return true;
+    }
+    return false;
+  });
+  if (refused != nullptr) return Status::Unavailable("GET " + url + ": " + refused);
   if (!res) return Status::Unavailable("GET " + url + ": " + httplib::to_string(res.error()));
   if (res->status != 200) {
-    return Status::Unavailable("GET " + url + ": HTTP " + std::to_string(res->status) + ": " + res->body.substr(0, 200));
+    return Status::Unavailable("GET " + url + ": HTTP " + std::to_string(res->status) + ": " + body.substr(0, 200));
   }
-  return res->body;
+  return body;
 }
 
 IntensityReading ElectricityMapsSource::Current(int64_t now_unix_s) {

@@ -5,6 +5,7 @@
 #include <httplib.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -35,6 +36,13 @@ class FakeElectricityMaps : public testing::Test {
       res.set_content(R"({"zone":"Z","carbonIntensity":321,"datetime":"2024-11-30T06:00:00.000Z"})", "application/json");
     });
     server_.Get("/v3/carbon-intensity/history", [this](const httplib::Request&, httplib::Response& res) {
+      if (trickle_) {  // one byte every 100 ms, for ever: every read succeeds, the reply never ends
+        res.set_chunked_content_provider("application/json", [this](size_t, httplib::DataSink& sink) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(100));
+          return !stopping_ && sink.write("[", 1);
+        });
+        return;
+      }
       res.set_content(history_, "application/json");
     });
     port_ = server_.bind_to_any_port("127.0.0.1");
@@ -42,6 +50,7 @@ class FakeElectricityMaps : public testing::Test {
     while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   void TearDown() override {
+    stopping_ = true;
     server_.stop();
     thread_.join();
   }
@@ -57,6 +66,7 @@ class FakeElectricityMaps : public testing::Test {
   std::thread thread_;
   int port_ = 0;
   bool fail_ = false;
+  std::atomic<bool> trickle_{false}, stopping_{false};
   std::string history_ = kHistory;
   std::string seen_token_, seen_zone_;
 };
@@ -120,6 +130,22 @@ TEST_F(FakeElectricityMaps, HistoryNullsAreInterpolated) {
   ASSERT_EQ(t->size(), 3);
   EXPECT_DOUBLE_EQ(t->carbon_g_per_kwh[1], 451);
   EXPECT_EQ(t->notes.size(), 1u);
+}
+
+// A server that trickles its reply passes every read timeout; the whole
+// reply has one deadline, so a carbon decision cannot be held for ever.
+TEST_F(FakeElectricityMaps, ATricklingServerIsCutOffAtTheTimeout) {
+  trickle_ = true;
+  ElectricityMapsConfig c = Config();
+  c.timeout_s = 0.5;
+  ElectricityMapsSource src(c, nullptr);
+  const auto start = std::chrono::steady_clock::now();
+  Result<IntensityTrace> history = src.FetchHistory();
+  const double took_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_FALSE(history.ok());
+  EXPECT_NE(history.status().message().find("not complete within the timeout"), std::string::npos)
+      << history.status().message();
+  EXPECT_LT(took_s, 5.0);  // bounded (0.5 s and one more read), not waiting for an end that never comes
 }
 
 TEST(ElectricityMapsJson, ErrorsSayWhere) {

@@ -1,5 +1,8 @@
 #include "tests/e2e/runtime_emulation.h"
 
+#include <sys/resource.h>
+
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 
@@ -152,27 +155,61 @@ void Cluster::OnBarrier() {
   stop_decided_ = stopping_;
 }
 
+template <typename Hook>
+void Cluster::TimedHook(Rank& r, int kind, Hook&& hook) {
+  if (!options_.record_hook_latency) return hook();
+  rusage before{}, after{};
+  getrusage(RUSAGE_THREAD, &before);
+  const auto start = std::chrono::steady_clock::now();
+  hook();
+  const float us = std::chrono::duration<float, std::micro>(std::chrono::steady_clock::now() - start).count();
+  getrusage(RUSAGE_THREAD, &after);
+  r.hook_us.push_back(us);
+  const bool blocked = after.ru_nvcsw != before.ru_nvcsw, preempted = after.ru_nivcsw != before.ru_nivcsw;
+  r.hook_switches.blocked += blocked;
+  r.hook_switches.blocked_by_hook[kind] += blocked;
+  r.hook_switches.preempted += preempted;
+  if (!blocked && !preempted) r.hook_switches.longest_unswitched_us = std::max(r.hook_switches.longest_unswitched_us, us);
+}
+
+Cluster::HookSwitches Cluster::HookContextSwitches() const {
+  HookSwitches out;
+  for (const auto& r : ranks_) {
+    out.blocked += r->hook_switches.blocked;
+    for (int k = 0; k < 4; ++k) out.blocked_by_hook[k] += r->hook_switches.blocked_by_hook[k];
+    out.preempted += r->hook_switches.preempted;
+    out.longest_unswitched_us = std::max(out.longest_unswitched_us, r->hook_switches.longest_unswitched_us);
+  }
+  return out;
+}
+
+std::vector<float> Cluster::HookLatenciesUs() const {
+  std::vector<float> out;
+  for (const auto& r : ranks_) out.insert(out.end(), r->hook_us.begin(), r->hook_us.end());
+  return out;
+}
+
 void Cluster::RankLoop(Rank& r) {
   const std::vector<Computation>& order = schedule_.per_stage[r.s];
   for (int64_t iteration = 0;; ++iteration) {
     client::RankClient* c = r.client.get();
-    if (c) c->OnStepBegin();
+    if (c) TimedHook(r, 0, [c] { c->OnStepBegin(); });
     r.clocks.clear();
     for (const Computation& comp : order) {
       double ready_s = WaitFor(r.d, r.t, r.s, comp.instruction, comp.microbatch, iteration);
       r.now_s = std::max(r.now_s.load(), ready_s);
       if (c) {
         for (int i = 0; i < 100000 && !c->ClockSettled(); ++i) std::this_thread::yield();
-        c->OnInstructionBegin(comp.instruction);
+        TimedHook(r, 1, [c, &comp] { c->OnInstructionBegin(comp.instruction); });
       }
       r.clocks.push_back(r.gpu->CurrentSmClockMhz());
       OperatingPoint op = shape_.truth ? r.gpu->Run(shape_.truth->stages[r.s].at(comp.instruction))
                                        : r.gpu->Run(StageWork(r.s, shape_.pp, comp.instruction));
       r.now_s = r.now_s.load() + op.time_s * slowdown_[r.d].load();
-      if (c) c->OnInstructionEnd(comp.instruction);
+      if (c) TimedHook(r, 2, [c, &comp] { c->OnInstructionEnd(comp.instruction); });
       Publish(r.d, r.t, r.s, comp.instruction, comp.microbatch, iteration, r.now_s.load());
     }
-    if (c) c->OnStepEnd();
+    if (c) TimedHook(r, 3, [c] { c->OnStepEnd(); });
     barrier_->arrive_and_wait();
     bool stop;
     {

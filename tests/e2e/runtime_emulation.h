@@ -46,6 +46,7 @@ struct ClusterOptions {
   int poll_interval_ms = 100;
   int pace_ms = 2;  // real time slept per iteration
   double energy_poll_interval_s = 0.002;
+  bool record_hook_latency = false;  // time every client hook call (HookLatenciesUs)
 };
 
 struct IterationStats {
@@ -75,6 +76,18 @@ class Cluster {
   runtime::SimulatedGpu& gpu(int rank) { return *ranks_[rank]->gpu; }
   client::RankClient* client(int rank) { return ranks_[rank]->client.get(); }
   const ClusterShape& shape() const { return shape_; }
+  // Wall time of every hook call (OnStepBegin/End, OnInstructionBegin/End) of
+  // every rank, in microseconds, when options.record_hook_latency. REQUIRES: stopped.
+  std::vector<float> HookLatenciesUs() const;
+  // Of those calls: how many waited for something (the thread gave up the CPU
+  // voluntarily: a lock, I/O, a sleep), how many were preempted by the
+  // scheduler, and the longest one that ran without being switched out.
+  struct HookSwitches {
+    int64_t blocked = 0, preempted = 0;
+    int64_t blocked_by_hook[4] = {0, 0, 0, 0};  // OnStepBegin, OnInstructionBegin, OnInstructionEnd, OnStepEnd
+    float longest_unswitched_us = 0;
+  };
+  HookSwitches HookContextSwitches() const;
 
  private:
   struct Rank {
@@ -84,10 +97,15 @@ class Cluster {
     std::unique_ptr<client::RankClient> client;
     std::vector<int> clocks;  // of the iteration in progress
     double energy_mark_j = 0;
+    std::vector<float> hook_us;  // when recording hook latency
+    HookSwitches hook_switches;
   };
   struct Board;  // dependency end times of one (pipeline, tp) chain
 
   void RankLoop(Rank& r);
+  // Calls `hook`, timing it when recording.
+  template <typename Hook>
+  void TimedHook(Rank& r, int kind, Hook&& hook);
   double WaitFor(int d, int t, int s, Instruction ins, int m, int64_t iteration);
   void Publish(int d, int t, int s, Instruction ins, int m, int64_t iteration, double end_s);
   void OnBarrier();

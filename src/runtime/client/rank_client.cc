@@ -43,6 +43,7 @@ RankClient::RankClient(RankClientOptions options, std::shared_ptr<runtime::GpuCo
       controller_(std::make_unique<ClockController>(gpu_)),
       meter_(std::make_unique<EnergyMeter>(gpu_, now_s_, options_.energy_poll_interval_s)) {
   iterations_out_.reserve(kMaxQueuedIterations);
+  iteration_backlog_.reserve(kMaxQueuedIterations);
   if (options_.restore_on_signal) RegisterForRestore(controller_.get());
   sync_ = std::thread([this] { SyncLoop(); });
 }
@@ -92,7 +93,11 @@ std::shared_ptr<const RankPlan> RankClient::current_plan() const {
 void RankClient::AdoptPendingPlan() {
   if (!has_pending_.load(std::memory_order_acquire)) return;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
+    if (!lock.owns_lock()) return;  // the background thread holds it: adopt at the next step
+    // The old plan is freed by the background thread: free() can wait for a
+    // malloc arena that another thread holds.
+    if (current_) retired_plans_.push_back(std::move(current_));
     current_ = pending_;
     has_pending_.store(false, std::memory_order_relaxed);
   }
@@ -107,13 +112,29 @@ void RankClient::AdoptPendingPlan() {
 void RankClient::CloseFinishedWindow(double now_s) {
   if (!record_ || window_step_ != record_->window.warmup_iterations + record_->window.iterations) return;
   record_->step_begin_s.push_back(now_s);
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stats_.profiling_window = record_->window.id;
-    windows_out_.push_back(std::move(*record_));
-  }
+  profiling_window_.store(record_->window.id, std::memory_order_relaxed);
+  window_backlog_.push_back(std::move(*record_));
   record_.reset();
-  cv_.notify_one();
+  HandOver();
+}
+
+void RankClient::HandOver() {
+  if (iteration_backlog_.empty() && window_backlog_.empty()) return;
+  std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
+  if (!lock.owns_lock()) return;
+  for (IterationRecord& r : iteration_backlog_) {
+    if (iterations_out_.size() >= kMaxQueuedIterations) {
+      iterations_out_.erase(iterations_out_.begin());
+      ++stats_.iterations_dropped;
+    }
+    iterations_out_.push_back(r);
+  }
+  iteration_backlog_.clear();
+  const bool windows = !window_backlog_.empty();
+  for (WindowRecord& w : window_backlog_) windows_out_.push_back(std::move(w));
+  window_backlog_.clear();
+  lock.unlock();
+  if (windows) cv_.notify_one();
 }
 
 // Counts the step in the profiling window and opens or extends its record
@@ -155,12 +176,16 @@ void RankClient::NoteMismatch(Instruction expected, Instruction got) {
   ++step_mismatches_;
   if (mismatch_warned_) return;
   mismatch_warned_ = true;
-  RaiseWarning("schedule_mismatch", "rank " + std::to_string(options_.identity.rank) + " of job '" + options_.identity.job +
+  // Raised by the background thread (RaiseWarning takes mu_ and writes to
+  // stderr): a one-slot hand-over, written only while empty.
+  if (hook_warning_ready_.load(std::memory_order_acquire)) return;
+  hook_warning_ = "rank " + std::to_string(options_.identity.rank) + " of job '" + options_.identity.job +
                "': the training loop ran a " + InstructionName(got) + " where the job's declared schedule expects a " +
                InstructionName(expected) + " (computation " + std::to_string(cursor_) + " of iteration " +
                std::to_string(iteration_) +
                "): the schedule registered with the server differs from what the ranks run, so plans "
-               "assign clocks to the wrong computations; register the job with the schedule the framework runs");
+               "assign clocks to the wrong computations; register the job with the schedule the framework runs";
+  hook_warning_ready_.store(true, std::memory_order_release);
 }
 
 void RankClient::OnInstructionBegin(Instruction instruction) {
@@ -191,16 +216,14 @@ void RankClient::OnInstructionEnd(Instruction instruction) {
 void RankClient::OnStepEnd() {
   const double end_s = Now();
   const int64_t version = current_ ? current_->version : -1;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (version >= 0) {
-      if (iterations_out_.size() >= kMaxQueuedIterations) {
-        iterations_out_.erase(iterations_out_.begin());
-        ++stats_.iterations_dropped;
-      }
-      iterations_out_.push_back({iteration_, step_start_s_, end_s, version, step_mismatches_});
+  if (version >= 0) {
+    if (iteration_backlog_.size() >= kMaxQueuedIterations) {
+      iteration_backlog_.erase(iteration_backlog_.begin());
+      hook_dropped_.fetch_add(1, std::memory_order_relaxed);
     }
+    iteration_backlog_.push_back({iteration_, step_start_s_, end_s, version, step_mismatches_});
   }
+  HandOver();
   sync_wanted_ = false;
   if (current_ && current_->kind == PlanKind::kProfiling) {
     const ProfilingWindow& w = current_->window;

@@ -163,6 +163,9 @@ class RankClient {
   double Now() const { return now_s_(); }
   // Training thread: the window bookkeeping of OnStepBegin / OnStepEnd.
   void AdoptPendingPlan();
+  // Moves the hooks' backlogs to the background thread's queues if mu_ is
+  // free right now; else they wait for the next hook that tries.
+  void HandOver();
   void CloseFinishedWindow(double now_s);
   void BeginWindowStep(double now_s);
   void NoteMismatch(Instruction expected, Instruction got);
@@ -199,6 +202,15 @@ class RankClient {
   bool sync_wanted_ = false;
   std::atomic<int64_t> warning_count_{0};
   std::atomic<int> running_uniform_mhz_{-1};  // the running plan's one clock (-1: several); read by CheckAchievedClock
+  // What the hooks hand to the background thread waits here while mu_ is
+  // busy: hooks only try the lock, so they never wait for the background
+  // thread (HandOver).
+  std::vector<IterationRecord> iteration_backlog_;
+  std::vector<WindowRecord> window_backlog_;
+  std::atomic<int64_t> hook_dropped_{0};       // iterations dropped because the backlog was full
+  std::atomic<int64_t> profiling_window_{-1};  // stats_.profiling_window, kept by the hooks
+  std::string hook_warning_;                    // written by the hooks while !hook_warning_ready_
+  std::atomic<bool> hook_warning_ready_{false};  // the background thread raises and clears it
 
   // Shared with the background thread.
   mutable std::mutex mu_;
@@ -207,6 +219,7 @@ class RankClient {
   std::atomic<bool> has_pending_{false};
   std::vector<IterationRecord> iterations_out_;  // guarded by mu_
   std::vector<WindowRecord> windows_out_;
+  std::vector<std::shared_ptr<const RankPlan>> retired_plans_;  // guarded by mu_; freed by the background thread
   std::map<int64_t, std::vector<double>> framework_durations_;  // iteration -> seconds
   std::deque<std::string> warnings_;
   std::set<std::string> warned_;  // warning keys already raised (raise each once)

@@ -38,11 +38,18 @@ void RankClient::SyncLoop() {
       ok = SendWindows(api) && ok;
     }
     CheckAchievedClock();
+    if (hook_warning_ready_.load(std::memory_order_acquire)) {
+      std::string message = hook_warning_;
+      hook_warning_ready_.store(false, std::memory_order_release);
+      RaiseWarning("schedule_mismatch", std::move(message));
+    }
     if (controller_->errors() > 0) {
       RaiseWarning("clock_set", "GPU of rank " + std::to_string(options_.identity.rank) +
                                     ": setting the SM clock failed: " + controller_->last_error());
     }
+    std::vector<std::shared_ptr<const RankPlan>> retired;
     std::unique_lock<std::mutex> lock(mu_);
+    retired.swap(retired_plans_);  // freed below, off the training thread
     stats_.connected = api.reached_server();
     auto wait = std::chrono::milliseconds(ok ? options_.poll_interval_ms : options_.retry_interval_ms);
     cv_.wait_for(lock, wait, [&] { return stop_ || flush_; });
@@ -307,12 +314,18 @@ RankClientStats RankClient::Stats() const {
   std::lock_guard<std::mutex> lock(mu_);
   RankClientStats s = stats_;
   s.iterations = iterations_done_.load(std::memory_order_relaxed);
+  s.iterations_dropped += hook_dropped_.load(std::memory_order_relaxed);
+  s.profiling_window = profiling_window_.load(std::memory_order_relaxed);
   s.schedule_mismatches = mismatches_.load(std::memory_order_relaxed);
   s.clock_changes = controller_->clock_changes();
   s.requested_clock_mhz = controller_->requested();
   s.applied_clock_mhz = controller_->applied();
   s.warnings = warning_count_.load(std::memory_order_relaxed);
   if (s.last_error.empty() && controller_->errors() > 0) s.last_error = controller_->last_error();
+  if (s.last_error.empty()) {
+    const EnergyMeter::Stats m = meter_->GetStats();
+    if (m.read_errors > 0) s.last_error = "energy counter: " + m.last_error;  // e.g. perseusd gone
+  }
   return s;
 }
 

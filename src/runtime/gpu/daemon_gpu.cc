@@ -147,7 +147,11 @@ class DaemonGpu : public GpuControl {
 
   Status Closed() const { return Status::IoError(where_ + ": connection closed by the daemon"); }
 
+  // Marks the connection lost and shuts it down, so the daemon sees the
+  // client gone and resets the clock it locked (after a reply timeout the
+  // stream could not be trusted anyway); the next call reconnects.
   Status Broken(const Status& status) {
+    if (!broken_) ::shutdown(fd_, SHUT_RDWR);
     broken_ = true;
     broken_reason_ = status.message();
     return status;

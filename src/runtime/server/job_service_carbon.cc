@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <future>
 #include <mutex>
 
 #include "carbon/blend_forecaster.h"
@@ -210,17 +211,25 @@ void JobService::CarbonTick() {
     for (auto& [id, job] : jobs_) jobs.push_back(job);
   }
   const int64_t now = Now();
+  std::vector<std::shared_ptr<Job>> due;
   for (const std::shared_ptr<Job>& job : jobs) {
-    {
-      std::lock_guard<std::mutex> lock(job->mu);
-      if (!CarbonDecisionDue(*job, now, /*forced=*/false).ok()) continue;
-    }
-    // The read may wait on the network; the job stays available meanwhile.
-    Result<carbon::IntensityReading> reading = ReadIntensity(*job, now);
     std::lock_guard<std::mutex> lock(job->mu);
+    if (CarbonDecisionDue(*job, now, /*forced=*/false).ok()) due.push_back(job);
+  }
+  // The reads may wait on the network (each within its source's timeout):
+  // all at once, so one slow source does not hold the other jobs' decisions,
+  // and without the jobs' locks, so the jobs stay available meanwhile.
+  std::vector<std::future<Result<carbon::IntensityReading>>> readings;
+  for (const std::shared_ptr<Job>& job : due) {
+    readings.push_back(std::async(std::launch::async, [this, job, now] { return ReadIntensity(*job, now); }));
+  }
+  for (size_t i = 0; i < due.size(); ++i) {
+    Result<carbon::IntensityReading> reading = readings[i].get();
+    Job& job = *due[i];
+    std::lock_guard<std::mutex> lock(job.mu);
     Status s = reading.status();
-    if (s.ok() && CarbonDecisionDue(*job, now, /*forced=*/false).ok()) s = DecideCarbon(*job, now, *reading);
-    if (!s.ok()) Log("carbon_decision_failed", {{"job", job->spec.id}, {"error", s.ToString()}});
+    if (s.ok() && CarbonDecisionDue(job, now, /*forced=*/false).ok()) s = DecideCarbon(job, now, *reading);
+    if (!s.ok()) Log("carbon_decision_failed", {{"job", job.spec.id}, {"error", s.ToString()}});
   }
 }
 

@@ -298,6 +298,38 @@ TEST_F(JobServiceTest, AFailedJobCanBeProfiledAgain) {
   EXPECT_EQ((*service)->Reprofile("nope").status().code(), Status::Code::kNotFound);
 }
 
+// The optimiser's result cannot be committed (a full disk; here a trigger
+// that refuses the write): the job stays optimizing, and the maintenance
+// tick solves and commits it again once the database takes writes.
+TEST_F(JobServiceTest, AnOptimisationThatCouldNotBeStoredIsRetried) {
+  const std::string path = testing::TempDbPath("service_retry_optimise");
+  service_.reset();
+  store_.reset();
+  store_ = Store::Open(path, false).value();
+  CarbonOptions manual;
+  manual.background = false;
+  service_ = JobService::Create(store_.get(), nullptr, testing::UniformPlansSolver, manual).value();
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db,
+                         "CREATE TRIGGER refuse_running BEFORE UPDATE OF state_json ON jobs "
+                         "WHEN NEW.state_json LIKE '%\"running\"%' BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  ASSERT_TRUE(service_->RegisterJob(JobBody("j", 1, 2, 4)).ok());
+  testing::RegisterAndProfile(*service_, "j", 1, 2, 4);
+  service_->WaitForOptimizer();
+  EXPECT_EQ(Phase("j"), "optimizing");
+  service_->MaintenanceTick();  // still refused
+  service_->WaitForOptimizer();
+  EXPECT_EQ(Phase("j"), "optimizing");
+  ASSERT_EQ(sqlite3_exec(db, "DROP TRIGGER refuse_running", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  service_->MaintenanceTick();
+  service_->WaitForOptimizer();
+  EXPECT_EQ(Phase("j"), "running");
+}
+
 TEST_F(JobServiceTest, RestartRestoresEverything) {
   const std::string path = testing::TempDbPath("service_restart");
   Open(path);
