@@ -9,6 +9,7 @@
 // reentrant; it only reads the Problem.
 #pragma once
 
+#include <atomic>
 #include <vector>
 
 #include "perseus/problem.h"
@@ -28,6 +29,9 @@ struct FrontierOptions {
   // solves. 0: no check; -1 (default): one check when the problem has at most
   // kAutoCheckMaxNodes computations (a check of 8,192 takes tens of seconds).
   int lower_bound_samples = -1;
+  // When set and it becomes true, SolveFrontier returns kUnavailable
+  // ("cancelled") within one sweep step (a server stopping mid-solve).
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 struct FrontierPlan {

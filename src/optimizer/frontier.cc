@@ -101,6 +101,10 @@ Result<std::vector<double>> RecordTimes(double fastest_s, double slowest_s, doub
   return times;
 }
 
+bool Cancelled(const FrontierOptions& options) {
+  return options.cancel != nullptr && options.cancel->load(std::memory_order_relaxed);
+}
+
 // The sweep from slowest to fastest, then discrete plans recorded walking
 // its trajectory back from the fastest time: a plan every unit of time and
 // at the all-max time, until the relaxation proves every slower plan uses
@@ -113,6 +117,7 @@ Result<SweepResult> Sweep(const Problem& problem, const std::vector<NodeCosts>& 
   out.relaxation.Add(sweep.time_s(), sweep.relaxation_cost_j());
   while (sweep.Step()) {
     if (sweep.steps() > kMaxSweepSteps) return Status::Internal("sweep did not converge (over 5 million steps)");
+    if (Cancelled(options)) return Status::Unavailable("cancelled");
     out.relaxation.Add(sweep.time_s(), sweep.relaxation_cost_j());
   }
   out.relaxation.Finish();
@@ -125,6 +130,7 @@ Result<SweepResult> Sweep(const Problem& problem, const std::vector<NodeCosts>& 
   std::vector<double> durations;
   double max_shortfall_s = 0;  // how much faster than its deadline a plan has come out
   for (double time_s : *times) {
+    if (Cancelled(options)) return Status::Unavailable("cancelled");
     // Every plan at least as slow as `horizon` uses more energy than the
     // cheapest found; a later deadline's plan could only enter the frontier
     // by coming out faster than that, further below its deadline than any
@@ -197,6 +203,7 @@ Result<Frontier> SolveFrontier(const Problem& problem, const FrontierOptions& op
   f.plans = ParetoFilter(std::move(sweep->candidates));
   f.stats.solve_s = Seconds(t0);
   auto t1 = std::chrono::steady_clock::now();
+  if (Cancelled(options)) return Status::Unavailable("cancelled");
   PERSEUS_RETURN_IF_ERROR(AddLowerBounds(problem, costs, options, sweep->relaxation, f));
   f.stats.lower_bound_s = Seconds(t1);
   return f;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <random>
 #include <string>
 #include <utility>
@@ -120,6 +121,20 @@ TEST(EvaluatePlan, ShiftingEnergyBetweenForwardAndBackwardChangesNoPlansEnergy) 
       }
     }
   }
+}
+
+TEST(SolveFrontier, ACancelledSolveStops) {
+  std::mt19937 rng(3);
+  const Problem problem = MakeProblem(testing::RandomProfile(rng, 2, 3), ScheduleKind::k1F1B, 2, 4, 1, 50);
+  std::atomic<bool> cancel{true};
+  FrontierOptions options;
+  options.cancel = &cancel;
+  Result<Frontier> f = SolveFrontier(problem, options);
+  ASSERT_FALSE(f.ok());
+  EXPECT_EQ(f.status().code(), Status::Code::kUnavailable);
+  EXPECT_EQ(f.status().message(), "cancelled");
+  cancel = false;
+  EXPECT_TRUE(SolveFrontier(problem, options).ok());
 }
 
 TEST(SolveFrontier, SingleOptionGivesOnePlan) {

@@ -115,6 +115,7 @@ JobService::~JobService() {
     std::lock_guard<std::mutex> lock(queue_mu_);
     stopping_ = true;
   }
+  cancel_solves_ = true;  // a stop does not wait for a solve (the job stays optimizing; a restart solves it)
   queue_cv_.notify_all();
   if (optimizer_.joinable()) optimizer_.join();
 }

@@ -174,6 +174,7 @@ class JobService {
   std::set<std::string> queued_;  // queued or being optimised
   int busy_ = 0;
   bool stopping_ = false;
+  std::atomic<bool> cancel_solves_{false};  // set when the service stops: a running solve ends early
   std::thread optimizer_;
 
   CarbonOptions carbon_;

@@ -316,13 +316,18 @@ void JobService::Optimize(const std::string& job_id) {
     Result<Problem> problem = BuildProblem(*profile, JobProblemSpec(spec, blocking_power_w));
     FrontierOptions options;
     options.unit_time_s = spec.unit_time_s;
+    options.cancel = &cancel_solves_;
     frontier = problem.ok() ? solver_(*problem, options) : Result<Frontier>(problem.status());
   }
-  std::lock_guard<std::mutex> lock(job.mu);
-  if (job.deleted || job.state.phase != Phase::kOptimizing) return;
+  if (cancel_solves_) return;  // stopping: the job stays optimizing and is solved after a restart
+  // Every plan's per-stage JSON is built here, without the job's lock: for
+  // a large job it takes seconds, and polls, reports and reads go on meanwhile.
   Result<std::shared_ptr<const PlanBook>> book =
       frontier.ok() && profile.ok() ? PlanBook::Create(spec, *profile, blocking_power_w, *frontier)
                                     : Result<std::shared_ptr<const PlanBook>>(frontier.status());
+  std::string frontier_json = book.ok() ? FrontierToJson((*book)->frontier()).dump() : std::string();
+  std::lock_guard<std::mutex> lock(job.mu);
+  if (job.deleted || job.state.phase != Phase::kOptimizing) return;
   ControlState state = job.state;
   StoreWrite write;
   if (book.ok()) {
@@ -331,7 +336,7 @@ void JobService::Optimize(const std::string& job_id) {
     state.pipelines.assign(spec.dp, PipelinePlan{0, state.base_version});
     job.plans = *book;  // AssignPlans reads it
     AssignPlans(job, &state);
-    write.frontier_json = FrontierToJson((*book)->frontier()).dump();
+    write.frontier_json = std::move(frontier_json);
   } else {
     state.phase = Phase::kFailed;
     state.error = "optimization: " + book.status().message();

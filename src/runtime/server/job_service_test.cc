@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <atomic>
+#include <chrono>
 #include <map>
+#include <thread>
 
 #include "runtime/server/test_util.h"
 
@@ -328,6 +331,35 @@ TEST_F(JobServiceTest, AnOptimisationThatCouldNotBeStoredIsRetried) {
   service_->MaintenanceTick();
   service_->WaitForOptimizer();
   EXPECT_EQ(Phase("j"), "running");
+}
+
+// SIGTERM during a long solve: the service stops without waiting for it,
+// the job stays optimizing, and the next start solves it.
+TEST_F(JobServiceTest, StoppingDoesNotWaitForASolve) {
+  const std::string path = testing::TempDbPath("service_cancel_solve");
+  service_.reset();
+  store_.reset();
+  store_ = Store::Open(path, false).value();
+  std::atomic<bool> solving{false};
+  auto slow = [&solving](const Problem& p, const FrontierOptions& o) -> Result<Frontier> {
+    solving = true;
+    for (int i = 0; i < 20000 && !(o.cancel && o.cancel->load()); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    if (o.cancel && o.cancel->load()) return Status::Unavailable("cancelled");
+    return testing::UniformPlansSolver(p, o);
+  };
+  service_ = JobService::Create(store_.get(), nullptr, slow).value();
+  ASSERT_TRUE(service_->RegisterJob(JobBody("j", 1, 2, 4)).ok());
+  testing::RegisterAndProfile(*service_, "j", 1, 2, 4);
+  for (int i = 0; i < 5000 && !solving; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_TRUE(solving);
+  const auto start = std::chrono::steady_clock::now();
+  service_.reset();  // what SIGTERM does
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 10.0);
+  Open(path);
+  service_->WaitForOptimizer();
+  EXPECT_EQ(Phase("j"), "running");  // not "failed": the cancelled solve was not stored
 }
 
 TEST_F(JobServiceTest, RestartRestoresEverything) {
