@@ -268,13 +268,23 @@ TEST_F(DaemonServerTest, OneUserCannotTakeEverySlot) {
   };
   Start(std::move(options));
   std::vector<std::unique_ptr<GpuControl>> held;
-  for (int i = 0; i < 2; ++i) held.push_back(std::move(OpenDaemonGpu(socket_path_, 0)).value());
+  for (int gpu = 0; gpu < 2; ++gpu) {  // uid 1000 holds both GPUs, one connection each
+    Result<std::unique_ptr<GpuControl>> opened = OpenDaemonGpu(socket_path_, gpu);
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    held.push_back(std::move(*opened));
+  }
   Result<std::unique_ptr<GpuControl>> third = OpenDaemonGpu(socket_path_, 0);
   ASSERT_FALSE(third.ok());
   EXPECT_NE(third.status().message().find("at most 2 clients of one user (uid 1000)"), std::string::npos)
       << third.status().message();
+  // Another user is admitted (its hello then finds the GPUs claimed), and gets a GPU once one is let go.
   uid = 2000;
-  EXPECT_TRUE(OpenDaemonGpu(socket_path_, 1).ok());
+  Result<std::unique_ptr<GpuControl>> other = OpenDaemonGpu(socket_path_, 1);
+  ASSERT_FALSE(other.ok());
+  EXPECT_NE(other.status().message().find("is claimed by another client"), std::string::npos)
+      << other.status().message();
+  held.pop_back();
+  EXPECT_TRUE(WaitFor([&] { return OpenDaemonGpu(socket_path_, 1).ok(); }));
 }
 
 // A client that floods requests gets them handled a few per turn: another

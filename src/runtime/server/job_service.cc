@@ -224,7 +224,13 @@ Result<JobService::LockedRank> JobService::LockRank(const std::string& job_id, i
 Status JobService::CommitState(Job& job, const ControlState& state, StoreWrite write) {
   if (job.deleted) return Status::NotFound("job '" + job.spec.id + "' was deleted");
   write.job_id = job.spec.id;
-  write.state_json = ControlStateToJson(state).dump();
+  const Json state_json = ControlStateToJson(state);
+  // JSON has no NaN or infinity (they would be stored as null and the job
+  // could not be loaded again): refuse the change instead of poisoning the store.
+  if (std::optional<std::string> where = FindNonFinite(state_json, "state")) {
+    return Status::Internal("job '" + job.spec.id + "': refusing to store a non-finite number at " + *where);
+  }
+  write.state_json = state_json.dump();
   PERSEUS_RETURN_IF_ERROR(store_->Commit(write));
   job.state = state;
   return Status::Ok();

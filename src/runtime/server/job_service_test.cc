@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <map>
 #include <thread>
 
@@ -360,6 +361,25 @@ TEST_F(JobServiceTest, StoppingDoesNotWaitForASolve) {
   Open(path);
   service_->WaitForOptimizer();
   EXPECT_EQ(Phase("j"), "running");  // not "failed": the cancelled solve was not stored
+}
+
+TEST(FindNonFinite, NamesThePathOfTheFirstNaNOrInfinity) {
+  Json state = {{"phase", "running"}, {"carbon", {{"powers", {1.0, 2.0, std::nan("")}}}}};
+  EXPECT_EQ(FindNonFinite(state, "state"), "state.carbon.powers[2]");
+  state["carbon"]["powers"][2] = 3.0;
+  EXPECT_EQ(FindNonFinite(state, "state"), std::nullopt);
+  EXPECT_EQ(FindNonFinite(Json(INFINITY), "x"), "x");
+}
+
+TEST_F(JobServiceTest, AJobTooLargeToHoldIsRefusedNamingTheField) {
+  Json big = JobBody("big", 1, 64, 4096);
+  Result<Reply> r = service_->RegisterJob(big);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("field 'microbatches': pp x microbatches x chunks x 2 = 524288"),
+            std::string::npos)
+      << r.status().message();
+  EXPECT_EQ(service_->JobSummary("big").status().code(), Status::Code::kNotFound);
 }
 
 TEST_F(JobServiceTest, RestartRestoresEverything) {

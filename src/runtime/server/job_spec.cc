@@ -10,6 +10,7 @@ namespace perseus::server {
 namespace {
 
 constexpr int kMaxDegree = 1 << 16;
+constexpr int64_t kMaxComputations = 1 << 18;
 
 Status ParseProfiling(const Json& body, ProfilingOptions* out) {
   auto it = body.find("profiling");
@@ -106,6 +107,13 @@ Status ParseSchedule(const Json& body, JobSpec* spec) {
   spec->schedule.stages = spec->pp;
   spec->schedule.microbatches = static_cast<int>(*mb);
   spec->schedule.chunks = chunks->value_or(1);
+  // A job's memory in the server grows with its computations per iteration:
+  // bounded at 4x the largest pipelines run today (32 x 512 x 2 chunks is 65,536).
+  const int64_t computations = int64_t{2} * spec->pp * spec->schedule.microbatches * spec->schedule.chunks;
+  if (computations > kMaxComputations) {
+    return FieldError("microbatches", "pp x microbatches x chunks x 2 = " + std::to_string(computations) +
+                                          " computations per iteration; at most " + std::to_string(kMaxComputations));
+  }
   Result<Schedule> built = BuildSchedule(spec->schedule);
   if (!built.ok()) return ScheduleFieldError(built.status().message());
   return Status::Ok();

@@ -104,4 +104,20 @@ Result<Json> ParseJsonObject(const std::string& body) {
   return j;
 }
 
+std::optional<std::string> FindNonFinite(const Json& value, const std::string& path) {
+  if (value.is_number_float()) {
+    return std::isfinite(value.get<double>()) ? std::nullopt : std::optional<std::string>(path);
+  }
+  if (value.is_object()) {
+    for (auto it = value.begin(); it != value.end(); ++it) {
+      if (std::optional<std::string> at = FindNonFinite(it.value(), path + "." + it.key())) return at;
+    }
+  } else if (value.is_array()) {
+    for (size_t i = 0; i < value.size(); ++i) {
+      if (std::optional<std::string> at = FindNonFinite(value[i], path + "[" + std::to_string(i) + "]")) return at;
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace perseus::server

@@ -34,6 +34,9 @@ Result<std::optional<double>> GetOptionalNumber(const Json& object, const std::s
                                                double min_value, double max_value);
 Result<std::string> GetString(const Json& object, const std::string& key, const std::string& path,
                               size_t max_length);
+// The path ("state.carbon.plan_power_w[3]") of the first NaN or infinity in
+// `value`, or nullopt when every number is finite.
+std::optional<std::string> FindNonFinite(const Json& value, const std::string& path);
 // Parses a request body; the error names the byte offset of the syntax error.
 Result<Json> ParseJsonObject(const std::string& body);
 
