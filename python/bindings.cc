@@ -1,6 +1,8 @@
 // The _perseus extension module.
 #include "bindings.h"
 
+#include "perseus/version.h"
+
 namespace perseus::python {
 
 void ThrowStatus(const Status& status) {
@@ -26,6 +28,7 @@ void ThrowStatus(const Status& status) {
 
 PYBIND11_MODULE(_perseus, m) {
   m.doc() = "perseus: energy-optimal pipeline-parallel training (native module)";
+  m.attr("__version__") = perseus::kVersion;
   perseus::python::BindOptimizer(m);
   perseus::python::BindClient(m);
 }

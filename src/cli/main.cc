@@ -2,6 +2,7 @@
 // here; each subcommand is one file (optimize_command.cc, emulate_command.cc,
 // serve_command.cc, status_command.cc, carbon_command.cc, doctor_command.cc).
 #include <CLI/CLI.hpp>
+#include <string>
 
 #include "cli/carbon_command.h"
 #include "cli/doctor_command.h"
@@ -9,11 +10,12 @@
 #include "cli/optimize_command.h"
 #include "cli/serve_command.h"
 #include "cli/status_command.h"
+#include "perseus/version.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"perseus: removes energy bloat from pipeline-parallel training"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "perseus 0.1.0");
+  app.set_version_flag("--version", std::string("perseus ") + perseus::kVersion);
   perseus::cli::RegisterOptimizeCommand(app);
   perseus::cli::RegisterEmulateCommand(app);
   perseus::cli::RegisterServeCommand(app);

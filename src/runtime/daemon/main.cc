@@ -11,7 +11,9 @@
 #include <cstdio>
 #include <cstring>
 #include <cstdlib>
+#include <string>
 
+#include "perseus/version.h"
 #include "runtime/daemon/daemon_server.h"
 #include "runtime/daemon/gpu_broker.h"
 #include "runtime/daemon/peer_policy.h"
@@ -132,6 +134,7 @@ Status Run(const Flags& flags) {
 int main(int argc, char** argv) {
   perseus::runtime::Flags flags;
   CLI::App app{"perseusd: sets GPU SM clocks on behalf of perseus training processes (run as root)"};
+  app.set_version_flag("--version", std::string("perseusd ") + perseus::kVersion);
   app.add_option("--socket", flags.socket_path, "Unix socket to listen on")->capture_default_str();
   app.add_option("--socket-mode", flags.socket_mode, "File mode of the socket, octal")->capture_default_str();
   app.add_option("--socket-group", flags.socket_group, "Group that owns the socket (name or gid)");
