@@ -48,12 +48,14 @@ Result<std::string> LoadToken(const ServeArgs& args) {
 int RunServe(const ServeArgs& args) {
   Result<std::string> token = LoadToken(args);
   if (!token.ok()) return Fail(token.status().message());
+  Result<server::LogLevel> level = server::ParseLogLevel(args.log_level);
+  if (!level.ok()) return Fail("--log-level: " + level.status().message());
   std::FILE* log_out = stderr;
   if (!args.log_file.empty()) {
     log_out = std::fopen(args.log_file.c_str(), "a");
     if (log_out == nullptr) return Fail("--log-file " + args.log_file + ": cannot open for appending");
   }
-  server::JsonLog log(log_out);
+  server::JsonLog log(log_out, *level);
   Result<std::unique_ptr<server::Store>> store = server::Store::Open(args.db, args.full_sync);
   if (!store.ok()) return Fail(store.status().message());
   // Block the stop signals before any thread starts, so only sigwait sees them.
@@ -126,7 +128,10 @@ void RegisterServeCommand(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
   cmd->add_option("--log-file", args->log_file, "Append JSON-lines logs here instead of stderr");
-  cmd->add_flag("--log-requests", args->log_requests, "Also log successful read requests");
+  cmd->add_option("--log-level", args->log_level,
+                  "Least severe level logged: debug (also every rank report and read), info, warn or error")
+      ->capture_default_str();
+  cmd->add_flag("--log-requests", args->log_requests, "Also log successful read requests (at info)");
   cmd->add_flag("--full-sync", args->full_sync, "fsync every commit (survive power loss)");
   cmd->add_option("--port-file", args->port_file, "Write the bound port to this file");
   cmd->callback([args] {

@@ -32,6 +32,7 @@ struct ServeArgs {
   int max_jobs = 1000;
   int64_t job_expiry_s = 7 * 86400;
   std::string log_file;    // empty: stderr
+  std::string log_level = "info";
   bool log_requests = false;
   bool full_sync = false;  // fsync every commit (survives power loss, slower)
   std::string port_file;   // write the bound port here once listening

@@ -17,6 +17,17 @@ constexpr int kListenBacklog = 4096;
 
 bool IsMutating(const std::string& method) { return method != "GET" && method != "HEAD"; }
 
+// The ranks' routine traffic (reports, plan polls) at debug, so the log is
+// about events; other changes at info; refusals at warn; successful reads
+// at debug, or at info with --log-requests.
+LogLevel RequestLogLevel(const std::string& method, const std::string& path, int status, bool log_reads) {
+  if (status >= 400) return LogLevel::kWarn;
+  if (!IsMutating(method)) return log_reads ? LogLevel::kInfo : LogLevel::kDebug;
+  const bool report = path.find("/ranks/") != std::string::npos &&
+                      (path.ends_with("/iterations") || path.ends_with("/windows"));
+  return report ? LogLevel::kDebug : LogLevel::kInfo;
+}
+
 }  // namespace
 
 HttpServer::HttpServer(JobService* service, JsonLog* log, ServerOptions options)
@@ -86,16 +97,15 @@ HttpServer::HttpServer(JobService* service, JsonLog* log, ServerOptions options)
   });
   s.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
     if (log_ == nullptr) return;
-    if (!options_.log_all_requests && !IsMutating(req.method) && res.status < 400) return;
+    const LogLevel level = RequestLogLevel(req.method, req.path, res.status, options_.log_all_requests);
+    if (!log_->Enabled(level)) return;
     Json fields = {{"method", req.method}, {"path", req.path}, {"status", res.status},
                    {"remote", req.remote_addr}};
     if (res.status >= 400) {
       Json body = Json::parse(res.body, nullptr, false);
       if (body.is_object() && body.contains("error")) fields["error"] = body["error"]["message"];
-      log_->Warn("http_request", std::move(fields));
-    } else {
-      log_->Info("http_request", std::move(fields));
     }
+    log_->Write(level, "http_request", std::move(fields));
   });
   RouteContext ctx{service_, log_};
   AddRankRoutes(s, ctx);  // first: httplib tries routes in order, and plan polls are most requests

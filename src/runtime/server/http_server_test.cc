@@ -186,6 +186,40 @@ TEST_F(HttpServerTest, JobsCanBeDeletedAndReprofiled) {
   EXPECT_NE(b["error"]["message"].get<std::string>().find("registering"), std::string::npos);
 }
 
+// At info the log is about events: the ranks' routine reports go at debug.
+TEST(HttpServerLogTest, RankReportsAreLoggedAtDebugOnly) {
+  for (LogLevel level : {LogLevel::kInfo, LogLevel::kDebug}) {
+    std::FILE* out = std::tmpfile();
+    ASSERT_NE(out, nullptr);
+    JsonLog log(out, level);
+    std::unique_ptr<Store> store = Store::Open(":memory:", false).value();
+    std::unique_ptr<JobService> service = JobService::Create(store.get(), nullptr, testing::UniformPlansSolver).value();
+    ServerOptions options;
+    options.port = 0;
+    HttpServer server(service.get(), &log, options);
+    const int port = server.Bind().value();
+    std::thread serving([&] { server.Serve(); });
+    httplib::Client c("127.0.0.1", port);
+    ASSERT_EQ(c.Post("/jobs", testing::JobBody("j", 1, 1, 4).dump(), "application/json")->status, 201);
+    ASSERT_EQ(c.Post("/jobs/j/ranks", testing::RankBody(0, 0, 0).dump(), "application/json")->status, 201);
+    Json report = {{"iterations", {{{"iteration", 1}, {"compute_time_s", 0.5}, {"plan_version", 1}}}}};
+    ASSERT_EQ(c.Post("/jobs/j/ranks/0/iterations", report.dump(), "application/json")->status, 200);
+    ASSERT_EQ(c.Get("/jobs/nope")->status, 404);
+    server.Stop();
+    serving.join();
+    std::rewind(out);
+    std::string text;
+    char buf[4096];
+    for (size_t n; (n = std::fread(buf, 1, sizeof buf, out)) > 0;) text.append(buf, n);
+    std::fclose(out);
+    EXPECT_NE(text.find("\"level\":\"info\",\"method\":\"POST\",\"path\":\"/jobs\""), std::string::npos) << text;
+    EXPECT_NE(text.find("\"level\":\"warn\",\"method\":\"GET\",\"path\":\"/jobs/nope\""), std::string::npos) << text;
+    EXPECT_EQ(text.find("/iterations") != std::string::npos, level == LogLevel::kDebug) << text;
+  }
+  EXPECT_FALSE(ParseLogLevel("verbose").ok());
+  EXPECT_EQ(*ParseLogLevel("warn"), LogLevel::kWarn);
+}
+
 TEST_F(HttpServerTest, OversizedBodiesAreRefused) {
   Json body = testing::JobBody("j", 1, 2, 4);
   body["padding"] = std::string(8000, 'x');

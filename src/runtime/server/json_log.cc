@@ -20,11 +20,28 @@ std::string UtcNow() {
   return buf;
 }
 
+const char* LevelName(LogLevel level) {
+  switch (level) {
+    case LogLevel::kDebug: return "debug";
+    case LogLevel::kInfo: return "info";
+    case LogLevel::kWarn: return "warn";
+    case LogLevel::kError: return "error";
+  }
+  return "info";
+}
+
 }  // namespace
 
-void JsonLog::Write(const char* level, const std::string& event, Json fields) {
-  if (out_ == nullptr) return;
-  Json line = {{"ts", UtcNow()}, {"level", level}, {"event", event}};
+Result<LogLevel> ParseLogLevel(const std::string& name) {
+  for (LogLevel level : {LogLevel::kDebug, LogLevel::kInfo, LogLevel::kWarn, LogLevel::kError}) {
+    if (name == LevelName(level)) return level;
+  }
+  return Status::InvalidArgument("log level: expected debug, info, warn or error, got '" + name + "'");
+}
+
+void JsonLog::Write(LogLevel level, const std::string& event, Json fields) {
+  if (out_ == nullptr || !Enabled(level)) return;
+  Json line = {{"ts", UtcNow()}, {"level", LevelName(level)}, {"event", event}};
   if (fields.is_object()) line.update(fields);
   std::string text = line.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
   std::lock_guard<std::mutex> lock(mu_);
