@@ -5,16 +5,10 @@
 #include <cstdlib>
 
 #include "common/file_util.h"
+#include "common/strings.h"
 
 namespace perseus {
 namespace {
-
-std::string Trim(const std::string& s) {
-  size_t b = s.find_first_not_of(" \t\r");
-  if (b == std::string::npos) return "";
-  size_t e = s.find_last_not_of(" \t\r");
-  return s.substr(b, e - b + 1);
-}
 
 // Splits one logical record starting at `pos`; advances `pos` and `line`.
 Status SplitRecord(const std::string& text, size_t& pos, int& line, const std::string& source,

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "common/strings.h"
 #include "perseus/gpu_model.h"
 
 namespace perseus {
@@ -36,11 +37,6 @@ const KnownGpu kKnownGpus[] = {
     {"H100-SXM5-80GB", "h100", 1980, 345, 15, 700, 200, 72, 110},
 };
 
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
-
 GpuSpec ToSpec(const KnownGpu& k) {
   GpuSpec spec;
   spec.name = k.name;
@@ -68,10 +64,10 @@ std::string KnownGpuList() {
 }  // namespace
 
 Result<GpuSpec> FindGpu(const std::string& name) {
-  std::string want = Lower(name);
+  std::string want = ToLower(name);
   if (want.rfind("nvidia ", 0) == 0) want = want.substr(7);  // NVML's product names
   for (const KnownGpu& k : kKnownGpus) {
-    if (want == Lower(k.name) || want == k.alias) return ToSpec(k);
+    if (want == ToLower(k.name) || want == k.alias) return ToSpec(k);
   }
   return Status::NotFound("unknown GPU '" + name + "'; known GPUs: " + KnownGpuList());
 }

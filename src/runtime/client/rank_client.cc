@@ -43,7 +43,7 @@ RankClient::RankClient(RankClientOptions options, std::shared_ptr<runtime::GpuCo
       controller_(std::make_unique<ClockController>(gpu_)),
       meter_(std::make_unique<EnergyMeter>(gpu_, now_s_, options_.energy_poll_interval_s)) {
   iterations_out_.reserve(kMaxQueuedIterations);
-  iteration_backlog_.reserve(kMaxQueuedIterations);
+  iteration_backlog_.reserve(kMaxQueuedIterations + 1);  // DropOldest runs after the push: never reallocates
   if (options_.restore_on_signal) RegisterForRestore(controller_.get());
   sync_ = std::thread([this] { SyncLoop(); });
 }
@@ -122,13 +122,8 @@ void RankClient::HandOver() {
   if (iteration_backlog_.empty() && window_backlog_.empty()) return;
   std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
   if (!lock.owns_lock()) return;
-  for (IterationRecord& r : iteration_backlog_) {
-    if (iterations_out_.size() >= kMaxQueuedIterations) {
-      iterations_out_.erase(iterations_out_.begin());
-      ++stats_.iterations_dropped;
-    }
-    iterations_out_.push_back(r);
-  }
+  iterations_out_.insert(iterations_out_.end(), iteration_backlog_.begin(), iteration_backlog_.end());
+  stats_.iterations_dropped += DropOldest(iterations_out_, kMaxQueuedIterations);
   iteration_backlog_.clear();
   const bool windows = !window_backlog_.empty();
   for (WindowRecord& w : window_backlog_) windows_out_.push_back(std::move(w));
@@ -217,11 +212,8 @@ void RankClient::OnStepEnd() {
   const double end_s = Now();
   const int64_t version = current_ ? current_->version : -1;
   if (version >= 0) {
-    if (iteration_backlog_.size() >= kMaxQueuedIterations) {
-      iteration_backlog_.erase(iteration_backlog_.begin());
-      hook_dropped_.fetch_add(1, std::memory_order_relaxed);
-    }
     iteration_backlog_.push_back({iteration_, step_start_s_, end_s, version, step_mismatches_});
+    hook_dropped_.fetch_add(DropOldest(iteration_backlog_, kMaxQueuedIterations), std::memory_order_relaxed);
   }
   HandOver();
   sync_wanted_ = false;

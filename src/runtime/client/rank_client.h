@@ -163,6 +163,15 @@ class RankClient {
   double Now() const { return now_s_(); }
   // Training thread: the window bookkeeping of OnStepBegin / OnStepEnd.
   void AdoptPendingPlan();
+  // Drops the oldest entries of `queue` beyond `cap` (the bound of every
+  // report queue); returns how many.
+  template <typename T>
+  static int64_t DropOldest(std::vector<T>& queue, size_t cap) {
+    if (queue.size() <= cap) return 0;
+    const size_t excess = queue.size() - cap;
+    queue.erase(queue.begin(), queue.begin() + static_cast<std::ptrdiff_t>(excess));
+    return static_cast<int64_t>(excess);
+  }
   // Moves the hooks' backlogs to the background thread's queues if mu_ is
   // free right now; else they wait for the next hook that tries.
   void HandOver();

@@ -276,10 +276,7 @@ bool RankClient::SendReports(ServerApi& api) {
   if (sent < iterations.size()) {
     std::vector<IterationRecord> rest(iterations.begin() + static_cast<long>(sent), iterations.end());
     rest.insert(rest.end(), iterations_out_.begin(), iterations_out_.end());
-    if (rest.size() > kMaxQueuedIterations) {
-      stats_.iterations_dropped += static_cast<int64_t>(rest.size() - kMaxQueuedIterations);
-      rest.erase(rest.begin(), rest.begin() + static_cast<long>(rest.size() - kMaxQueuedIterations));
-    }
+    stats_.iterations_dropped += DropOldest(rest, kMaxQueuedIterations);
     iterations_out_.assign(rest.begin(), rest.end());
   }
   return ok;

@@ -8,15 +8,10 @@
 #include <cstdlib>
 #include <limits>
 
+#include "common/strings.h"
+
 namespace perseus::runtime {
 namespace {
-
-std::string Trim(const std::string& s) {
-  size_t b = s.find_first_not_of(" \t");
-  if (b == std::string::npos) return "";
-  size_t e = s.find_last_not_of(" \t");
-  return s.substr(b, e - b + 1);
-}
 
 std::vector<std::string> SplitItems(const std::string& text) {
   std::vector<std::string> items;

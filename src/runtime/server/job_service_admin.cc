@@ -6,16 +6,25 @@
 
 namespace perseus::server {
 
+namespace {
+
+// Removes every stored row of the job.
+Status DeleteRows(Store* store, const std::string& job_id) {
+  StoreWrite write;
+  write.job_id = job_id;
+  write.delete_job = true;
+  return store->Commit(write);
+}
+
+}  // namespace
+
 Result<Reply> JobService::DeleteJob(const std::string& job_id) {
   std::shared_ptr<Job> job;
   {
     std::unique_lock<std::shared_mutex> lock(jobs_mu_);
     auto bad = quarantined_.find(job_id);
     if (bad != quarantined_.end()) {
-      StoreWrite write;
-      write.job_id = job_id;
-      write.delete_job = true;
-      PERSEUS_RETURN_IF_ERROR(store_->Commit(write));
+      PERSEUS_RETURN_IF_ERROR(DeleteRows(store_, job_id));
       quarantined_.erase(bad);
       Log("job_deleted", {{"job", job_id}, {"quarantined", true}});
       return Reply{200, {{"id", job_id}, {"deleted", true}}};
@@ -26,10 +35,7 @@ Result<Reply> JobService::DeleteJob(const std::string& job_id) {
   }
   std::lock_guard<std::mutex> job_lock(job->mu);
   if (job->deleted) return Status::NotFound("job '" + job_id + "' is not registered");
-  StoreWrite write;
-  write.job_id = job_id;
-  write.delete_job = true;
-  PERSEUS_RETURN_IF_ERROR(store_->Commit(write));
+  PERSEUS_RETURN_IF_ERROR(DeleteRows(store_, job_id));
   job->deleted = true;
   {
     std::unique_lock<std::shared_mutex> lock(jobs_mu_);
