@@ -10,6 +10,7 @@
 #include <pybind11/stl.h>
 
 #include "bindings.h"
+#include "common/job_id.h"
 #include "runtime/client/open_rank_gpu.h"
 #include "runtime/client/rank_client.h"
 #include "runtime/gpu/simulated_gpu.h"
@@ -181,13 +182,15 @@ void BindClient(py::module_& m) {
            py::arg("tp_rank") = 0, py::arg("gpu_index") = 0, py::arg("gpu") = "nvml", py::arg("token") = "",
            py::arg("poll_interval_ms") = 200, py::arg("restore_on_signal") = true,
            py::arg("framework_durations") = false)
-      .def("on_step_begin", [](PyRankClient& o) { o.c().OnStepBegin(); })
-      .def("on_step_end", &PyRankClient::StepEnd)
+      .def("on_step_begin", [](PyRankClient& o) { o.c().OnStepBegin(); },
+           "Call at the start of every training step (iteration), before the first forward.")
+      .def("on_step_end", &PyRankClient::StepEnd,
+           "Call after the step's last computation, before gradient synchronisation; emits new warnings.")
       .def("on_instruction_begin",
            [](PyRankClient& o, py::handle ins) { o.c().OnInstructionBegin(ParseInstruction(ins)); },
-           py::arg("instruction"))
+           py::arg("instruction"), "Call before each 'forward' or 'backward': sets the plan's SM clock for it.")
       .def("on_instruction_end", [](PyRankClient& o, py::handle ins) { o.c().OnInstructionEnd(ParseInstruction(ins)); },
-           py::arg("instruction"))
+           py::arg("instruction"), "Call after each 'forward' or 'backward' (the same instruction as the begin).")
       .def("record_durations",
            [](PyRankClient& o, int64_t iteration, const std::vector<double>& seconds) {
              o.c().RecordDurations(iteration, seconds);
@@ -202,17 +205,22 @@ void BindClient(py::module_& m) {
            "The warnings raised since the last call (they are then not emitted as PerseusWarning).")
       .def_property_readonly("warning_count", [](PyRankClient& o) { return o.c().WarningCount(); },
                              "Warnings raised so far.")
-      .def_property_readonly("framework_durations", &PyRankClient::framework_durations)
+      .def_property_readonly("framework_durations", &PyRankClient::framework_durations,
+                             "True when the framework passes durations with record_durations().")
       .def_property_readonly("simulated", &PyRankClient::simulated, "True for gpu='simulated:...'.")
-      .def("clock_settled", [](PyRankClient& o) { return o.c().ClockSettled(); })
+      .def("clock_settled", [](PyRankClient& o) { return o.c().ClockSettled(); },
+           "True once the GPU's achieved clock matches the last one set.")
       .def("simulate", &PyRankClient::Simulate, py::arg("instruction"), py::arg("time_at_max_s"),
            py::arg("busy_power_w") = 300.0, py::arg("compute_fraction") = -1.0,
            "Simulated GPUs only: starts modelled work now at the clock in effect; returns its modelled seconds.")
-      .def("stats", &PyRankClient::Stats)
-      .def_property_readonly("gpu_name", &PyRankClient::GpuName)
+      .def("stats", &PyRankClient::Stats,
+           "Counters and state of the client as a dict (registered, plan_index, iterations, iterations_sent,\n"
+           "iterations_dropped, schedule_mismatches, requested/applied/achieved_clock_mhz, warnings, last_error, ...).")
+      .def_property_readonly("gpu_name", &PyRankClient::GpuName, "The GPU's name as NVML (or the simulation) reports it.")
       .def("close", &PyRankClient::Close, "Stops the background thread and unlocks the GPU clock.")
-      .def("__enter__", [](PyRankClient& o) -> PyRankClient& { return o; }, py::return_value_policy::reference)
-      .def("__exit__", [](PyRankClient& o, py::args) { o.Close(); });
+      .def("__enter__", [](PyRankClient& o) -> PyRankClient& { return o; }, py::return_value_policy::reference,
+           "Returns the client; the with-block's end closes it.")
+      .def("__exit__", [](PyRankClient& o, py::args) { o.Close(); }, "Closes the client.");
 
   m.def("register_job",
         [](const std::string& server_url, const py::dict& spec, const std::string& token) {
@@ -224,11 +232,13 @@ void BindClient(py::module_& m) {
         py::arg("server_url"), py::arg("spec"), py::arg("token") = "",
         "POST /jobs: registers a job (see docs/http_api.md for the fields).");
   m.def("job_status",
-        [](const std::string& server_url, const std::string& job) {
-          client::ServerApi api({server_url, ""});
+        [](const std::string& server_url, const std::string& job, const std::string& token) {
+          if (!IsValidJobId(job)) throw py::value_error("job: expected " + std::string(kJobIdRule) + ", got '" + job + "'");
+          client::ServerApi api({server_url, token});
           return ToDict(Unwrap(api.Get("/jobs/" + job)));
         },
-        py::arg("server_url"), py::arg("job"));
+        py::arg("server_url"), py::arg("job"), py::arg("token") = "",
+        "GET /jobs/{job}: the job's summary as a dict (phase, pipelines, frontier, warnings, ...).");
 }
 
 }  // namespace perseus::python

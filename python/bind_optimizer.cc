@@ -50,57 +50,66 @@ py::list StagePlans(const Problem& problem, const PlanChoice& choice) {
 }  // namespace
 
 void BindOptimizer(py::module_& m) {
-  py::class_<FreqPoint>(m, "FreqPoint")
-      .def_readonly("freq_mhz", &FreqPoint::freq_mhz)
-      .def_readonly("time_s", &FreqPoint::time_s)
-      .def_readonly("energy_j", &FreqPoint::energy_j)
+  py::class_<FreqPoint>(m, "FreqPoint", "One SM clock of a computation: its time and energy there.")
+      .def_readonly("freq_mhz", &FreqPoint::freq_mhz, "SM clock (MHz).")
+      .def_readonly("time_s", &FreqPoint::time_s, "Time of the computation at this clock (s).")
+      .def_readonly("energy_j", &FreqPoint::energy_j, "Energy of the computation at this clock (J).")
       .def("__repr__", [](const FreqPoint& p) {
         return "FreqPoint(freq_mhz=" + std::to_string(p.freq_mhz) + ", time_s=" + std::to_string(p.time_s) +
                ", energy_j=" + std::to_string(p.energy_j) + ")";
       });
 
   py::class_<Profile>(m, "Profile", "Measured time and energy per stage, instruction and SM clock.")
-      .def_property_readonly("num_stages", &Profile::num_stages)
+      .def_property_readonly("num_stages", &Profile::num_stages, "Pipeline stages the profile covers.")
       .def("points", [](const Profile& p, int stage, const std::string& instruction) {
         if (stage < 0 || stage >= p.num_stages()) throw py::index_error("stage " + std::to_string(stage));
         if (instruction != "forward" && instruction != "backward") {
           throw py::value_error("instruction: expected 'forward' or 'backward', got '" + instruction + "'");
         }
         return p.stages[stage].at(instruction == "forward" ? Instruction::kForward : Instruction::kBackward);
-      }, py::arg("stage"), py::arg("instruction"))
-      .def("to_csv", &ProfileToCsv);
+      }, py::arg("stage"), py::arg("instruction"),
+      "The FreqPoints (one per SM clock) of `stage`'s 'forward' or 'backward'.")
+      .def("to_csv", &ProfileToCsv, "The profile as Zeus-format CSV text (load_profile reads it back).");
 
   m.def("load_profile", [](const std::string& path, int stages) { return Unwrap(LoadProfileCsv(path, stages)); },
-        py::arg("path"), py::arg("stages") = 0, "Reads a Zeus-format profile CSV.");
+        py::arg("path"), py::arg("stages") = 0,
+        "Reads a Zeus-format profile CSV (docs/formats.md). stages > 0 checks the stage count;\n"
+        "errors name the file and line (ValueError) or the I/O failure (OSError).");
   m.def("parse_profile_csv",
         [](const std::string& text, const std::string& source, int stages) {
           return Unwrap(ParseProfileCsv(text, source, stages));
         },
-        py::arg("text"), py::arg("source") = "<string>", py::arg("stages") = 0);
+        py::arg("text"), py::arg("source") = "<string>", py::arg("stages") = 0,
+        "Parses Zeus-format profile CSV text; `source` names it in errors.");
 
   py::class_<Problem, ProblemPtr>(m, "Problem", "One iteration's computation DAG with time/energy options.")
-      .def_property_readonly("num_stages", &Problem::num_stages)
-      .def_property_readonly("num_nodes", &Problem::num_nodes)
-      .def_readonly("blocking_power_w", &Problem::blocking_power_w);
+      .def_property_readonly("num_stages", &Problem::num_stages, "Pipeline stages.")
+      .def_property_readonly("num_nodes", &Problem::num_nodes, "Computations in one iteration (the length of a plan's choice).")
+      .def_readonly("blocking_power_w", &Problem::blocking_power_w, "GPU power while blocked on communication (W).");
   m.def("build_problem", &MakeProblem, py::arg("profile"), py::arg("schedule") = "1f1b", py::arg("stages") = 0,
         py::arg("microbatches"), py::arg("chunks") = 1, py::arg("blocking_power_w") = 0.0,
-        py::arg("gpus_per_stage") = 1);
+        py::arg("gpus_per_stage") = 1,
+        "One iteration's computation DAG: schedule '1f1b', 'gpipe' or 'interleaved-1f1b' (chunks > 1),\n"
+        "`microbatches` per iteration, stages from the profile unless given.");
 
-  py::class_<FrontierPlan>(m, "FrontierPlan")
-      .def_readonly("time_s", &FrontierPlan::time_s)
-      .def_readonly("energy_j", &FrontierPlan::energy_j)
-      .def_readonly("lower_bound_j", &FrontierPlan::lower_bound_j)
-      .def_readonly("choice", &FrontierPlan::choice)
+  py::class_<FrontierPlan>(m, "FrontierPlan", "One plan on the frontier: an SM clock per computation.")
+      .def_readonly("time_s", &FrontierPlan::time_s, "Iteration time (s).")
+      .def_readonly("energy_j", &FrontierPlan::energy_j, "Energy per iteration (J).")
+      .def_readonly("lower_bound_j", &FrontierPlan::lower_bound_j,
+                    "No plan of this time or less uses less energy (J); 0 when not computed.")
+      .def_readonly("choice", &FrontierPlan::choice, "Per computation (problem node), the index of its FreqPoint.")
       .def("__repr__", [](const FrontierPlan& p) {
         return "FrontierPlan(time_s=" + std::to_string(p.time_s) + ", energy_j=" + std::to_string(p.energy_j) + ")";
       });
   py::class_<Frontier>(m, "Frontier", "Pareto-optimal plans, time ascending, energy descending.")
-      .def_readonly("all_max", &Frontier::all_max)
-      .def_readonly("plans", &Frontier::plans)
+      .def_readonly("all_max", &Frontier::all_max, "Every computation at the maximum clock (the baseline).")
+      .def_readonly("plans", &Frontier::plans, "The frontier's plans, time ascending.")
       .def("plan_for_time", &Frontier::PlanForTime, py::arg("time_s"), py::return_value_policy::reference_internal,
            "The least-energy plan whose time is <= time_s, or None.")
-      .def("no_slowdown_plan", &Frontier::NoSlowdownPlan, py::return_value_policy::reference_internal)
-      .def("min_energy_plan", &Frontier::MinEnergyPlan, py::return_value_policy::reference_internal);
+      .def("no_slowdown_plan", &Frontier::NoSlowdownPlan, py::return_value_policy::reference_internal,
+           "The least-energy plan no slower than all_max (every computation at the maximum clock).")
+      .def("min_energy_plan", &Frontier::MinEnergyPlan, py::return_value_policy::reference_internal,
+           "The plan with the least energy (the slowest).");
   m.def("solve_frontier",
         [](const ProblemPtr& problem, double unit_time_s, int lower_bound_samples) {
           FrontierOptions o;
@@ -109,7 +118,10 @@ void BindOptimizer(py::module_& m) {
           py::gil_scoped_release release;
           return Unwrap(SolveFrontier(*problem, o));
         },
-        py::arg("problem"), py::arg("unit_time_s") = 1e-3, py::arg("lower_bound_samples") = -1);
+        py::arg("problem"), py::arg("unit_time_s") = 1e-3, py::arg("lower_bound_samples") = -1,
+        "The iteration time-energy Pareto frontier of `problem` (releases the GIL while it runs).\n"
+        "unit_time_s: the time quantum; lower_bound_samples: plans checked against the independent\n"
+        "lower bound (-1: the default, 0: none).");
   m.def("evaluate_plan",
         [](const ProblemPtr& problem, const PlanChoice& choice) {
           if (static_cast<int>(choice.size()) != problem->num_nodes()) throw py::value_error("plan: wrong length");
