@@ -58,10 +58,10 @@ class PyRankClient {
  public:
   PyRankClient(const std::string& server_url, const std::string& job, int rank, int dp_rank, int pp_rank, int tp_rank,
                int gpu_index, const std::string& gpu, const std::string& token, int poll_interval_ms,
-               bool restore_on_signal, bool framework_durations) {
+               bool restore_on_signal, bool framework_durations, const std::string& ca_cert) {
     gpu_ = Unwrap(client::OpenRankGpu(gpu, gpu_index, nullptr));
     client::RankClientOptions o;
-    o.server = {server_url, token};
+    o.server = {server_url, token, ca_cert};
     o.identity = {job, rank, dp_rank, pp_rank, tp_rank};
     o.poll_interval_ms = poll_interval_ms;
     o.restore_on_signal = restore_on_signal;
@@ -159,7 +159,8 @@ The perseus rank client. Wrap every forward and backward of the training loop
 
 gpu: "nvml", "daemon:/run/perseusd.sock" or "simulated:A100[:realism]" (realism: "ideal",
 "default", "default,noise=2", ...; docs/gpu_control.md). The hooks never wait on the network;
-plans arrive on a background thread and apply from the next step.
+plans arrive on a background thread and apply from the next step. An https server_url is
+verified against ca_cert (a PEM CA bundle; default $PERSEUS_CA_CERT, else the system's CAs).
 
 framework_durations=True: the framework measures each computation's duration itself (CUDA
 events) and passes them with record_durations(); needed on asynchronous GPUs, where the hooks'
@@ -177,11 +178,11 @@ void BindClient(py::module_& m) {
   g_module = m.ptr();
   py::class_<PyRankClient>(m, "RankClient", kRankClientDoc)
       .def(py::init<const std::string&, const std::string&, int, int, int, int, int, const std::string&,
-                    const std::string&, int, bool, bool>(),
+                    const std::string&, int, bool, bool, const std::string&>(),
            py::arg("server_url"), py::arg("job"), py::arg("rank"), py::arg("dp_rank") = 0, py::arg("pp_rank") = 0,
            py::arg("tp_rank") = 0, py::arg("gpu_index") = 0, py::arg("gpu") = "nvml", py::arg("token") = "",
            py::arg("poll_interval_ms") = 200, py::arg("restore_on_signal") = true,
-           py::arg("framework_durations") = false)
+           py::arg("framework_durations") = false, py::arg("ca_cert") = "")
       .def("on_step_begin", [](PyRankClient& o) { o.c().OnStepBegin(); },
            "Call at the start of every training step (iteration), before the first forward.")
       .def("on_step_end", &PyRankClient::StepEnd,
@@ -223,21 +224,21 @@ void BindClient(py::module_& m) {
       .def("__exit__", [](PyRankClient& o, py::args) { o.Close(); }, "Closes the client.");
 
   m.def("register_job",
-        [](const std::string& server_url, const py::dict& spec, const std::string& token) {
+        [](const std::string& server_url, const py::dict& spec, const std::string& token, const std::string& ca_cert) {
           nlohmann::json body = nlohmann::json::parse(
               py::str(py::module_::import("json").attr("dumps")(spec)).cast<std::string>());
-          client::ServerApi api({server_url, token});
+          client::ServerApi api({server_url, token, ca_cert});
           return ToDict(Unwrap(api.Post("/jobs", body)));
         },
-        py::arg("server_url"), py::arg("spec"), py::arg("token") = "",
+        py::arg("server_url"), py::arg("spec"), py::arg("token") = "", py::arg("ca_cert") = "",
         "POST /jobs: registers a job (see docs/http_api.md for the fields).");
   m.def("job_status",
-        [](const std::string& server_url, const std::string& job, const std::string& token) {
+        [](const std::string& server_url, const std::string& job, const std::string& token, const std::string& ca_cert) {
           if (!IsValidJobId(job)) throw py::value_error("job: expected " + std::string(kJobIdRule) + ", got '" + job + "'");
-          client::ServerApi api({server_url, token});
+          client::ServerApi api({server_url, token, ca_cert});
           return ToDict(Unwrap(api.Get("/jobs/" + job)));
         },
-        py::arg("server_url"), py::arg("job"), py::arg("token") = "",
+        py::arg("server_url"), py::arg("job"), py::arg("token") = "", py::arg("ca_cert") = "",
         "GET /jobs/{job}: the job's summary as a dict (phase, pipelines, frontier, warnings, ...).");
 }
 

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "common/file_util.h"
+#include "runtime/server/admission.h"
 #include "runtime/server/http_server.h"
 #include "runtime/server/job_service.h"
 #include "runtime/server/store.h"
@@ -19,6 +20,8 @@
 namespace perseus::cli {
 
 namespace {
+
+constexpr size_t kMaxTlsFileBytes = 1 << 20;
 
 int Fail(const std::string& message) {
   std::cerr << "perseus: error: " << message << "\n";
@@ -43,11 +46,27 @@ Result<std::string> LoadToken(const ServeArgs& args) {
   return std::string(env ? env : "");
 }
 
+// Both TLS files or neither, each a readable file (OpenSSL's own errors
+// come from HttpServer::Bind).
+Status CheckTlsFiles(const ServeArgs& args) {
+  if (args.tls_cert.empty() != args.tls_key.empty()) {
+    return Status::InvalidArgument(args.tls_cert.empty() ? "--tls-key needs --tls-cert (the certificate)"
+                                                         : "--tls-cert needs --tls-key (its private key)");
+  }
+  for (const auto& [flag, path] : {std::pair{"--tls-cert", args.tls_cert}, std::pair{"--tls-key", args.tls_key}}) {
+    if (path.empty()) continue;
+    Result<std::string> text = ReadFile(path, kMaxTlsFileBytes);
+    if (!text.ok()) return Status::InvalidArgument(std::string(flag) + " " + text.status().message());
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 int RunServe(const ServeArgs& args) {
   Result<std::string> token = LoadToken(args);
   if (!token.ok()) return Fail(token.status().message());
+  if (Status tls = CheckTlsFiles(args); !tls.ok()) return Fail(tls.message());
   Result<server::LogLevel> level = server::ParseLogLevel(args.log_level);
   if (!level.ok()) return Fail("--log-level: " + level.status().message());
   std::FILE* log_out = stderr;
@@ -79,6 +98,13 @@ int RunServe(const ServeArgs& args) {
   options.idle_timeout_s = args.idle_timeout_s;
   options.allowed_hosts = args.allowed_hosts;
   options.log_all_requests = args.log_requests;
+  options.tls_cert_path = args.tls_cert;
+  options.tls_key_path = args.tls_key;
+  if (!token->empty() && args.tls_cert.empty() && !server::IsLoopbackAddress(args.host)) {
+    log.Warn("token_in_clear", {{"host", args.host},
+                                {"message", "the bearer token crosses the network unencrypted: use --tls-cert/--tls-key "
+                                            "or a TLS-terminating proxy"}});
+  }
   server::HttpServer http(service->get(), &log, options);
   Result<int> port = http.Bind();
   if (!port.ok()) return Fail(port.status().message());
@@ -134,6 +160,8 @@ void RegisterServeCommand(CLI::App& app) {
   cmd->add_flag("--log-requests", args->log_requests, "Also log successful read requests (at info)");
   cmd->add_flag("--full-sync", args->full_sync, "fsync every commit (survive power loss)");
   cmd->add_option("--port-file", args->port_file, "Write the bound port to this file");
+  cmd->add_option("--tls-cert", args->tls_cert, "Serve HTTPS with this PEM certificate (chain); needs --tls-key");
+  cmd->add_option("--tls-key", args->tls_key, "The PEM private key of --tls-cert");
   cmd->callback([args] {
     int rc = RunServe(*args);
     if (rc != 0) throw CLI::RuntimeError(rc);

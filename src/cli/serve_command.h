@@ -36,6 +36,8 @@ struct ServeArgs {
   bool log_requests = false;
   bool full_sync = false;  // fsync every commit (survives power loss, slower)
   std::string port_file;   // write the bound port here once listening
+  std::string tls_cert;    // HTTPS: PEM certificate (chain); needs tls_key
+  std::string tls_key;     // HTTPS: PEM private key
 };
 
 int RunServe(const ServeArgs& args);

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "carbon/iso_time.h"
+#include "common/job_id.h"
 #include "runtime/client/server_api.h"
 
 namespace perseus::cli {
@@ -121,7 +122,11 @@ std::string FormatJobStatus(const Json& j) {
 }
 
 int RunStatus(const StatusArgs& args) {
-  client::ServerApi api({args.server, ""});
+  if (!args.job.empty() && !IsValidJobId(args.job)) {
+    std::cerr << "perseus: error: --job: expected " << kJobIdRule << ", got '" << args.job << "'\n";
+    return 1;
+  }
+  client::ServerApi api({args.server, "", args.ca_cert});
   Result<Json> reply = api.Get(args.job.empty() ? "/jobs" : "/jobs/" + args.job);
   if (!reply.ok()) {
     std::cerr << "perseus: error: " << reply.status().message() << "\n";
@@ -143,6 +148,8 @@ void RegisterStatusCommand(CLI::App& app) {
   cmd->add_option("--server", args->server, "Server URL")->capture_default_str();
   cmd->add_option("--job", args->job, "Show this job in detail");
   cmd->add_flag("--json", args->json, "Print the server's JSON reply");
+  cmd->add_option("--ca-cert", args->ca_cert, "https: PEM CA bundle to verify the server with (default: $PERSEUS_CA_CERT, "
+                                              "else the system's)");
   cmd->callback([args] {
     int rc = RunStatus(*args);
     if (rc != 0) throw CLI::RuntimeError(rc);

@@ -20,6 +20,7 @@ struct StatusArgs {
   std::string server = "http://127.0.0.1:7787";
   std::string job;
   bool json = false;
+  std::string ca_cert;  // https: the server's CA bundle (else $PERSEUS_CA_CERT, else the system's)
 };
 
 int RunStatus(const StatusArgs& args);

@@ -2,7 +2,10 @@
 
 #include <httplib.h>
 
+#include <openssl/x509.h>
+
 #include <chrono>
+#include <cstdlib>
 
 namespace perseus::client {
 
@@ -16,6 +19,26 @@ ServerApi::ServerApi(ServerAddress address)
   http_->set_keep_alive(true);
   http_->set_tcp_nodelay(true);
   if (!address_.token.empty()) http_->set_bearer_token_auth(address_.token);
+  if (address_.ca_cert_path.empty()) {
+    const char* env = std::getenv("PERSEUS_CA_CERT");
+    if (env != nullptr) address_.ca_cert_path = env;
+  }
+  if (!address_.ca_cert_path.empty()) http_->set_ca_cert_path(address_.ca_cert_path);
+  http_->enable_server_certificate_verification(true);
+}
+
+std::string ServerApi::TransportError(const std::string& what, httplib::Error error) const {
+  std::string message = what + ": " + httplib::to_string(error);
+  if (error == httplib::Error::SSLServerVerification) {
+    message += " (" + std::string(X509_verify_cert_error_string(http_->get_openssl_verify_result())) +
+               "; CA bundle: " + (address_.ca_cert_path.empty() ? "the system's" : address_.ca_cert_path) +
+               "; give the server's CA with --ca-cert, ca_cert= or $PERSEUS_CA_CERT)";
+  } else if (error == httplib::Error::SSLConnection || error == httplib::Error::SSLLoadingCerts) {
+    message += " (TLS handshake or CA bundle failed; is the server serving HTTPS, and is " +
+               (address_.ca_cert_path.empty() ? std::string("the system's CA store") : address_.ca_cert_path) +
+               " a readable PEM file?)";
+  }
+  return message;
 }
 
 ServerApi::~ServerApi() = default;
@@ -59,7 +82,7 @@ Result<std::string> ServerApi::Send(const std::string& method, const std::string
   httplib::Result r = http_->send(req);
   reached_ = false;
   if (refused != nullptr) return Status::Unavailable(what + ": " + refused);
-  if (!r) return Status::Unavailable(method + " " + address_.url + path + ": " + httplib::to_string(r.error()));
+  if (!r) return Status::Unavailable(TransportError(method + " " + address_.url + path, r.error()));
   return Check(what, r->status, received);
 }
 

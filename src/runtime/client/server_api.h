@@ -20,13 +20,17 @@
 
 namespace httplib {
 class Client;
+enum class Error;
 }
 
 namespace perseus::client {
 
 struct ServerAddress {
-  std::string url;    // "http://127.0.0.1:7787"
+  std::string url;    // "http://127.0.0.1:7787" or "https://perseus.example.org:7787"
   std::string token;  // empty: no Authorization header
+  // https: the PEM CA bundle the server's certificate must chain to; empty:
+  // $PERSEUS_CA_CERT, else the system's trust store. Always verified.
+  std::string ca_cert_path = {};
 };
 
 class ServerApi {
@@ -48,6 +52,8 @@ class ServerApi {
 
  private:
   Result<std::string> Check(const std::string& what, int http_status, const std::string& body);
+  // Why no reply came, with the certificate problem spelled out for TLS errors.
+  std::string TransportError(const std::string& what, httplib::Error error) const;
   // One request; the reply body, or kUnavailable naming why none came.
   Result<std::string> Send(const std::string& method, const std::string& path, const std::string* body);
   ServerAddress address_;

@@ -1,7 +1,9 @@
 #include "runtime/server/http_server.h"
 
+#include <httplib.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <openssl/err.h>
 #include <sys/socket.h>
 
 #include <chrono>
@@ -28,10 +30,38 @@ LogLevel RequestLogLevel(const std::string& method, const std::string& path, int
   return report ? LogLevel::kDebug : LogLevel::kInfo;
 }
 
+// The OpenSSL errors queued on this thread, oldest first ("" if none).
+std::string TakeOpenSslErrors() {
+  std::string out;
+  for (unsigned long e = ERR_get_error(); e != 0; e = ERR_get_error()) {
+    char text[256];
+    ERR_error_string_n(e, text, sizeof(text));
+    out += (out.empty() ? "" : "; ") + std::string(text);
+  }
+  return out;
+}
+
+// Plain HTTP, or HTTPS with the certificate and key (checked by Bind()).
+std::unique_ptr<httplib::Server> MakeServer(const ServerOptions& o, std::string* tls_error) {
+  if (o.tls_cert_path.empty() && o.tls_key_path.empty()) return std::make_unique<httplib::Server>();
+  if (o.tls_cert_path.empty() || o.tls_key_path.empty()) {
+    *tls_error = "TLS needs both a certificate (--tls-cert) and its private key (--tls-key)";
+    return std::make_unique<httplib::Server>();
+  }
+  ERR_clear_error();
+  auto server = std::make_unique<httplib::SSLServer>(o.tls_cert_path.c_str(), o.tls_key_path.c_str());
+  if (!server->is_valid()) {
+    const std::string why = TakeOpenSslErrors();
+    *tls_error = "TLS: cannot use certificate " + o.tls_cert_path + " with key " + o.tls_key_path + ": " +
+                 (why.empty() ? "unreadable, not PEM, or the key does not match the certificate" : why);
+  }
+  return server;
+}
+
 }  // namespace
 
 HttpServer::HttpServer(JobService* service, JsonLog* log, ServerOptions options)
-    : service_(service), log_(log), options_(std::move(options)), server_(std::make_unique<httplib::Server>()) {
+    : service_(service), log_(log), options_(std::move(options)), server_(MakeServer(options_, &tls_error_)) {
   httplib::Server& s = *server_;
   const int threads = options_.threads;
   s.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
@@ -120,6 +150,7 @@ HttpServer::HttpServer(JobService* service, JsonLog* log, ServerOptions options)
 HttpServer::~HttpServer() { Stop(); }
 
 Result<int> HttpServer::Bind() {
+  if (!tls_error_.empty()) return Status::InvalidArgument(tls_error_);
   int port = options_.port;
   if (port == 0) {
     port = server_->bind_to_any_port(options_.host);
@@ -131,7 +162,10 @@ Result<int> HttpServer::Bind() {
                                " (address in use or not local)");
   }
   if (listen_fd_ >= 0) ::listen(listen_fd_, kListenBacklog);  // re-listen raises the backlog
-  if (log_) log_->Info("server_listening", {{"host", options_.host}, {"port", port}, {"auth", !options_.token.empty()}});
+  if (log_) log_->Info("server_listening", {{"host", options_.host},
+                                           {"port", port},
+                                           {"auth", !options_.token.empty()},
+                                           {"tls", !options_.tls_cert_path.empty()}});
   return port;
 }
 

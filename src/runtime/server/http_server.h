@@ -30,6 +30,9 @@ struct ServerOptions {
   int idle_timeout_s = 5;  // keep-alive idle time, and the longest wait for one read or write
   std::vector<std::string> allowed_hosts;  // Host names accepted besides the loopback ones
   bool log_all_requests = false;
+  // HTTPS when both are set: PEM certificate (chain) and private key files.
+  std::string tls_cert_path;
+  std::string tls_key_path;
 };
 
 class HttpServer {
@@ -46,6 +49,7 @@ class HttpServer {
   JobService* service_;
   JsonLog* log_;
   ServerOptions options_;
+  std::string tls_error_;  // why the TLS setup failed, reported by Bind(); set while server_ is made
   std::unique_ptr<httplib::Server> server_;
   int listen_fd_ = -1;
 };
