@@ -232,6 +232,14 @@ void BindClient(py::module_& m) {
         },
         py::arg("server_url"), py::arg("spec"), py::arg("token") = "", py::arg("ca_cert") = "",
         "POST /jobs: registers a job (see docs/http_api.md for the fields).");
+  m.def("finish_job",
+        [](const std::string& server_url, const std::string& job, const std::string& token, const std::string& ca_cert) {
+          if (!IsValidJobId(job)) throw py::value_error("job: expected " + std::string(kJobIdRule) + ", got '" + job + "'");
+          client::ServerApi api({server_url, token, ca_cert});
+          return ToDict(Unwrap(api.Post("/jobs/" + job + "/finish", nlohmann::json::object())));
+        },
+        py::arg("server_url"), py::arg("job"), py::arg("token") = "", py::arg("ca_cert") = "",
+        "POST /jobs/{job}/finish: the job is done; its ranks unlock their clocks.");
   m.def("job_status",
         [](const std::string& server_url, const std::string& job, const std::string& token, const std::string& ca_cert) {
           if (!IsValidJobId(job)) throw py::value_error("job: expected " + std::string(kJobIdRule) + ", got '" + job + "'");

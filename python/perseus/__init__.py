@@ -37,6 +37,7 @@ from ._perseus import (  # noqa: F401
     Profile,
     build_problem,
     evaluate_plan,
+    finish_job,
     job_status,
     load_profile,
     parse_profile_csv,

@@ -18,6 +18,10 @@ ServerApi::ServerApi(ServerAddress address)
   http_->set_write_timeout(5, 0);
   http_->set_keep_alive(true);
   http_->set_tcp_nodelay(true);
+  if (address_.token.empty()) {
+    const char* env = std::getenv("PERSEUS_TOKEN");
+    if (env != nullptr) address_.token = env;
+  }
   if (!address_.token.empty()) http_->set_bearer_token_auth(address_.token);
   if (address_.ca_cert_path.empty()) {
     const char* env = std::getenv("PERSEUS_CA_CERT");

@@ -27,7 +27,7 @@ namespace perseus::client {
 
 struct ServerAddress {
   std::string url;    // "http://127.0.0.1:7787" or "https://perseus.example.org:7787"
-  std::string token;  // empty: no Authorization header
+  std::string token;  // empty: $PERSEUS_TOKEN, else no Authorization header
   // https: the PEM CA bundle the server's certificate must chain to; empty:
   // $PERSEUS_CA_CERT, else the system's trust store. Always verified.
   std::string ca_cert_path = {};

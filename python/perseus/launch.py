@@ -1,0 +1,91 @@
+"""Job registration and completion for launch scripts (Slurm, Kubernetes, torchrun).
+
+    python3 -m perseus.launch register --server URL --job ID --dp 8 --pp 4 --tp 2 --microbatches 8 \\
+        [--schedule 1f1b|gpipe|interleaved-1f1b] [--chunks V] [--spec FILE.json] [--token-file F] [--ca-cert F]
+    python3 -m perseus.launch finish --server URL --job ID [--token-file F] [--ca-cert F]
+
+`register` is safe to run from every task of a job: registering the same spec
+again answers `created: false`; a different spec under the same id is refused
+(exit 1). `--spec` reads any other fields of POST /jobs (profiling, straggler,
+carbon; docs/http_api.md) from a JSON file; the flags override it. The token
+comes from --token-file, else $PERSEUS_TOKEN; the server's CA from --ca-cert,
+else $PERSEUS_CA_CERT. Prints the server's reply as JSON; errors go to stderr
+with exit status 1 (2 for bad flags). deploy/slurm/perseus-job.sbatch uses it.
+"""
+import argparse
+import json
+import os
+import sys
+
+from . import finish_job, register_job
+
+
+def _read_token(path):
+    if not path:
+        return os.environ.get("PERSEUS_TOKEN", "")
+    with open(path, encoding="utf-8") as f:
+        token = f.read().strip()
+    if not token:
+        raise ValueError(f"--token-file {path}: empty")
+    return token
+
+
+def _read_spec(path):
+    if not path:
+        return {}
+    with open(path, encoding="utf-8") as f:
+        try:
+            spec = json.load(f)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"--spec {path}: line {e.lineno}: {e.msg}") from None
+    if not isinstance(spec, dict):
+        raise ValueError(f"--spec {path}: expected a JSON object")
+    return spec
+
+
+def _spec_from(args):
+    spec = _read_spec(args.spec)
+    spec["id"] = args.job
+    for field in ("dp", "pp", "tp", "microbatches", "chunks", "schedule"):
+        value = getattr(args, field)
+        if value is not None:
+            spec[field] = value
+    if "microbatches" not in spec:
+        raise ValueError("--microbatches (or 'microbatches' in --spec) is required")
+    return spec
+
+
+def _parser():
+    p = argparse.ArgumentParser(prog="python3 -m perseus.launch", description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="command", required=True)
+    for name, what in (("register", "register the job (idempotent)"), ("finish", "mark the job done")):
+        s = sub.add_parser(name, help=what)
+        s.add_argument("--server", required=True, help="the server's URL, http:// or https://")
+        s.add_argument("--job", required=True, help="the job id (1-64 of [A-Za-z0-9._-])")
+        s.add_argument("--token-file", default="", help="file holding the bearer token (else $PERSEUS_TOKEN)")
+        s.add_argument("--ca-cert", default="", help="https: the server's CA bundle (else $PERSEUS_CA_CERT)")
+        if name == "register":
+            for field in ("dp", "pp", "tp", "microbatches", "chunks"):
+                s.add_argument("--" + field, type=int, default=None)
+            s.add_argument("--schedule", default=None, choices=["1f1b", "gpipe", "interleaved-1f1b"])
+            s.add_argument("--spec", default="", help="JSON file with further POST /jobs fields")
+    return p
+
+
+def main(argv=None):
+    args = _parser().parse_args(argv)
+    try:
+        token = _read_token(args.token_file)
+        if args.command == "register":
+            reply = register_job(args.server, _spec_from(args), token=token, ca_cert=args.ca_cert)
+        else:
+            reply = finish_job(args.server, args.job, token=token, ca_cert=args.ca_cert)
+    except (ValueError, LookupError, OSError, RuntimeError) as e:
+        print(f"perseus.launch {args.command}: error: {e}", file=sys.stderr)
+        return 1
+    print(json.dumps(reply))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
