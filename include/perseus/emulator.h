@@ -103,6 +103,7 @@ struct PipelineTimeline {
 struct SweepPoint {
   double factor = 1;
   std::vector<std::pair<std::string, double>> savings_vs_allmax;  // (policy, fraction)
+  std::vector<double> slowdowns_vs_allmax;                        // same order: time / allmax time - 1
   double lower_bound_savings = 0;                                 // ideal savings (0: not computable)
 };
 

@@ -25,6 +25,9 @@ TEST(CarbonCli, FixedIntensityOnTheBundledExampleWritesEveryOutput) {
   EXPECT_EQ(j["policies"].size(), 7u);
   EXPECT_LE(j["policies"][0]["max_time_added_frac"].get<double>(), 0.05 + 1e-9);
   EXPECT_NE(ReadWholeFile(out + "/decisions.log").find("gCO2/kWh"), std::string::npos);
+  // Chase's published point is another workload: in the table with that caveat, not on the plot.
+  EXPECT_EQ(ReadWholeFile(out + "/tradeoff.svg").find("Chase"), std::string::npos);
+  EXPECT_NE(ReadWholeFile(out + "/report.md").find("Chase (published: ResNet-50"), std::string::npos);
 }
 
 TEST(CarbonCli, ErrorsAreReportedAndNothingIsWritten) {

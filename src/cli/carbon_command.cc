@@ -11,10 +11,10 @@
 #include "carbon/carbon_report.h"
 #include "carbon/electricitymaps_source.h"
 #include "carbon/power_limit_profile.h"
-#include "carbon/shared_data.h"
 #include "cli/cli_util.h"
 #include "cli/job_flags.h"
 #include "common/file_util.h"
+#include "common/shared_data.h"
 
 namespace perseus::cli {
 namespace {
@@ -37,7 +37,7 @@ Result<IntensityTrace> ResolveTrace(const CarbonArgs& a) {
   }
   if (!a.trace.empty()) return LoadCsvTrace(a.trace);
   if (!a.eia.empty()) {
-    Result<std::string> path = EiaTracePath(a.shared_data.empty() ? DefaultSharedDataDir() : a.shared_data, a.eia);
+    Result<std::string> path = EiaTracePath(a.shared_data.empty() ? SharedDataDir() : a.shared_data, a.eia);
     if (!path.ok()) return path.status();
     return LoadEiaTrace(*path);
   }
@@ -176,7 +176,7 @@ void RegisterCarbonCommand(CLI::App& app) {
   cmd->add_option("--electricitymaps-zone", a->em_zone, "Replay the last 24 h of this ElectricityMaps zone");
   cmd->add_option("--electricitymaps-url", a->em_url, "ElectricityMaps API base URL")->capture_default_str();
   cmd->add_option("--electricitymaps-token-file", a->em_token_file, "File holding the ElectricityMaps auth token");
-  cmd->add_option("--shared-data", a->shared_data, "Shared data folder for --eia (default: the configure-time one)");
+  cmd->add_option("--shared-data", a->shared_data, "Shared data folder for --eia (default: $PERSEUS_SHARED_DATA, else the configure-time one)");
   cmd->add_option("--slowdown-budget", a->slowdown_budget, "Allowed average slowdown vs all-max (0.05 = 5%)")
       ->check(CLI::Range(0.0, 1.0))->capture_default_str();
   cmd->add_option("--power-limit-profile", a->power_limit_profile,

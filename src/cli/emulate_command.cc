@@ -8,6 +8,7 @@
 
 #include "cli/cli_util.h"
 #include "cli/job_flags.h"
+#include "common/shared_data.h"
 #include "perseus/emulator.h"
 #include "perseus/gpu_model.h"
 
@@ -26,7 +27,7 @@ struct EmulateArgs {
   std::vector<std::string> throttles;
   std::vector<double> sweep;
   bool reproduce_paper = false;
-  std::string paper_data = "../shared/data/sosp24";
+  std::string paper_data;  // empty: SharedDataDir()/sosp24
 };
 
 Status ResolveJob(const EmulateArgs& a, EmulationSpec& spec) {
@@ -89,7 +90,7 @@ int RunReproduce(const EmulateArgs& a) {
     return ReportError(Status::InvalidArgument("--reproduce-paper takes no PROFILE.csv or --example"));
   }
   PaperReproductionOptions o;
-  o.sosp24_dir = a.paper_data;
+  o.sosp24_dir = a.paper_data.empty() ? SharedDataDir() + "/sosp24" : a.paper_data;
   o.iterations = a.iterations;
   o.slowdown_budget = a.slowdown_budget;
   o.sweep_factors = a.sweep;
@@ -143,7 +144,8 @@ void AddPolicyOptions(CLI::App* cmd, EmulateArgs& a) {
   cmd->add_option("--unit-time-ms", a.unit_time_ms, "Frontier sweep step on the unscaled profile, ms")
       ->capture_default_str();
   cmd->add_flag("--reproduce-paper", a.reproduce_paper, "Reproduce the paper's Table 6 and Fig. 7");
-  cmd->add_option("--paper-data", a.paper_data, "The shared sosp24 folder")->capture_default_str();
+  cmd->add_option("--paper-data", a.paper_data,
+                  "The shared sosp24 folder (default: $PERSEUS_SHARED_DATA/sosp24, else the configure-time one)");
 }
 
 }  // namespace

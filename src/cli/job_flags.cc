@@ -2,6 +2,7 @@
 #include "cli/job_flags.h"
 
 #include <CLI/CLI.hpp>
+#include <filesystem>
 
 #include "perseus/gpu_model.h"
 
@@ -53,8 +54,15 @@ Result<ResolvedJob> ResolveJob(const JobFlags& a) {
   Result<Profile> p = LoadProfileCsv(a.profile, s.chunks > 1 ? -1 : s.stages);
   if (!p.ok()) return p.status();
   job.profile = std::move(*p);
-  job.name = a.profile;
+  job.name = std::filesystem::path(a.profile).stem().string();
   return job;
+}
+
+std::string JobTitle(const ResolvedJob& job) {
+  const ScheduleSpec& s = job.spec.schedule;
+  std::string shape = std::to_string(s.stages) + " stages x " + std::to_string(s.microbatches) + " microbatches";
+  if (s.chunks > 1) shape += " x " + std::to_string(s.chunks) + " chunks";
+  return job.name + " (" + shape + ", " + ScheduleName(s.kind) + ")";
 }
 
 }  // namespace perseus::cli

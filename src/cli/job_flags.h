@@ -33,8 +33,11 @@ void AddJobFlags(CLI::App* cmd, JobFlags& flags);
 struct ResolvedJob {
   Profile profile;
   ProblemSpec spec;
-  std::string name;  // the example's name or the profile's path
+  std::string name;  // the example's name or the profile's file name without .csv
 };
+
+// "gpt3-xl-a100 (4 stages x 12 microbatches, 1f1b)": the job as plot titles name it.
+std::string JobTitle(const ResolvedJob& job);
 
 // The profile and spec from --example or PROFILE plus flags; flags override
 // the example's values. Errors name the flag or the profile's file:line.

@@ -30,7 +30,7 @@ std::vector<std::pair<std::string, std::string>> Outputs(const OptimizeArgs& a, 
   std::vector<std::pair<std::string, std::string>> files;
   files.emplace_back("plans.json", FrontierToJson(problem, f));
   files.emplace_back("frontier.csv", FrontierToCsv(f));
-  files.emplace_back("frontier.svg", report::RenderFrontierSvg(f, "Time-energy frontier: " + job.name));
+  files.emplace_back("frontier.svg", report::RenderFrontierSvg(f, "Time-energy frontier: " + JobTitle(job)));
   const FrontierPlan* shown = f.PlanForTime(f.all_max.time_s * (1 + a.timeline_slowdown));
   if (!shown) shown = &f.plans.front();
   char title[160];

@@ -100,11 +100,12 @@ std::vector<SweepPoint> StragglerSweep(const Problem& problem, const EmulationSp
     if (factor > 1) loop.stragglers.push_back(SlowPipelineEvent{factor, 0, 0, 0, -1});
     SweepPoint point;
     point.factor = factor;
-    double base_j = 0;
+    double base_j = 0, base_s = 0;
     for (auto& policy : policies) {
       emulator::LoopResult r = emulator::RunPolicyLoop(problem, *policy, loop);
-      if (base_j == 0) base_j = r.result.total_energy_j;
+      if (base_j == 0) base_j = r.result.total_energy_j, base_s = r.result.total_time_s;
       point.savings_vs_allmax.emplace_back(r.result.name, 1 - r.result.total_energy_j / base_j);
+      point.slowdowns_vs_allmax.push_back(r.result.total_time_s / base_s - 1);
       if (r.result.name == "perseus" && r.lower_bound_valid)
         point.lower_bound_savings = 1 - r.result.lower_bound_energy_j / base_j;
     }

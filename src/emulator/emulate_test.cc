@@ -198,6 +198,10 @@ TEST(EmulationReportFiles, WritesTheReportJsonAndPlots) {
   // 48 GPUs x 6 policies plus a header.
   EXPECT_EQ(std::count(files[2].second.begin(), files[2].second.end(), '\n'), 48 * 6 + 1);
   EXPECT_NE(files[0].second.find("## Definitions"), std::string::npos);
+  // Zeus's budgeted clocks cost time: its legend says how much, Perseus's (no slowdown) says nothing.
+  const std::string& sweep_svg = files[3].second;
+  EXPECT_NE(sweep_svg.find(">zeus-per-stage (up to +4.9% time)<"), std::string::npos) << sweep_svg;
+  EXPECT_NE(sweep_svg.find(">perseus</text>"), std::string::npos) << sweep_svg;
 }
 
 TEST(Emulate, EmulatesEightThousandGpusQuickly) {

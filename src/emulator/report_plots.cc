@@ -26,6 +26,19 @@ std::string GpuName(const GpuId& g) {
   return buf;
 }
 
+// " (+4.9% time)" when policy k's savings cost iteration time somewhere in the
+// sweep (Zeus's budgeted clocks do), so the legend does not compare unequal speeds silently.
+std::string SlowdownNote(const std::vector<SweepPoint>& sweep, size_t k) {
+  double worst = 0;
+  for (const SweepPoint& p : sweep) {
+    if (k < p.slowdowns_vs_allmax.size()) worst = std::max(worst, p.slowdowns_vs_allmax[k]);
+  }
+  if (worst < 0.001) return "";
+  char note[48];
+  std::snprintf(note, sizeof note, " (up to +%.1f%% time)", 100 * worst);
+  return note;
+}
+
 }  // namespace
 
 std::string SavingsVsStragglerSvg(const std::vector<SweepPoint>& sweep, const std::string& title,
@@ -39,7 +52,7 @@ std::string SavingsVsStragglerSvg(const std::vector<SweepPoint>& sweep, const st
   for (size_t k = 0; k < sweep.front().savings_vs_allmax.size(); ++k) {
     const std::string& name = sweep.front().savings_vs_allmax[k].first;
     if (name == "allmax") continue;
-    Series s{name, {}, "", true, true, false};
+    Series s{name + SlowdownNote(sweep, k), {}, "", true, true, false};
     for (const SweepPoint& p : sweep) s.points.emplace_back(p.factor, 100 * p.savings_vs_allmax[k].second);
     chart.series.push_back(std::move(s));
   }

@@ -20,6 +20,7 @@ constexpr double kLabelSizePx = 13;
 constexpr double kTickSizePx = 11;
 constexpr double kRowNameSizePx = 12;
 constexpr double kBoxLabelSizePx = 11;
+constexpr double kSmallBoxLabelSizePx = 8;
 constexpr double kRowPitchPx = 30;
 constexpr double kBoxHeightPx = 24;
 constexpr double kTickLengthPx = 5;
@@ -85,6 +86,7 @@ struct Layout {
   double plot_x, plot_y, plot_w, plot_h;
   double color_bar_y;
   LinearAxis time;
+  std::string axis_text;  // the x label, and how many box labels did not fit
   double Px(double t) const { return plot_x + (t - time.min) / (time.max - time.min) * plot_w; }
   double RowY(int row) const { return plot_y + row * kRowPitchPx; }
 };
@@ -93,6 +95,42 @@ double RowNameWidthPx(const GanttChart& chart, int rows) {
   double w = 0;
   for (int r = 0; r < rows; ++r) w = std::max(w, EstimateTextWidthPx(RowName(chart, r), kRowNameSizePx));
   return std::min(w, kMaxRowNamePx);
+}
+
+struct BoxLabel {
+  std::string text;  // empty: nothing fits
+  double size_px = kBoxLabelSizePx;
+};
+
+// The label at full size, else smaller, else only its digits ("F12" -> "12"),
+// else nothing: a narrow box never loses its label silently (see HiddenLabelNote).
+BoxLabel FitLabel(const std::string& label, double width_px) {
+  auto fits = [&](const std::string& t, double size) { return EstimateTextWidthPx(t, size) + 4 <= width_px; };
+  if (label.empty()) return {};
+  if (fits(label, kBoxLabelSizePx)) return {label, kBoxLabelSizePx};
+  if (fits(label, kSmallBoxLabelSizePx)) return {label, kSmallBoxLabelSizePx};
+  std::string digits;
+  for (char c : label) {
+    if (c >= '0' && c <= '9') digits += c;
+  }
+  if (!digits.empty() && digits != label && fits(digits, kSmallBoxLabelSizePx)) return {digits, kSmallBoxLabelSizePx};
+  return {};
+}
+
+double BoxWidthPx(const Layout& l, const GanttBox& b) {
+  return std::max(l.Px(std::max(b.start, b.end)) - l.Px(std::min(b.start, b.end)), 1.0);
+}
+
+// "" when every label shows; else how many are hidden, for the x-axis label.
+std::string HiddenLabelNote(const GanttChart& chart, const Layout& l) {
+  size_t labelled = 0, hidden = 0;
+  for (const GanttBox& b : chart.boxes) {
+    if (!IsDrawable(b) || b.label.empty()) continue;
+    ++labelled;
+    if (FitLabel(b.label, BoxWidthPx(l, b)).text.empty()) ++hidden;
+  }
+  if (hidden == 0) return "";
+  return std::to_string(hidden) + " of " + std::to_string(labelled) + " box labels hidden (too narrow; hover a box)";
 }
 
 Layout MakeLayout(const GanttChart& chart) {
@@ -106,7 +144,10 @@ Layout MakeLayout(const GanttChart& chart) {
   l.plot_h = rows * kRowPitchPx;
   auto [t0, t1] = BoxRange(chart, [](const GanttBox& g) { return std::array{g.start, g.end}; });
   l.time = FitLinearAxis(t0, t1, l.plot_w, kTickSizePx);
-  double axis_h = kTickLengthPx + 8 + kTickSizePx + (chart.x_label.empty() ? 0 : kLabelSizePx + 12);
+  l.axis_text = chart.x_label;
+  const std::string note = HiddenLabelNote(chart, l);
+  if (!note.empty()) l.axis_text += (l.axis_text.empty() ? "" : "; ") + note;
+  double axis_h = kTickLengthPx + 8 + kTickSizePx + (l.axis_text.empty() ? 0 : kLabelSizePx + 12);
   l.color_bar_y = l.plot_y + l.plot_h + axis_h + 22;
   l.height_px = l.color_bar_y + kColorBarHeightPx + kTickLengthPx + 6 + kTickSizePx + 12;
   return l;
@@ -122,7 +163,7 @@ void DrawRows(SvgWriter& svg, const GanttChart& chart, const Layout& l) {
   }
 }
 
-void DrawTimeAxis(SvgWriter& svg, const GanttChart& chart, const Layout& l) {
+void DrawTimeAxis(SvgWriter& svg, const Layout& l) {
   double bottom = l.plot_y + l.plot_h;
   ShapeStyle axis{.stroke = kAxisColor};
   TextStyle label{.size_px = kTickSizePx, .fill = kAxisColor, .anchor = TextAnchor::kMiddle};
@@ -133,9 +174,9 @@ void DrawTimeAxis(SvgWriter& svg, const GanttChart& chart, const Layout& l) {
     svg.Text(px, bottom + kTickLengthPx + 4 + kTickSizePx, FormatTick(t, l.time.step), label);
   }
   svg.Line(l.plot_x, bottom, l.plot_x + l.plot_w, bottom, axis);
-  if (chart.x_label.empty()) return;
+  if (l.axis_text.empty()) return;
   double y = bottom + kTickLengthPx + 8 + kTickSizePx + kLabelSizePx + 6;
-  svg.Text(l.plot_x + l.plot_w / 2, y, EllipsizeToWidth(chart.x_label, kLabelSizePx, l.plot_w),
+  svg.Text(l.plot_x + l.plot_w / 2, y, EllipsizeToWidth(l.axis_text, kLabelSizePx, l.plot_w),
            {.size_px = kLabelSizePx, .anchor = TextAnchor::kMiddle});
 }
 
@@ -148,16 +189,17 @@ std::string DefaultTooltip(const GanttChart& chart, const GanttBox& b) {
 
 void DrawBox(SvgWriter& svg, const GanttChart& chart, const Layout& l, const ColorScale& scale,
              const GanttBox& b) {
-  double x0 = l.Px(std::min(b.start, b.end)), x1 = l.Px(std::max(b.start, b.end));
-  double w = std::max(x1 - x0, 1.0);
+  double x0 = l.Px(std::min(b.start, b.end));
+  double w = BoxWidthPx(l, b);
   double y = l.RowY(b.row) + (kRowPitchPx - kBoxHeightPx) / 2;
   Rgb fill = scale.ColorFor(b.value);
   svg.Rect(x0, y, w, kBoxHeightPx,
            {.fill = fill.Hex(), .stroke = "#ffffff", .stroke_width_px = w > 4 ? 0.75 : 0},
            b.tooltip.empty() ? DefaultTooltip(chart, b) : b.tooltip);
-  if (b.label.empty() || EstimateTextWidthPx(b.label, kBoxLabelSizePx) + 4 > w) return;
-  svg.Text(x0 + w / 2, y + kBoxHeightPx / 2, b.label,
-           {.size_px = kBoxLabelSizePx, .fill = TextColorOn(fill), .anchor = TextAnchor::kMiddle,
+  BoxLabel label = FitLabel(b.label, w);
+  if (label.text.empty()) return;
+  svg.Text(x0 + w / 2, y + kBoxHeightPx / 2, label.text,
+           {.size_px = label.size_px, .fill = TextColorOn(fill), .anchor = TextAnchor::kMiddle,
             .center_vertically = true});
 }
 
@@ -214,7 +256,7 @@ std::string RenderGanttChart(const GanttChart& chart) {
              {.size_px = kTitleSizePx, .anchor = TextAnchor::kMiddle, .bold = true});
   }
   DrawRows(svg, chart, l);
-  DrawTimeAxis(svg, chart, l);
+  DrawTimeAxis(svg, l);
   DrawBoxes(svg, chart, l);
   DrawColorBar(svg, chart, l);
   return svg.Finish();

@@ -299,11 +299,27 @@ TEST(GanttChart, IsWellFormedWithLabelsColorsAndTooltips) {
   EXPECT_NE(svg.find("<linearGradient"), std::string::npos) << "colour bar";
 }
 
-TEST(GanttChart, OmitsLabelsThatDoNotFit) {
+TEST(GanttChart, OmitsLabelsThatDoNotFitAndSaysHowMany) {
   GanttChart g = SampleGanttChart();
   g.boxes.push_back({1, 3, 3.001, "WIDE-LABEL", 1500, ""});
   std::string svg = RenderGanttChart(g);
   EXPECT_EQ(svg.find(">WIDE-LABEL</text>"), std::string::npos);
+  EXPECT_NE(svg.find("time (s); 1 of 4 box labels hidden (too narrow; hover a box)"), std::string::npos) << svg;
+  EXPECT_NE(svg.find("<title>WIDE-LABEL\n"), std::string::npos) << "the tooltip still names it";
+  EXPECT_EQ(RenderGanttChart(SampleGanttChart()).find("labels hidden"), std::string::npos);
+}
+
+TEST(GanttChart, NarrowBoxesFallBackToSmallerTextThenDigits) {
+  GanttChart g = SampleGanttChart();
+  g.width_px = 300;  // a 209 px plot for 4 s: ~52 px per second
+  g.boxes = {{0, 0, 0.6, "F12", 1000, ""}, {0, 1, 1.38, "F13", 1000, ""}, {1, 2, 2.3, "B34", 1000, ""},
+             {1, 3, 4, "B5", 1000, ""}};
+  std::string svg = RenderGanttChart(g);
+  EXPECT_NE(svg.find("font-size=\"11\" fill=\"#ffffff\" text-anchor=\"middle\">F12</text>"), std::string::npos) << svg;
+  EXPECT_NE(svg.find("font-size=\"8\" fill=\"#ffffff\" text-anchor=\"middle\">F13</text>"), std::string::npos) << svg;
+  EXPECT_NE(svg.find("font-size=\"8\" fill=\"#ffffff\" text-anchor=\"middle\">34</text>"), std::string::npos) << svg;
+  EXPECT_NE(svg.find(">B5</text>"), std::string::npos);
+  EXPECT_EQ(svg.find("labels hid"), std::string::npos) << svg;
 }
 
 TEST(GanttChart, DegenerateInputsRenderWithoutNonFiniteNumbers) {
