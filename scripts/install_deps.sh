@@ -8,6 +8,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   pybind11-dev python3-pybind11 python3-dev python3-pytest
   libeigen3-dev python3-torch python3-numpy
+  libpng-dev chromium
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -97,7 +97,7 @@
                 svg('text', {x: 12, y: (T + H - B) / 2, transform: `rotate(-90 12 ${(T + H - B) / 2})`,
                              'text-anchor': 'middle'}, yLabel));
     node.append(axis);
-    return {node, x, y};
+    return {node, x, y, width: W};
   }
 
   const extent = (values) => [Math.min(...values), Math.max(...values)];
@@ -183,7 +183,9 @@
                         svg('title', {}, `plan ${p.index}: ${fmt(p.time_s, 4)} s, ${fmtJ(p.energy_j)} J` +
                                          (users.length ? `; run by pipeline ${users.join(', ')}` : ''))));
       if (users.length) {
-        c.node.append(svg('text', {class: 'in-use-label', x: c.x(p.time_s) + 9, y: c.y(p.energy_j) - 8},
+        const right = c.x(p.time_s) > c.width * 0.6;  // label on the side with room
+        c.node.append(svg('text', {class: 'in-use-label', x: c.x(p.time_s) + (right ? -9 : 9), y: c.y(p.energy_j) - 8,
+                                   'text-anchor': right ? 'end' : 'start'},
                           `plan ${p.index}: pipeline ${summarize(users)}`));
       }
     }
@@ -343,7 +345,9 @@
     const carbonPlan = job.carbon && job.carbon.evaluated ? job.carbon.plan_index : null;
     if (frontier) {
       parts.push(el('h3', {}, 'Frontier and plans in use'),
-                 el('div', {class: 'charts'}, frontierChart(frontier, job.pipelines, carbonPlan)));
+                 el('div', {class: 'charts'}, frontierChart(frontier, job.pipelines, carbonPlan)),
+                 el('p', {class: 'note'}, 'Square: every GPU at its maximum clock. Ringed: the plans the pipelines ' +
+                                          'run' + (carbonPlan === null ? '.' : '; green: the carbon policy\'s plan.')));
     }
     if (job.pipelines.length) parts.push(el('h3', {}, 'Pipelines'), pipelineTable(job));
     if (history.events.some((e) => e.plan_index.length)) {
