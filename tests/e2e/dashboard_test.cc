@@ -217,11 +217,7 @@ TEST(DashboardTest, ShowsTheRunningJobsFrontierPlansStragglersEnergyAndCarbon) {
   const HttpReply registered = HttpSend("POST", server.url(), "/jobs", body.dump(), kToken);
   ASSERT_EQ(registered.status, 201) << registered.body;
 
-  ClusterOptions options;
-  options.server_url = server.url();
-  options.token = kToken;
-  options.job = kJob;
-  Cluster cluster(shape, options);
+  Cluster cluster(shape, ServerClusterOptions(server.url(), kToken, kJob));
   cluster.Start();
   const std::string job_path = std::string("/jobs/") + kJob;
   ASSERT_TRUE(WaitUntil([&] { return Get(server, job_path)["phase"] == "running"; }, 400))

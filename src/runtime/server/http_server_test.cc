@@ -47,6 +47,11 @@ class HttpServerTest : public ::testing::Test {
     if (!r) return {-1, Json()};
     return {r->status, Json::parse(r->body, nullptr, false)};
   }
+  // "STATUS: message" of a GET's error reply.
+  std::string GetError(const std::string& path) {
+    auto [status, body] = Get(path);
+    return std::to_string(status) + ": " + body["error"]["message"].get<std::string>();
+  }
 
   std::unique_ptr<Store> store_;
   std::unique_ptr<JobService> service_;
@@ -273,16 +278,13 @@ TEST_F(HttpServerTest, HistoryQueryErrorsNameTheParameter) {
   EXPECT_EQ(b1["phase"], "registering");
   EXPECT_EQ(b1["events"].size(), 1u);  // registered
   EXPECT_TRUE(b1["iterations"].empty());
-  auto [s2, b2] = Get("/jobs/h/history?events=many");
-  EXPECT_EQ(s2, 400);
-  EXPECT_EQ(b2["error"]["message"], "query 'events': expected a non-negative integer, got 'many'");
-  auto [s3, b3] = Get("/jobs/h/history?iterations=4097");
-  EXPECT_EQ(s3, 400);
-  EXPECT_EQ(b3["error"]["message"], "query 'iterations': expected an integer in [0, 4096], got 4097");
-  auto [s4, b4] = Get("/jobs/h/history?pipeline=2");
-  EXPECT_EQ(s4, 400);
-  EXPECT_EQ(b4["error"]["message"], "query 'pipeline': expected an integer in [0, 1] (the job has dp 2), got 2");
-  EXPECT_EQ(Get("/jobs/nope/history").first, 404);
+  EXPECT_EQ(GetError("/jobs/h/history?events=many"),
+            "400: query 'events': expected a non-negative integer, got 'many'");
+  EXPECT_EQ(GetError("/jobs/h/history?iterations=4097"),
+            "400: query 'iterations': expected an integer in [0, 4096], got 4097");
+  EXPECT_EQ(GetError("/jobs/h/history?pipeline=2"),
+            "400: query 'pipeline': expected an integer in [0, 1] (the job has dp 2), got 2");
+  EXPECT_EQ(GetError("/jobs/nope/history"), "404: job 'nope' is not registered");
 }
 
 TEST_F(HttpServerTest, TheDashboardIsServedFromTheBinaryWithAStrictPolicy) {
@@ -303,9 +305,7 @@ TEST_F(HttpServerTest, TheDashboardIsServedFromTheBinaryWithAStrictPolicy) {
     EXPECT_GT(r->body.size(), 1000u) << file;
   }
   EXPECT_EQ(anon.Get("/dashboard/dashboard.js")->get_header_value("Content-Type"), "text/javascript; charset=utf-8");
-  auto [status, body] = Get("/dashboard/secret.txt");
-  EXPECT_EQ(status, 404);
-  EXPECT_EQ(body["error"]["message"], "no dashboard file 'secret.txt'");
+  EXPECT_EQ(GetError("/dashboard/secret.txt"), "404: no dashboard file 'secret.txt'");
   // The DNS-rebinding guard covers the page too.
   httplib::Result rebound = anon.Get("/", {{"Host", "evil.example:" + std::to_string(port_)}});
   ASSERT_TRUE(rebound);
