@@ -49,6 +49,15 @@ struct ClusterOptions {
   bool record_hook_latency = false;  // time every client hook call (HookLatenciesUs)
 };
 
+// Ranks that talk to the server at `url` as job `job` (`token` "" for none).
+inline ClusterOptions ServerClusterOptions(std::string url, std::string token, std::string job) {
+  ClusterOptions o;
+  o.server_url = std::move(url);
+  o.token = std::move(token);
+  o.job = std::move(job);
+  return o;
+}
+
 struct IterationStats {
   int64_t iteration = 0;
   double time_s = 0;    // virtual, barrier to barrier

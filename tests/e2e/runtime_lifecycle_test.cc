@@ -82,11 +82,7 @@ TEST(RuntimeLifecycleTest, SixtyFourRanksProfileOptimiseRunAndAnswerStragglers) 
   ASSERT_TRUE(server.Start()) << server.log_path();
   ASSERT_EQ(HttpSend("POST", server.url(), "/jobs", JobBody(shape).dump(), kToken).status, 201);
 
-  ClusterOptions options;
-  options.server_url = server.url();
-  options.token = kToken;
-  options.job = kJob;
-  Cluster cluster(shape, options);
+  Cluster cluster(shape, ServerClusterOptions(server.url(), kToken, kJob));
   cluster.Start();
 
   // Profiling, then optimisation, then every rank on the fastest plan.

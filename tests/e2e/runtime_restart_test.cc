@@ -24,10 +24,7 @@ TEST(RuntimeRestartTest, SigkilledServerRestartsOnTheSameDatabaseAndTheJobContin
   Json body = {{"id", kJob}, {"dp", shape.dp}, {"pp", shape.pp}, {"tp", shape.tp},
                {"microbatches", shape.microbatches}, {"profiling", {{"window_iterations", 2}, {"clock_stride", 10}}}};
   ASSERT_EQ(HttpSend("POST", server.url(), "/jobs", body.dump(), "").status, 201);
-  ClusterOptions options;
-  options.server_url = server.url();
-  options.job = kJob;
-  Cluster cluster(shape, options);
+  Cluster cluster(shape, ServerClusterOptions(server.url(), "", kJob));
   cluster.Start();
 
   // Mid-profiling: hold the ranks, let their reports drain, snapshot, kill, restart.

@@ -14,4 +14,10 @@ if(PERSEUS_BUILD_TESTS)
     SOURCES ${CMAKE_SOURCE_DIR}/tests/e2e/runtime_lifecycle_test.cc ${CMAKE_SOURCE_DIR}/tests/e2e/runtime_restart_test.cc
             ${CMAKE_SOURCE_DIR}/tests/e2e/runtime_bad_input_test.cc ${CMAKE_SOURCE_DIR}/tests/e2e/runtime_fault_test.cc
     LIBS perseus_runtime_e2e_support SQLite::SQLite3)
+
+  # The dashboard in headless Chromium (optional: skipped without it unless $CI is set).
+  find_package(PNG REQUIRED)
+  perseus_add_test(dashboard_e2e_test
+    SOURCES ${CMAKE_SOURCE_DIR}/tests/e2e/dashboard_test.cc
+    LIBS perseus_runtime_e2e_support PNG::PNG)
 endif()

@@ -145,6 +145,8 @@ HttpServer::HttpServer(JobService* service, JsonLog* log, ServerOptions options)
   AddStragglerRoutes(s, ctx);
   AddCarbonRoutes(s, ctx);
   AddMetricsRoutes(s, ctx);
+  AddHistoryRoutes(s, ctx);
+  AddDashboardRoutes(s);
 }
 
 HttpServer::~HttpServer() { Stop(); }

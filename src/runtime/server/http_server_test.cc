@@ -47,6 +47,11 @@ class HttpServerTest : public ::testing::Test {
     if (!r) return {-1, Json()};
     return {r->status, Json::parse(r->body, nullptr, false)};
   }
+  // "STATUS: message" of a GET's error reply.
+  std::string GetError(const std::string& path) {
+    auto [status, body] = Get(path);
+    return std::to_string(status) + ": " + body["error"]["message"].get<std::string>();
+  }
 
   std::unique_ptr<Store> store_;
   std::unique_ptr<JobService> service_;
@@ -264,6 +269,47 @@ TEST_F(HttpServerTest, CarbonConfigAndEndpoints) {
   ASSERT_TRUE(m);
   EXPECT_NE(m->body.find("perseus_carbon_intensity_g_per_kwh{job=\"c\"} 250"), std::string::npos) << m->body;
   EXPECT_EQ(Get("/jobs/nope/carbon").first, 404);
+}
+
+TEST_F(HttpServerTest, HistoryQueryErrorsNameTheParameter) {
+  ASSERT_EQ(Post("/jobs", testing::JobBody("h", 2, 1, 4).dump()).first, 201);
+  auto [s1, b1] = Get("/jobs/h/history?events=2&iterations=0");
+  EXPECT_EQ(s1, 200);
+  EXPECT_EQ(b1["phase"], "registering");
+  EXPECT_EQ(b1["events"].size(), 1u);  // registered
+  EXPECT_TRUE(b1["iterations"].empty());
+  EXPECT_EQ(GetError("/jobs/h/history?events=many"),
+            "400: query 'events': expected a non-negative integer, got 'many'");
+  EXPECT_EQ(GetError("/jobs/h/history?iterations=4097"),
+            "400: query 'iterations': expected an integer in [0, 4096], got 4097");
+  EXPECT_EQ(GetError("/jobs/h/history?pipeline=2"),
+            "400: query 'pipeline': expected an integer in [0, 1] (the job has dp 2), got 2");
+  EXPECT_EQ(GetError("/jobs/nope/history"), "404: job 'nope' is not registered");
+}
+
+TEST_F(HttpServerTest, TheDashboardIsServedFromTheBinaryWithAStrictPolicy) {
+  httplib::Client anon("127.0.0.1", port_);  // no token: the page holds no data
+  httplib::Result page = anon.Get("/");
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->status, 200);
+  EXPECT_EQ(page->get_header_value("Content-Type"), "text/html; charset=utf-8");
+  EXPECT_NE(page->body.find("<script src=\"/dashboard/dashboard.js\""), std::string::npos) << page->body;
+  const std::string csp = page->get_header_value("Content-Security-Policy");
+  EXPECT_NE(csp.find("script-src 'self'"), std::string::npos) << csp;
+  EXPECT_NE(csp.find("frame-ancestors 'none'"), std::string::npos) << csp;
+  EXPECT_EQ(page->get_header_value("X-Content-Type-Options"), "nosniff");
+  for (const char* file : {"dashboard.js", "dashboard.css"}) {
+    httplib::Result r = anon.Get(std::string("/dashboard/") + file);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200) << file;
+    EXPECT_GT(r->body.size(), 1000u) << file;
+  }
+  EXPECT_EQ(anon.Get("/dashboard/dashboard.js")->get_header_value("Content-Type"), "text/javascript; charset=utf-8");
+  EXPECT_EQ(GetError("/dashboard/secret.txt"), "404: no dashboard file 'secret.txt'");
+  // The DNS-rebinding guard covers the page too.
+  httplib::Result rebound = anon.Get("/", {{"Host", "evil.example:" + std::to_string(port_)}});
+  ASSERT_TRUE(rebound);
+  EXPECT_EQ(rebound->status, 403);
 }
 
 }  // namespace

@@ -61,4 +61,17 @@ Result<int64_t> ParseIntParam(const std::string& text, const std::string& name) 
   return std::stoll(text);
 }
 
+Result<int64_t> QueryIntParam(const httplib::Request& req, const std::string& name, int64_t min_value,
+                              int64_t max_value, int64_t fallback) {
+  if (!req.has_param(name)) return fallback;
+  const std::string where = "query '" + name + "'";
+  Result<int64_t> value = ParseIntParam(req.get_param_value(name), where);
+  if (!value.ok()) return value.status();
+  if (*value < min_value || *value > max_value) {
+    return Status::InvalidArgument(where + ": expected an integer in [" + std::to_string(min_value) + ", " +
+                                   std::to_string(max_value) + "], got " + std::to_string(*value));
+  }
+  return value;
+}
+
 }  // namespace perseus::server

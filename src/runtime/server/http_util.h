@@ -34,6 +34,10 @@ void SendReply(httplib::Response& res, const Result<Reply>& reply);
 Result<Json> RequestJson(const httplib::Request& req);
 // A non-negative integer path or query parameter; errors name it.
 Result<int64_t> ParseIntParam(const std::string& text, const std::string& name);
+// The integer query parameter `name` in [min_value, max_value], or
+// `fallback` when the request has none; errors name it ("query 'events'").
+Result<int64_t> QueryIntParam(const httplib::Request& req, const std::string& name, int64_t min_value,
+                              int64_t max_value, int64_t fallback);
 
 // Route registration, one function per resource (routes_*.cc).
 void AddJobRoutes(httplib::Server& server, const RouteContext& ctx);
@@ -43,5 +47,8 @@ void AddIterationRoutes(httplib::Server& server, const RouteContext& ctx);
 void AddStragglerRoutes(httplib::Server& server, const RouteContext& ctx);
 void AddCarbonRoutes(httplib::Server& server, const RouteContext& ctx);
 void AddMetricsRoutes(httplib::Server& server, const RouteContext& ctx);
+void AddHistoryRoutes(httplib::Server& server, const RouteContext& ctx);
+// The web dashboard (dashboard/) at / and /dashboard/*: no job data in it.
+void AddDashboardRoutes(httplib::Server& server);
 
 }  // namespace perseus::server

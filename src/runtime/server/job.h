@@ -15,6 +15,7 @@
 
 #include "carbon/intensity_source.h"
 #include "perseus/schedule.h"
+#include "runtime/server/job_history.h"
 #include "runtime/server/job_spec.h"
 #include "runtime/server/job_state.h"
 #include "runtime/server/plan_book.h"
@@ -45,6 +46,7 @@ struct Job {
   std::shared_ptr<const PlanBook> plans;  // set once running
   // [pipeline] iteration -> sample; only iterations run under the current plan.
   std::vector<std::map<int64_t, IterationSample>> windows;
+  JobHistory history;  // plans, stragglers, carbon decisions and iterations over time (not stored)
   std::map<int, int64_t> stored_since_prune;  // [rank] iteration rows stored since its history was last cut
   // Set under mu by DeleteJob: a request that found the job before it was
   // deleted changes nothing.

@@ -187,6 +187,7 @@ Status JobService::LoadJob(StoredJob stored) {
   for (const IterationReport& it : stored.iterations) AddToWindow(*job, it);
   if (job->spec.id != stored.id) return Status::Internal("stored spec names job '" + job->spec.id + "'");
   job->last_activity_unix_s = Now();  // a restart gives every job a full expiry period
+  job->history.RecordState(job->state, job->state, Now());  // the history starts with the loaded state
   std::unique_lock<std::shared_mutex> lock(jobs_mu_);
   jobs_[job->spec.id] = std::move(job);
   return Status::Ok();
@@ -232,6 +233,7 @@ Status JobService::CommitState(Job& job, const ControlState& state, StoreWrite w
   }
   write.state_json = state_json.dump();
   PERSEUS_RETURN_IF_ERROR(store_->Commit(write));
+  job.history.RecordState(job.state, state, Now());
   job.state = state;
   return Status::Ok();
 }
@@ -275,6 +277,7 @@ Result<Reply> JobService::RegisterJob(const Json& body) {
   write.spec_json = JobSpecToJson(*spec).dump();
   write.state_json = ControlStateToJson(job->state).dump();
   PERSEUS_RETURN_IF_ERROR(store_->Commit(write));
+  job->history.RecordState(job->state, job->state, Now());
   jobs_[spec->id] = std::move(job);
   return Reply{201, {{"id", spec->id}, {"created", true}}};
 }
@@ -342,6 +345,23 @@ Result<Json> JobService::FrontierJson(const std::string& job_id) {
               {"all_max", {{"time_s", f.all_max.time_s}, {"energy_j", f.all_max.energy_j}}},
               {"plans", plans},
               {"blocking_power_w", job.state.blocking_power_w}};
+}
+
+Result<Json> JobService::HistoryJson(const std::string& job_id, const HistoryQuery& query) {
+  Result<std::shared_ptr<Job>> found = FindJob(job_id);
+  if (!found.ok()) return found.status();
+  std::lock_guard<std::mutex> lock((*found)->mu);
+  const Job& job = **found;
+  if (query.pipeline && *query.pipeline >= job.spec.dp) {
+    return Status::InvalidArgument("query 'pipeline': expected an integer in [0, " + std::to_string(job.spec.dp - 1) +
+                                   "] (the job has dp " + std::to_string(job.spec.dp) + "), got " +
+                                   std::to_string(*query.pipeline));
+  }
+  Json j = job.history.ToJson(query);
+  j["id"] = job_id;
+  j["phase"] = PhaseName(job.state.phase);
+  j["pipelines"] = job.spec.dp;
+  return j;
 }
 
 }  // namespace perseus::server

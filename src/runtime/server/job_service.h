@@ -95,6 +95,9 @@ class JobService {
   std::vector<Json> AllSummaries();
   Result<std::string> ProfileCsv(const std::string& job_id);
   Result<Json> FrontierJson(const std::string& job_id);
+  // GET /jobs/{id}/history: the job's plans, stragglers, carbon decisions
+  // and iterations over time (job_history.h); a pipeline outside the job is kInvalidArgument.
+  Result<Json> HistoryJson(const std::string& job_id, const HistoryQuery& query);
 
   // Rank requests (registration, plans, reports) that named a job or rank the
   // server does not know: a wrong job id or rank in a training job.
@@ -140,6 +143,9 @@ class JobService {
   static void AddToWindow(Job& job, const IterationReport& report);
   static bool DetectStragglers(const Job& job, ControlState* state);
   static void ResetStaleWindows(Job& job, const ControlState& before);
+  // Adds the pipeline's iterations that every one of its ranks reported
+  // under `ran`'s plan since the last call to the job's history.
+  void RecordCompleteIterations(Job& job, int pipeline, const ControlState& ran) const;
   Json Summary(const Job& job) const;
   static Json ProfilingSummary(const Job& job);
   // Raises one warning per rank whose reports show schedule mismatches; true if added.

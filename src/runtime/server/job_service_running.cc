@@ -46,14 +46,6 @@ Result<std::vector<IterationReport>> ParseIterations(const Json& body, int rank)
   return out;
 }
 
-Json StragglersJson(const std::vector<Straggler>& stragglers) {
-  Json out = Json::array();
-  for (const Straggler& s : stragglers) {
-    out.push_back({{"pipeline", s.pipeline}, {"slowdown", s.slowdown}, {"source", s.detected ? "detected" : "api"}});
-  }
-  return out;
-}
-
 }  // namespace
 
 void JobService::AssignPlans(const Job& job, ControlState* state) {
@@ -121,6 +113,19 @@ void JobService::ResetStaleWindows(Job& job, const ControlState& before) {
   }
 }
 
+void JobService::RecordCompleteIterations(Job& job, int pipeline, const ControlState& ran) const {
+  if (ran.phase != Phase::kRunning || !job.plans || pipeline >= static_cast<int>(ran.pipelines.size())) return;
+  const int index = ran.pipelines[pipeline].plan_index;
+  const FrontierPlan& plan = job.plans->frontier().plans[index];
+  const int64_t last = job.history.LastIteration(pipeline);
+  for (const auto& [iteration, s] : job.windows[pipeline]) {
+    if (iteration <= last || static_cast<int>(s.ranks.size()) < job.ranks_per_pipeline()) continue;
+    job.history.RecordIteration({pipeline, iteration, Now(), index, s.max_compute_time_s,
+                                 s.energy_j > 0 ? std::optional<double>(s.energy_j) : std::nullopt, plan.time_s,
+                                 plan.energy_j});
+  }
+}
+
 bool JobService::WarnAboutMismatches(Job& job, int rank, const std::vector<IterationReport>& reports,
                                      ControlState* state) {
   int64_t mismatches = 0, iterations = 0;
@@ -171,6 +176,7 @@ Result<Reply> JobService::ReportIterations(const std::string& job_id, int rank, 
     return st;
   }
   since_prune = prune ? 0 : since_prune + static_cast<int64_t>(accepted);
+  RecordCompleteIterations(job, pipeline, before);
   if (changed) {
     ResetStaleWindows(job, before);
     LogWarnings(job_id, state.warnings, before.warnings.size());

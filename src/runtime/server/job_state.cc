@@ -74,6 +74,14 @@ Json WarningsToJson(const std::vector<JobWarning>& warnings) {
 
 Json JobWarningsJson(const std::vector<JobWarning>& warnings) { return WarningsToJson(warnings); }
 
+Json StragglersJson(const std::vector<Straggler>& stragglers) {
+  Json out = Json::array();
+  for (const Straggler& s : stragglers) {
+    out.push_back({{"pipeline", s.pipeline}, {"slowdown", s.slowdown}, {"source", s.detected ? "detected" : "api"}});
+  }
+  return out;
+}
+
 Json ControlStateToJson(const ControlState& state) {
   Json pipelines = Json::array();
   for (const PipelinePlan& p : state.pipelines) {

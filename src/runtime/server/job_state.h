@@ -114,6 +114,8 @@ struct ControlState {
 
 Json ControlStateToJson(const ControlState& state);
 Json JobWarningsJson(const std::vector<JobWarning>& warnings);
+// [{"pipeline", "slowdown", "source": "detected" or "api"}], as replies show them.
+Json StragglersJson(const std::vector<Straggler>& stragglers);
 Result<ControlState> ControlStateFromJson(const Json& j);
 
 // Durations of one instruction's computations in a window.

@@ -1,0 +1,333 @@
+// End to end: the web dashboard in headless Chromium (Debian's `chromium`)
+// against the real `perseus serve` (with a token, which the read-only page
+// does not need) and 4 emulated ranks (2 pipelines x 2 stages) run to the
+// running phase, with a declared straggler and a carbon decision. The test
+// asserts on the DOM Chromium rendered (job, phase, frontier points, the
+// plans in use, pipeline rows, plans over time, measured energy, carbon
+// decisions, an escaped job-supplied string) and keeps a screenshot, checked
+// to be a PNG of the window's size that is not blank, in
+// build/ci/test-output/dashboard/.
+//
+// Chromium is optional: without it the tests skip, unless $CI is set, when
+// they fail (apt-get install chromium; scripts/install_deps.sh does).
+#include <gtest/gtest.h>
+#include <png.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "tests/e2e/runtime_emulation.h"
+#include "tests/e2e/runtime_server_process.h"
+
+namespace perseus::e2e {
+namespace {
+
+constexpr char kToken[] = "dashboard-token";
+constexpr char kJob[] = "dash-e2e";
+constexpr int kWidth = 1400, kHeight = 2400;
+
+bool InCi() {
+  const char* ci = std::getenv("CI");
+  return ci != nullptr && (strcasecmp(ci, "1") == 0 || strcasecmp(ci, "true") == 0 || strcasecmp(ci, "yes") == 0);
+}
+
+std::string FindChromium() {
+  if (const char* env = std::getenv("PERSEUS_CHROMIUM")) return env;
+  for (const char* path : {"/usr/bin/chromium", "/usr/bin/chromium-browser"}) {
+    if (access(path, X_OK) == 0) return path;
+  }
+  return "";
+}
+
+#define REQUIRE_CHROMIUM(chromium)                                                                   \
+  const std::string chromium = FindChromium();                                                       \
+  if (chromium.empty()) {                                                                            \
+    if (InCi()) FAIL() << "CI: Debian's chromium is needed for the dashboard test (apt-get install chromium)"; \
+    GTEST_SKIP() << "chromium not found (apt-get install chromium, or set PERSEUS_CHROMIUM); skipping";        \
+  }
+
+std::string OutputDir() {
+  const std::string dir = std::string(PERSEUS_BINARY_DIR) + "/test-output/dashboard";
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+std::string Quoted(const std::string& arg) {
+  std::string out = "'";
+  for (char c : arg) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// Runs headless Chromium on `url` with `args`; returns its stdout ("" when it failed).
+std::string RunChromium(const std::string& chromium, const std::string& url, const std::vector<std::string>& args) {
+  const std::string profile = TempPath("chromium-profile");
+  const std::string out = TempPath("chromium.out"), err = TempPath("chromium.err");
+  std::string cmd = "timeout 120 " + Quoted(chromium) +
+                    " --headless --no-sandbox --disable-gpu --no-first-run --user-data-dir=" + Quoted(profile) +
+                    " --virtual-time-budget=6000";
+  for (const std::string& a : args) cmd += " " + Quoted(a);
+  cmd += " " + Quoted(url) + " >" + Quoted(out) + " 2>" + Quoted(err);
+  const int rc = std::system(cmd.c_str());
+  std::ifstream in(out);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(rc, 0) << cmd << " (stderr in " << err << ")";
+  return rc == 0 ? text.str() : "";
+}
+
+// Every start tag <tag ...> in `dom`, as attribute -> value.
+std::vector<std::map<std::string, std::string>> Elements(const std::string& dom, const std::string& tag) {
+  std::vector<std::map<std::string, std::string>> out;
+  const std::regex start("<" + tag + R"(\b([^>]*)>)"), attr(R"re(([\w:-]+)="([^"]*)")re");
+  for (auto it = std::sregex_iterator(dom.begin(), dom.end(), start); it != std::sregex_iterator(); ++it) {
+    std::map<std::string, std::string> attrs;
+    const std::string inner = (*it)[1];
+    for (auto a = std::sregex_iterator(inner.begin(), inner.end(), attr); a != std::sregex_iterator(); ++a) {
+      attrs[(*a)[1]] = (*a)[2];
+    }
+    out.push_back(std::move(attrs));
+  }
+  return out;
+}
+
+std::string Attr(const std::map<std::string, std::string>& e, const std::string& name) {
+  auto it = e.find(name);
+  return it == e.end() ? "" : it->second;
+}
+
+bool HasClass(const std::map<std::string, std::string>& e, const std::string& name) {
+  auto it = e.find("class");
+  if (it == e.end()) return false;
+  std::istringstream classes(it->second);
+  std::string c;
+  while (classes >> c) {
+    if (c == name) return true;
+  }
+  return false;
+}
+
+std::vector<std::map<std::string, std::string>> WithClass(const std::string& dom, const std::string& tag,
+                                                          const std::string& name) {
+  std::vector<std::map<std::string, std::string>> out;
+  for (auto& e : Elements(dom, tag)) {
+    if (HasClass(e, name)) out.push_back(e);
+  }
+  return out;
+}
+
+// The text of the element with id `id` (tags stripped), or "" when absent.
+std::string TextOf(const std::string& dom, const std::string& id) {
+  const size_t at = dom.find("id=\"" + id + "\"");
+  if (at == std::string::npos) return "";
+  const size_t open_end = dom.find('>', at), close = dom.find("</", open_end);
+  return std::regex_replace(dom.substr(open_end + 1, close - open_end - 1), std::regex("<[^>]*>"), "");
+}
+
+// An hourly trace from 2 hours ago to 2 days ahead, at a path holding markup
+// (a job-supplied string the page must show as text).
+std::string WriteTrace() {
+  const std::string path = TempPath("trace<img src=x onerror=document.title=1>.csv");
+  std::ofstream out(path);
+  out << "timestamp,gco2_per_kwh\n";
+  const std::time_t start = std::time(nullptr) / 3600 * 3600 - 2 * 3600;
+  for (int h = 0; h < 50; ++h) {
+    const std::time_t t = start + h * 3600;
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char ts[32];
+    std::strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    out << ts << "," << (h % 24 < 12 ? 150 : 550) << "\n";
+  }
+  return path;
+}
+
+Json Get(const ServerProcess& server, const std::string& path) { return HttpGet(server.url(), path).json(); }
+
+// The pipelines' iterations in the history, per pipeline, under plans > 0 when `slowed`.
+size_t Iterations(const ServerProcess& server, int pipeline, bool slowed) {
+  size_t n = 0;
+  const Json history = Get(server, std::string("/jobs/") + kJob + "/history");
+  for (const Json& p : history["iterations"]) {
+    if (p["pipeline"] == pipeline && (!slowed || p["plan_index"].get<int>() > 0)) ++n;
+  }
+  return n;
+}
+
+struct PngStats {
+  bool read = false;
+  std::string error;
+  unsigned width = 0, height = 0;
+  size_t colors = 0;             // distinct colours
+  double not_background = 0;     // fraction of pixels unlike the most common colour
+  size_t marker_pixels = 0;      // pixels of the plan-in-use marker's colour (#d81b60)
+};
+
+PngStats ReadPng(const std::string& path) {
+  PngStats s;
+  png_image image{};
+  image.version = PNG_IMAGE_VERSION;
+  if (!png_image_begin_read_from_file(&image, path.c_str())) {
+    s.error = image.message;
+    return s;
+  }
+  image.format = PNG_FORMAT_RGB;
+  std::vector<unsigned char> pixels(PNG_IMAGE_SIZE(image));
+  if (!png_image_finish_read(&image, nullptr, pixels.data(), 0, nullptr)) {
+    s.error = image.message;
+    return s;
+  }
+  s.read = true;
+  s.width = image.width;
+  s.height = image.height;
+  std::map<uint32_t, size_t> counts;
+  for (size_t i = 0; i + 2 < pixels.size(); i += 3) {
+    const uint32_t rgb = (pixels[i] << 16) | (pixels[i + 1] << 8) | pixels[i + 2];
+    ++counts[rgb];
+  }
+  size_t most = 0;
+  for (const auto& [rgb, n] : counts) most = std::max(most, n);
+  s.colors = counts.size();
+  s.not_background = 1.0 - static_cast<double>(most) / (pixels.size() / 3);
+  s.marker_pixels = counts.count(0xd81b60) ? counts[0xd81b60] : 0;
+  return s;
+}
+
+TEST(DashboardTest, ShowsTheRunningJobsFrontierPlansStragglersEnergyAndCarbon) {
+  REQUIRE_CHROMIUM(chromium);
+  const std::string trace = WriteTrace();
+  ServerProcess server(PerseusBinary(), TempPath("dashboard.db"), {"--token-file", TokenFile(kToken)});
+  ASSERT_TRUE(server.Start()) << server.log_path();
+  const ClusterShape shape{2, 2, 1, 4, "a100", std::nullopt, runtime::IdealRealism()};
+  const Json body = {{"id", kJob}, {"dp", shape.dp}, {"pp", shape.pp}, {"tp", shape.tp},
+                     {"microbatches", shape.microbatches},
+                     {"profiling", {{"window_iterations", 2}, {"clock_stride", 10}}},
+                     {"carbon", {{"source", "trace"}, {"trace_path", trace}, {"slowdown_budget", 0.1}}}};
+  const HttpReply registered = HttpSend("POST", server.url(), "/jobs", body.dump(), kToken);
+  ASSERT_EQ(registered.status, 201) << registered.body;
+
+  Cluster cluster(shape, ServerClusterOptions(server.url(), kToken, kJob));
+  cluster.Start();
+  const std::string job_path = std::string("/jobs/") + kJob;
+  ASSERT_TRUE(WaitUntil([&] { return Get(server, job_path)["phase"] == "running"; }, 400))
+      << Get(server, job_path).dump();
+  ASSERT_TRUE(WaitUntil([&] { return Iterations(server, 0, false) >= 3 && Iterations(server, 1, false) >= 3; }, 120))
+      << Get(server, job_path).dump() << "\n" << Get(server, job_path + "/history").dump();
+  // Pipeline 1 declared 20% slower: pipeline 0 slows down to its time.
+  ASSERT_EQ(HttpSend("POST", server.url(), job_path + "/stragglers", Json{{"pipeline", 1}, {"slowdown", 1.2}}.dump(),
+                     kToken).status, 200);
+  ASSERT_TRUE(WaitUntil([&] { return Iterations(server, 0, true) >= 3; }, 120));
+  const HttpReply decided = HttpSend("POST", server.url(), job_path + "/carbon/evaluate", "{}", kToken);
+  ASSERT_EQ(decided.status, 200) << decided.body;
+  cluster.Pause();  // the page and the snapshot below see the same state
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // reports in flight arrive
+  const Json job = Get(server, job_path);
+  const Json frontier = Get(server, job_path + "/frontier");
+  ASSERT_EQ(job["pipelines"].size(), 2u) << job.dump();
+
+  const std::string url = server.url() + "/#job=" + kJob;
+  const std::string dom = RunChromium(chromium, url, {"--dump-dom"});
+  std::ofstream(OutputDir() + "/dashboard.html") << dom;
+  ASSERT_EQ(Elements(dom, "body").at(0)["data-state"], "ready") << TextOf(dom, "error");
+
+  // The job, its phase.
+  const auto rows = Elements(dom, "tr");
+  EXPECT_TRUE(std::any_of(rows.begin(), rows.end(), [](auto& r) {
+    return Attr(r, "data-job") == kJob && Attr(r, "data-phase") == "running";
+  })) << dom;
+  EXPECT_EQ(TextOf(dom, "job-id"), kJob);
+  EXPECT_EQ(TextOf(dom, "job-phase"), "running");
+  // Every frontier plan, the plans in use marked with their pipelines.
+  const auto plans = WithClass(dom, "circle", "plan");
+  EXPECT_EQ(plans.size(), frontier["plans"].size());
+  std::map<std::string, std::set<std::string>> marked;  // plan index -> pipelines
+  for (auto& p : WithClass(dom, "circle", "in-use")) {
+    std::istringstream pipelines(p["data-pipelines"]);
+    for (std::string q; pipelines >> q;) marked[p["data-index"]].insert(q);
+  }
+  std::map<std::string, std::set<std::string>> expected;
+  for (const Json& p : job["pipelines"]) {
+    expected[std::to_string(p["plan_index"].get<int>())].insert(std::to_string(p["pipeline"].get<int>()));
+  }
+  EXPECT_EQ(marked, expected) << job["pipelines"].dump();
+  EXPECT_GT(job["pipelines"][0]["plan_index"].get<int>(), 0);  // the straggler made pipeline 0 slower
+  EXPECT_EQ(WithClass(dom, "rect", "all-max").size(), 1u);
+  // One row per pipeline with its plan; pipeline 1 shown as the straggler.
+  const auto pipeline_rows = WithClass(dom, "tr", "pipeline-row");
+  ASSERT_EQ(pipeline_rows.size(), 2u);
+  for (int p = 0; p < 2; ++p) {
+    auto row = pipeline_rows[p];
+    EXPECT_EQ(row["data-pipeline"], std::to_string(p));
+    EXPECT_EQ(row["data-plan-index"], std::to_string(job["pipelines"][p]["plan_index"].get<int>()));
+    EXPECT_EQ(HasClass(row, "straggler"), p == 1);
+  }
+  // Plans over time: a line per pipeline, the straggler marked; measured energy points.
+  const auto lines = WithClass(dom, "path", "pipeline-line");
+  ASSERT_EQ(lines.size(), 2u);
+  const auto marks = WithClass(dom, "path", "straggler-mark");
+  ASSERT_FALSE(marks.empty());
+  EXPECT_EQ(marks[0].at("data-pipeline"), "1");
+  EXPECT_GE(WithClass(dom, "circle", "measured").size(), 6u);
+  EXPECT_NE(TextOf(dom, "energy-summary").find("% of the prediction"), std::string::npos);
+  // The carbon decision, and the trace's path shown as text, not markup.
+  const auto decisions = WithClass(dom, "tr", "carbon-decision");
+  ASSERT_EQ(decisions.size(), 1u);
+  EXPECT_EQ(decisions[0].at("data-plan-index"), std::to_string(job["carbon"]["plan_index"].get<int>()));
+  EXPECT_NE(dom.find("trace&lt;img src=x onerror=document.title=1&gt;.csv"), std::string::npos);
+  EXPECT_TRUE(Elements(dom, "img").empty());
+  EXPECT_NE(dom.find("<title>perseus</title>"), std::string::npos);
+
+  const std::string png = OutputDir() + "/dashboard.png";
+  std::remove(png.c_str());
+  RunChromium(chromium, url,
+              {"--screenshot=" + png, "--window-size=" + std::to_string(kWidth) + "," + std::to_string(kHeight),
+               "--hide-scrollbars"});
+  const PngStats stats = ReadPng(png);
+  ASSERT_TRUE(stats.read) << png << ": " << stats.error;
+  EXPECT_EQ(stats.width, static_cast<unsigned>(kWidth));
+  EXPECT_EQ(stats.height, static_cast<unsigned>(kHeight));
+  EXPECT_GT(stats.colors, 50u);
+  EXPECT_GT(stats.not_background, 0.05);
+  EXPECT_GT(stats.marker_pixels, 20u);  // the plan-in-use markers are drawn
+  std::printf("[figures] screenshot %s: %ux%u, %zu colours, %.1f%% not background, %zu marker pixels\n", png.c_str(),
+              stats.width, stats.height, stats.colors, 100 * stats.not_background, stats.marker_pixels);
+  cluster.Resume();
+  cluster.Stop();
+}
+
+TEST(DashboardTest, NoJobsAndAnUnknownJobGetClearMessages) {
+  REQUIRE_CHROMIUM(chromium);
+  ServerProcess server(PerseusBinary(), TempPath("dashboard_empty.db"), {});
+  ASSERT_TRUE(server.Start()) << server.log_path();
+  std::string dom = RunChromium(chromium, server.url() + "/", {"--dump-dom"});
+  ASSERT_EQ(Elements(dom, "body").at(0)["data-state"], "ready") << dom;
+  EXPECT_NE(TextOf(dom, "no-jobs").find("No jobs are registered"), std::string::npos) << dom;
+  for (auto& p : Elements(dom, "p")) {
+    if (p["id"] == "no-jobs") {
+      EXPECT_EQ(p.count("hidden"), 0u);
+    }
+  }
+
+  const Json body = {{"id", "other"}, {"microbatches", 4}};
+  ASSERT_EQ(HttpSend("POST", server.url(), "/jobs", body.dump(), "").status, 201);
+  dom = RunChromium(chromium, server.url() + "/#job=nope", {"--dump-dom"});
+  ASSERT_EQ(Elements(dom, "body").at(0)["data-state"], "error") << dom;
+  EXPECT_EQ(TextOf(dom, "error"), "GET /jobs/nope: HTTP 404: job 'nope' is not registered");
+  const auto rows = Elements(dom, "tr");
+  EXPECT_TRUE(std::any_of(rows.begin(), rows.end(), [](auto& r) { return Attr(r, "data-job") == "other"; }));
+  EXPECT_TRUE(WithClass(dom, "tr", "pipeline-row").empty());  // no job's data shown for the unknown one
+}
+
+}  // namespace
+}  // namespace perseus::e2e
