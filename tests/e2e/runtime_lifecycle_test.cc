@@ -144,8 +144,18 @@ TEST(RuntimeLifecycleTest, SixtyFourRanksProfileOptimiseRunAndAnswerStragglers) 
 
   // Observability.
   HttpReply metrics = HttpGet(server.url(), "/metrics");
-  EXPECT_NE(metrics.body.find("perseus_job_phase{job=\"gpt-e2e\",phase=\"running\"} 1"), std::string::npos);
-  EXPECT_NE(metrics.body.find("perseus_pipeline_plan_index{job=\"gpt-e2e\",pipeline=\"7\"} 0"), std::string::npos);
+  EXPECT_NE(metrics.body.find("perseus_job_phase{job_id=\"gpt-e2e\",phase=\"running\"} 1"), std::string::npos);
+  EXPECT_NE(metrics.body.find("perseus_pipeline_plan_index{job_id=\"gpt-e2e\",pipeline=\"7\"} 0"), std::string::npos);
+  EXPECT_EQ(metrics.body.find("{job=\""), std::string::npos) << "no label Prometheus would rename exported_job";
+  EXPECT_NE(metrics.body.find("# TYPE perseus_pipeline_energy_joules_total counter"), std::string::npos);
+  const std::string p0 = "{job_id=\"gpt-e2e\",pipeline=\"0\"} ";
+  // Slowed down for pipeline 5's straggle, back to plan 0 after it recovered.
+  EXPECT_GE(MetricValue(metrics.body, "perseus_pipeline_plan_switches_total" + p0), 2) << metrics.body;
+  EXPECT_GT(MetricValue(metrics.body, "perseus_pipeline_iterations_total" + p0), 0);
+  const double energy_j = MetricValue(metrics.body, "perseus_pipeline_energy_joules_total" + p0);
+  EXPECT_GT(energy_j, 0);
+  EXPECT_GT(MetricValue(metrics.body, "perseus_pipeline_all_max_energy_joules_total" + p0), energy_j)
+      << "the plans save energy against all-max";
   std::string cmd = PerseusBinary() + " status --server " + server.url() + " --job " + kJob;
   FILE* out = popen(cmd.c_str(), "r");
   ASSERT_NE(out, nullptr);
@@ -155,6 +165,11 @@ TEST(RuntimeLifecycleTest, SixtyFourRanksProfileOptimiseRunAndAnswerStragglers) 
   EXPECT_EQ(pclose(out), 0);
   EXPECT_NE(text.find("job gpt-e2e: running (dp 8, pp 4, tp 2"), std::string::npos) << text;
   cluster.Stop();
+  // A job that ended leaves /metrics (only the count by phase remains).
+  ASSERT_EQ(HttpSend("POST", server.url(), "/jobs/gpt-e2e/finish", "{}", kToken).status, 200);
+  metrics = HttpGet(server.url(), "/metrics");
+  EXPECT_EQ(metrics.body.find("job_id=\"gpt-e2e\""), std::string::npos) << metrics.body;
+  EXPECT_NE(metrics.body.find("perseus_jobs{phase=\"done\"} 1\n"), std::string::npos) << metrics.body;
 }
 
 }  // namespace

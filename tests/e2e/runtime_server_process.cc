@@ -7,11 +7,20 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <fstream>
 #include <thread>
 
 namespace perseus::e2e {
+
+double MetricValue(const std::string& exposition, const std::string& series) {
+  size_t at = exposition.rfind("\n" + series);
+  if (at == std::string::npos && exposition.rfind(series, 0) != 0) return std::nan("");
+  at = at == std::string::npos ? 0 : at + 1;
+  return std::strtod(exposition.c_str() + at + series.size(), nullptr);
+}
 
 std::string PerseusBinary() { return PERSEUS_CLI_PATH; }
 

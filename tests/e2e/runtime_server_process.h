@@ -47,6 +47,10 @@ HttpReply HttpGet(const std::string& url, const std::string& path);
 HttpReply HttpSend(const std::string& method, const std::string& url, const std::string& path,
                    const std::string& body, const std::string& token);
 
+// The value of the sample whose line starts with `series` ("name{labels} ")
+// in a /metrics reply; NaN when there is none.
+double MetricValue(const std::string& exposition, const std::string& series);
+
 // The perseus binary the tests drive (PERSEUS_CLI_PATH from CMake).
 std::string PerseusBinary();
 std::string TempPath(const std::string& name);

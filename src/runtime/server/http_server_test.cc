@@ -241,7 +241,7 @@ TEST_F(HttpServerTest, UnknownEndpointsAndMetrics) {
   ASSERT_EQ(Post("/jobs", testing::JobBody("j", 1, 2, 4).dump()).first, 201);
   httplib::Result r = client_->Get("/metrics");
   ASSERT_TRUE(r);
-  EXPECT_NE(r->body.find("perseus_job_phase{job=\"j\",phase=\"registering\"} 1"), std::string::npos) << r->body;
+  EXPECT_NE(r->body.find("perseus_job_phase{job_id=\"j\",phase=\"registering\"} 1"), std::string::npos) << r->body;
   EXPECT_NE(r->body.find("# TYPE perseus_job_world_size gauge"), std::string::npos);
 }
 
@@ -267,7 +267,7 @@ TEST_F(HttpServerTest, CarbonConfigAndEndpoints) {
   EXPECT_EQ(b4["pipelines"].size(), 1u);
   httplib::Result m = client_->Get("/metrics");
   ASSERT_TRUE(m);
-  EXPECT_NE(m->body.find("perseus_carbon_intensity_g_per_kwh{job=\"c\"} 250"), std::string::npos) << m->body;
+  EXPECT_NE(m->body.find("perseus_carbon_intensity_grams_per_kilowatt_hour{job_id=\"c\"} 250"), std::string::npos) << m->body;
   EXPECT_EQ(Get("/jobs/nope/carbon").first, 404);
 }
 

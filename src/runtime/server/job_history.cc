@@ -45,6 +45,7 @@ void JobHistory::RecordState(const ControlState& before, const ControlState& aft
                        PlanIndices(before) != PlanIndices(after) ||
                        !SameStragglers(before.stragglers, after.stragglers) || decided;
   if (!changed) return;
+  CountPlanSwitches(before, after);
   Event e{now_unix_s, after.phase, PlanIndices(after), after.stragglers, std::nullopt};
   if (decided) {
     e.carbon = after.carbon;
@@ -57,7 +58,22 @@ void JobHistory::RecordState(const ControlState& before, const ControlState& aft
   }
 }
 
+void JobHistory::CountPlanSwitches(const ControlState& before, const ControlState& after) {
+  if (before.pipelines.size() != after.pipelines.size()) return;  // plans first handed out: no switch
+  for (size_t p = 0; p < after.pipelines.size(); ++p) {
+    if (before.pipelines[p].plan_index != after.pipelines[p].plan_index) ++totals_[static_cast<int>(p)].plan_switches;
+  }
+}
+
 void JobHistory::RecordIteration(const IterationPoint& point) {
+  PipelineTotals& t = totals_[point.pipeline];
+  ++t.iterations;
+  if (point.energy_j) {
+    ++t.measured_iterations;
+    t.energy_j += *point.energy_j;
+    t.all_max_energy_j += point.all_max_energy_j;
+    t.predicted_energy_j += point.predicted_energy_j;
+  }
   iterations_.push_back(point);
   int64_t& last = last_iteration_[point.pipeline];
   last = std::max(last, point.iteration);

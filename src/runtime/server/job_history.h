@@ -2,7 +2,8 @@
 // (GET /jobs/{id}/history): after every change of the job's state, the plan
 // each pipeline runs, the stragglers and the carbon decision; and every
 // pipeline iteration that all of the pipeline's ranks reported, with its
-// measured time and energy beside its plan's prediction.
+// measured time and energy beside its plan's prediction; and each pipeline's
+// running totals (iterations, energy, plan switches) for /metrics' counters.
 //
 // Kept in memory since the server started (a restarted server begins with
 // the state it loaded) and bounded: the newest kMaxEvents events and
@@ -30,6 +31,18 @@ struct IterationPoint {
   double time_s = 0;   // the slowest rank's compute time
   std::optional<double> energy_j;  // nullopt: the ranks did not measure energy
   double predicted_time_s = 0, predicted_energy_j = 0;
+  double all_max_energy_j = 0;  // the same iteration with every computation at the maximum clock
+};
+
+// Cumulative figures of one pipeline since the server started (Prometheus
+// counters: they only grow, and start again from 0 after a restart).
+struct PipelineTotals {
+  int64_t iterations = 0;           // complete pipeline iterations recorded
+  int64_t measured_iterations = 0;  // of them, those with a measured energy
+  double energy_j = 0;              // measured energy of the measured iterations
+  double all_max_energy_j = 0;      // the all-max prediction for the same iterations
+  double predicted_energy_j = 0;    // their plans' predictions
+  int64_t plan_switches = 0;        // changes of the pipeline's frontier plan
 };
 
 // How much of the history a reader wants.
@@ -50,6 +63,8 @@ class JobHistory {
   void RecordIteration(const IterationPoint& point);
   // The newest iteration recorded for `pipeline`, or -1.
   int64_t LastIteration(int pipeline) const;
+  // Since the server started; pipelines that recorded nothing are absent.
+  const std::map<int, PipelineTotals>& Totals() const { return totals_; }
   // {"events": [...], "iterations": [...], "dropped_events": N, "dropped_iterations": N}.
   Json ToJson(const HistoryQuery& query) const;
 
@@ -61,9 +76,12 @@ class JobHistory {
     std::vector<Straggler> stragglers;
     std::optional<CarbonState> carbon;  // a new carbon decision (its history left out)
   };
+  void CountPlanSwitches(const ControlState& before, const ControlState& after);
+
   std::deque<Event> events_;
   std::deque<IterationPoint> iterations_;
   std::map<int, int64_t> last_iteration_;  // [pipeline]
+  std::map<int, PipelineTotals> totals_;   // [pipeline]
   int64_t dropped_events_ = 0, dropped_iterations_ = 0;
 };
 

@@ -18,6 +18,35 @@ ControlState Running(std::vector<int> plan_indices) {
   return s;
 }
 
+TEST(JobHistoryTest, TotalsCountIterationsEnergyAndPlanSwitchesBeyondTheBounds) {
+  JobHistory h;
+  ControlState none;  // before any plan: handing plans out is not a switch
+  ControlState a = Running({0, 0});
+  h.RecordState(none, a, 1);
+  ControlState b = Running({2, 0});
+  h.RecordState(a, b, 2);
+  ControlState c = Running({0, 1});
+  h.RecordState(b, c, 3);
+  h.RecordState(c, c, 4);
+  const int64_t n = static_cast<int64_t>(JobHistory::kMaxIterations) + 10;
+  for (int64_t i = 0; i < n; ++i) {
+    h.RecordIteration({0, i, 10, 0, 1.0, 90.0, 1.0, 95.0, 100.0});
+    if (i % 2 == 0) h.RecordIteration({1, i, 10, 0, 1.0, std::nullopt, 1.0, 95.0, 100.0});
+  }
+  const PipelineTotals& p0 = h.Totals().at(0);
+  EXPECT_EQ(p0.iterations, n) << "totals keep counting when the bounded history drops iterations";
+  EXPECT_EQ(p0.measured_iterations, n);
+  EXPECT_DOUBLE_EQ(p0.energy_j, 90.0 * n);
+  EXPECT_DOUBLE_EQ(p0.all_max_energy_j, 100.0 * n);
+  EXPECT_DOUBLE_EQ(p0.predicted_energy_j, 95.0 * n);
+  EXPECT_EQ(p0.plan_switches, 2);
+  const PipelineTotals& p1 = h.Totals().at(1);
+  EXPECT_EQ(p1.iterations, (n + 1) / 2);
+  EXPECT_EQ(p1.measured_iterations, 0) << "unmeasured iterations add no energy and no baseline";
+  EXPECT_EQ(p1.all_max_energy_j, 0);
+  EXPECT_EQ(p1.plan_switches, 1);
+}
+
 TEST(JobHistoryTest, RecordsAnEventOnlyWhenPlansStragglersPhaseOrCarbonChange) {
   JobHistory h;
   ControlState a = Running({0, 0});

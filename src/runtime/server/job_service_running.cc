@@ -122,7 +122,7 @@ void JobService::RecordCompleteIterations(Job& job, int pipeline, const ControlS
     if (iteration <= last || static_cast<int>(s.ranks.size()) < job.ranks_per_pipeline()) continue;
     job.history.RecordIteration({pipeline, iteration, Now(), index, s.max_compute_time_s,
                                  s.energy_j > 0 ? std::optional<double>(s.energy_j) : std::nullopt, plan.time_s,
-                                 plan.energy_j});
+                                 plan.energy_j, job.plans->frontier().all_max.energy_j});
   }
 }
 
@@ -247,6 +247,20 @@ Json JobService::ProfilingSummary(const Job& job) {
   return j;
 }
 
+namespace {
+
+// Since the server started: complete iterations, their measured energy and
+// the all-max prediction for the same iterations, plan switches.
+Json PipelineTotalsJson(const JobHistory& history, int pipeline) {
+  auto it = history.Totals().find(pipeline);
+  const PipelineTotals t = it == history.Totals().end() ? PipelineTotals{} : it->second;
+  return {{"iterations", t.iterations}, {"measured_iterations", t.measured_iterations},
+          {"energy_j", t.energy_j}, {"all_max_energy_j", t.all_max_energy_j},
+          {"predicted_energy_j", t.predicted_energy_j}, {"plan_switches", t.plan_switches}};
+}
+
+}  // namespace
+
 Json JobService::Summary(const Job& job) const {
   const ControlState& st = job.state;
   Json j = {{"id", job.spec.id}, {"spec", RedactedJobSpecJson(job.spec)}, {"phase", PhaseName(st.phase)},
@@ -270,6 +284,7 @@ Json JobService::Summary(const Job& job) const {
                {"predicted_time_s", plan.time_s}, {"predicted_energy_j", plan.energy_j}};
     pj["measured_time_s"] = complete ? Json(Median(times)) : Json(nullptr);
     pj["measured_energy_j"] = complete ? Json(energy / complete) : Json(nullptr);
+    pj["totals"] = PipelineTotalsJson(job.history, static_cast<int>(p));
     pipelines.push_back(pj);
   }
   j["pipelines"] = pipelines;

@@ -1,3 +1,8 @@
+// GET /metrics: the jobs' state in Prometheus' text format. Naming follows
+// Prometheus' conventions: base units in the name (_seconds, _joules,
+// _hertz, _ratio), cumulative counts as counters ending in _total, and no
+// `job` or `instance` label of ours (Prometheus sets those for the scrape
+// target; a `job` of ours would be renamed `exported_job`): jobs are `job_id`.
 #include "runtime/server/metrics.h"
 
 #include <map>
@@ -10,22 +15,22 @@ namespace perseus::server {
 
 namespace {
 
+enum class MetricType { kGauge, kCounter };
+
 // Collects samples per metric so each metric's HELP/TYPE header appears once.
 class Exposition {
  public:
-  void Add(const std::string& name, const std::string& help, const std::string& labels, const Json& value) {
-    if (value.is_null()) return;
-    Family& f = families_[name];
-    f.help = help;
-    std::ostringstream line;
-    line.precision(10);
-    line << name << "{" << labels << "} " << (value.is_boolean() ? (value.get<bool>() ? 1.0 : 0.0) : value.get<double>());
-    f.lines.push_back(line.str());
+  void Gauge(const std::string& name, const std::string& help, const std::string& labels, const Json& value) {
+    Add(name, help, MetricType::kGauge, labels, value);
+  }
+  void Counter(const std::string& name, const std::string& help, const std::string& labels, const Json& value) {
+    Add(name, help, MetricType::kCounter, labels, value);
   }
   std::string Text() const {
     std::string out;
     for (const auto& [name, f] : families_) {
-      out += "# HELP " + name + " " + f.help + "\n# TYPE " + name + " gauge\n";
+      out += "# HELP " + name + " " + f.help + "\n# TYPE " + name + " " +
+             (f.type == MetricType::kCounter ? "counter" : "gauge") + "\n";
       for (const std::string& l : f.lines) out += l + "\n";
     }
     return out;
@@ -34,81 +39,142 @@ class Exposition {
  private:
   struct Family {
     std::string help;
+    MetricType type = MetricType::kGauge;
     std::vector<std::string> lines;
   };
+  void Add(const std::string& name, const std::string& help, MetricType type, const std::string& labels,
+           const Json& value) {
+    if (value.is_null()) return;
+    Family& f = families_[name];
+    f.help = help;
+    f.type = type;
+    std::ostringstream line;
+    line.precision(12);
+    line << name;
+    if (!labels.empty()) line << "{" << labels << "}";
+    line << " " << (value.is_boolean() ? (value.get<bool>() ? 1.0 : 0.0) : value.get<double>());
+    f.lines.push_back(line.str());
+  }
   std::map<std::string, Family> families_;
 };
 
+// A label pair; values here are job ids ([A-Za-z0-9._-]), numbers and fixed
+// words, but escape as the format requires anyway.
+std::string Label(const std::string& name, const std::string& value) {
+  std::string escaped;
+  for (char c : value) {
+    if (c == '\\' || c == '"') escaped += '\\';
+    escaped += c == '\n' ? std::string("\\n") : std::string(1, c);
+  }
+  return name + "=\"" + escaped + "\"";
+}
+
+Json MhzToHertz(const Json& mhz) { return mhz.is_number() ? Json(mhz.get<double>() * 1e6) : Json(nullptr); }
+
 void AddPipelines(Exposition& e, const std::string& job, const Json& s) {
   for (const Json& p : s["pipelines"]) {
-    const std::string l = job + ",pipeline=\"" + std::to_string(p["pipeline"].get<int>()) + "\"";
-    e.Add("perseus_pipeline_plan_index", "Frontier plan in use (0 = fastest).", l, p["plan_index"]);
-    e.Add("perseus_pipeline_predicted_iteration_seconds", "Predicted iteration time of the plan in use.", l,
-          p["predicted_time_s"]);
-    e.Add("perseus_pipeline_predicted_energy_joules", "Predicted energy per iteration of the plan in use.", l,
-          p["predicted_energy_j"]);
-    e.Add("perseus_pipeline_measured_iteration_seconds", "Median measured compute time of recent iterations.", l,
-          p["measured_time_s"]);
-    e.Add("perseus_pipeline_measured_energy_joules", "Mean measured GPU energy of recent iterations.", l,
-          p["measured_energy_j"]);
+    const std::string l = job + "," + Label("pipeline", std::to_string(p["pipeline"].get<int>()));
+    e.Gauge("perseus_pipeline_plan_index", "Frontier plan the pipeline runs (0 = fastest).", l, p["plan_index"]);
+    e.Gauge("perseus_pipeline_predicted_iteration_seconds", "Predicted iteration time of the plan in use.", l,
+            p["predicted_time_s"]);
+    e.Gauge("perseus_pipeline_predicted_energy_joules", "Predicted energy per iteration of the plan in use.", l,
+            p["predicted_energy_j"]);
+    e.Gauge("perseus_pipeline_measured_iteration_seconds", "Median measured compute time of recent iterations.", l,
+            p["measured_time_s"]);
+    e.Gauge("perseus_pipeline_measured_energy_joules", "Mean measured GPU energy of recent iterations.", l,
+            p["measured_energy_j"]);
+    const Json& t = p["totals"];
+    e.Counter("perseus_pipeline_iterations_total", "Complete pipeline iterations (all ranks reported).", l,
+              t["iterations"]);
+    e.Counter("perseus_pipeline_energy_joules_total", "Measured GPU energy of the pipeline's iterations.", l,
+              t["energy_j"]);
+    e.Counter("perseus_pipeline_all_max_energy_joules_total",
+              "Predicted energy of the same iterations with every GPU at its maximum clock (the baseline).", l,
+              t["all_max_energy_j"]);
+    e.Counter("perseus_pipeline_plan_switches_total", "Changes of the pipeline's frontier plan.", l,
+              t["plan_switches"]);
   }
   for (const Json& st : s["stragglers"]) {
-    const std::string l = job + ",pipeline=\"" + std::to_string(st["pipeline"].get<int>()) + "\",source=\"" +
-                          st["source"].get<std::string>() + "\"";
-    e.Add("perseus_straggler_slowdown", "Slowdown of a straggling pipeline.", l, st["slowdown"]);
+    const std::string l = job + "," + Label("pipeline", std::to_string(st["pipeline"].get<int>())) + "," +
+                          Label("source", st["source"].get<std::string>());
+    e.Gauge("perseus_straggler_slowdown_ratio", "Iteration time of a straggling pipeline over its normal time.", l,
+            st["slowdown"]);
   }
 }
 
+void AddProfiling(Exposition& e, const std::string& job, const Json& prof) {
+  if (!prof.is_object()) return;
+  e.Gauge("perseus_profiling_window", "Profiling window the job runs (0-based).", job, prof["window"]);
+  e.Gauge("perseus_profiling_windows", "Profiling windows planned so far.", job, prof["windows"]);
+  for (const Json& st : prof.value("stages", Json::array())) {
+    const std::string l = job + "," + Label("stage", std::to_string(st["stage"].get<int>()));
+    e.Gauge("perseus_profiling_forward_sm_clock_hertz", "SM clock of the stage's forwards in this window.", l,
+            MhzToHertz(st["forward_clock_mhz"]));
+    e.Gauge("perseus_profiling_backward_sm_clock_hertz", "SM clock of the stage's backwards in this window.", l,
+            MhzToHertz(st["backward_clock_mhz"]));
+  }
+}
+
+void AddCarbonAndFrontier(Exposition& e, const std::string& job, const Json& s) {
+  if (s.contains("carbon")) {
+    const Json& c = s["carbon"];
+    e.Gauge("perseus_carbon_intensity_grams_per_kilowatt_hour",
+            "Grid carbon intensity (gCO2/kWh) at the last carbon decision.", job, c["intensity_g_per_kwh"]);
+    e.Gauge("perseus_carbon_forecast_grams_per_kilowatt_hour",
+            "Forecast intensity (gCO2/kWh) of the next window at the last decision.", job, c["forecast_g_per_kwh"]);
+    e.Gauge("perseus_carbon_plan_index", "Frontier plan the carbon policy chose (0 = fastest).", job, c["plan_index"]);
+    e.Gauge("perseus_carbon_slowdown_ratio", "The carbon policy's average slowdown vs the fastest plan so far.", job,
+            c["slowdown_so_far"]);
+  }
+  if (s.contains("frontier")) {
+    const Json& f = s["frontier"];
+    e.Gauge("perseus_frontier_plans", "Plans on the time-energy frontier.", job, f["plans"]);
+    e.Gauge("perseus_frontier_all_max_energy_joules", "Energy per pipeline iteration at all-maximum clocks.", job,
+            f["all_max"]["energy_j"]);
+    e.Gauge("perseus_frontier_all_max_seconds", "Iteration time at all-maximum clocks.", job, f["all_max"]["time_s"]);
+  }
+}
+
+void AddJob(Exposition& e, const Json& s) {
+  const std::string job = Label("job_id", s["id"].get<std::string>());
+  for (const char* phase : {"registering", "profiling", "optimizing", "running"}) {
+    e.Gauge("perseus_job_phase", "1 for the job's current phase.", job + "," + Label("phase", phase),
+            s["phase"] == phase);
+  }
+  e.Gauge("perseus_job_ranks_registered", "Ranks registered.", job, s["ranks_registered"]);
+  e.Gauge("perseus_job_world_size", "Ranks expected (dp * pp * tp).", job, s["world_size"]);
+  e.Gauge("perseus_job_stragglers", "Pipelines currently straggling.", job, s["stragglers"].size());
+  AddProfiling(e, job, s["profiling"]);
+  std::map<std::string, int> warnings_by_code;
+  for (const Json& w : s["warnings"]) ++warnings_by_code[w["code"].get<std::string>()];
+  e.Gauge("perseus_job_warnings", "Warnings raised about the job (all codes).", job, s["warnings"].size());
+  for (const auto& [code, n] : warnings_by_code) {
+    e.Gauge("perseus_job_warnings_by_code", "Warnings raised about the job, by code.", job + "," + Label("code", code),
+            n);
+  }
+  AddPipelines(e, job, s);
+  AddCarbonAndFrontier(e, job, s);
+}
+
+bool Ended(const Json& summary) { return summary["phase"] == "done" || summary["phase"] == "failed"; }
+
 }  // namespace
 
-std::string RenderMetrics(const std::vector<Json>& summaries) {
+std::string RenderMetrics(const std::vector<Json>& summaries, int64_t unknown_rank_requests) {
   Exposition e;
-  for (const Json& s : summaries) {
-    const std::string job = "job=\"" + s["id"].get<std::string>() + "\"";
-    for (const char* phase : {"registering", "profiling", "optimizing", "running", "done", "failed"}) {
-      e.Add("perseus_job_phase", "1 for the job's current phase.", job + ",phase=\"" + phase + "\"",
-            s["phase"] == phase);
-    }
-    e.Add("perseus_job_ranks_registered", "Ranks registered.", job, s["ranks_registered"]);
-    e.Add("perseus_job_world_size", "Ranks expected (dp * pp * tp).", job, s["world_size"]);
-    e.Add("perseus_job_stragglers", "Pipelines currently straggling.", job, s["stragglers"].size());
-    const Json& prof = s["profiling"];
-    if (prof.is_object()) {
-      e.Add("perseus_profiling_window", "Profiling window the job runs (0-based).", job, prof["window"]);
-      e.Add("perseus_profiling_windows", "Profiling windows planned so far.", job, prof["windows"]);
-      for (const Json& st : prof.value("stages", Json::array())) {
-        const std::string l = job + ",stage=\"" + std::to_string(st["stage"].get<int>()) + "\"";
-        e.Add("perseus_profiling_forward_sm_clock_mhz", "SM clock of the stage's forwards in this window.", l,
-              st["forward_clock_mhz"]);
-        e.Add("perseus_profiling_backward_sm_clock_mhz", "SM clock of the stage's backwards in this window.", l,
-              st["backward_clock_mhz"]);
-      }
-    }
-    std::map<std::string, int> warnings_by_code;
-    for (const Json& w : s["warnings"]) ++warnings_by_code[w["code"].get<std::string>()];
-    e.Add("perseus_job_warnings", "Warnings raised about the job (all codes).", job, s["warnings"].size());
-    for (const auto& [code, n] : warnings_by_code) {
-      e.Add("perseus_job_warnings_by_code", "Warnings raised about the job, by code.", job + ",code=\"" + code + "\"", n);
-    }
-    AddPipelines(e, job, s);
-    if (s.contains("carbon")) {
-      const Json& c = s["carbon"];
-      e.Add("perseus_carbon_intensity_g_per_kwh", "Grid carbon intensity at the last carbon decision.", job,
-            c["intensity_g_per_kwh"]);
-      e.Add("perseus_carbon_forecast_g_per_kwh", "Forecast intensity of the next window at the last decision.", job,
-            c["forecast_g_per_kwh"]);
-      e.Add("perseus_carbon_plan_index", "Frontier plan the carbon policy chose (0 = fastest).", job, c["plan_index"]);
-      e.Add("perseus_carbon_slowdown_so_far", "The carbon policy's average slowdown vs the fastest plan so far.", job,
-            c["slowdown_so_far"]);
-    }
-    if (s.contains("frontier")) {
-      const Json& f = s["frontier"];
-      e.Add("perseus_frontier_plans", "Plans on the time-energy frontier.", job, f["plans"]);
-      e.Add("perseus_frontier_all_max_energy_joules", "Energy per pipeline iteration at all-maximum clocks.", job,
-            f["all_max"]["energy_j"]);
-      e.Add("perseus_frontier_all_max_seconds", "Iteration time at all-maximum clocks.", job, f["all_max"]["time_s"]);
-    }
+  std::map<std::string, int> jobs_by_phase;
+  for (const char* phase : {"registering", "profiling", "optimizing", "running", "done", "failed"}) {
+    jobs_by_phase[phase] = 0;
   }
+  for (const Json& s : summaries) {
+    ++jobs_by_phase[s["phase"].get<std::string>()];
+    if (!Ended(s)) AddJob(e, s);  // an ended job's series go away (docs/http_api.md, "/metrics")
+  }
+  for (const auto& [phase, n] : jobs_by_phase) {
+    e.Gauge("perseus_jobs", "Jobs the server holds, by phase (ended ones included).", Label("phase", phase), n);
+  }
+  e.Counter("perseus_unknown_rank_requests_total", "Rank requests that named an unknown job or rank.", "",
+            unknown_rank_requests);
   return e.Text();
 }
 
@@ -116,11 +182,8 @@ void AddMetricsRoutes(httplib::Server& server, const RouteContext& ctx) {
   JobService* service = ctx.service;
   server.Get("/metrics", [service](const httplib::Request&, httplib::Response& res) {
     res.status = 200;
-    std::string text = RenderMetrics(service->AllSummaries());
-    text += "# HELP perseus_unknown_rank_requests_total Rank requests that named an unknown job or rank.\n"
-            "# TYPE perseus_unknown_rank_requests_total counter\n"
-            "perseus_unknown_rank_requests_total " + std::to_string(service->UnknownRankRequests()) + "\n";
-    res.set_content(text, "text/plain; version=0.0.4");
+    res.set_content(RenderMetrics(service->AllSummaries(), service->UnknownRankRequests()),
+                    "text/plain; version=0.0.4; charset=utf-8");
   });
   server.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { SendJson(res, 200, {{"ok", true}}); });
 }

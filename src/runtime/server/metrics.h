@@ -2,6 +2,7 @@
 // Thread safety: pure.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -9,7 +10,9 @@
 
 namespace perseus::server {
 
-// Renders job summaries (JobService::AllSummaries) as Prometheus text format 0.0.4.
-std::string RenderMetrics(const std::vector<Json>& summaries);
+// Renders job summaries (JobService::AllSummaries) and the server's own
+// counters as Prometheus text format 0.0.4. Jobs that ended (done, failed)
+// have no per-job series; deleted ones are not in `summaries`.
+std::string RenderMetrics(const std::vector<Json>& summaries, int64_t unknown_rank_requests);
 
 }  // namespace perseus::server
