@@ -25,6 +25,7 @@ struct ServeArgs {
   int port = 7787;  // 0: any free port (see port_file)
   std::string token;       // refused: a secret on the command line is visible to every user
   std::string token_file;  // else $PERSEUS_TOKEN
+  bool token_for_reads = false;  // reads need the token too
   size_t max_body_bytes = 1 << 20;
   int threads = 256;
   int idle_timeout_s = 5;

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "carbon/iso_time.h"
+#include "cli/cli_util.h"
 #include "runtime/client/server_api.h"
 
 namespace perseus::cli {
@@ -121,7 +122,9 @@ std::string FormatJobStatus(const Json& j) {
 }
 
 int RunStatus(const StatusArgs& args) {
-  client::ServerApi api({args.server, ""});
+  Result<std::string> token = ReadToken(args.token_file);  // a server started with --token-for-reads needs it
+  if (!token.ok()) return ReportError(token.status());
+  client::ServerApi api({args.server, *token});
   Result<Json> reply = api.Get(args.job.empty() ? "/jobs" : "/jobs/" + args.job);
   if (!reply.ok()) {
     std::cerr << "perseus: error: " << reply.status().message() << "\n";
@@ -142,6 +145,8 @@ void RegisterStatusCommand(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("status", "Show the jobs of a perseus server");
   cmd->add_option("--server", args->server, "Server URL")->capture_default_str();
   cmd->add_option("--job", args->job, "Show this job in detail");
+  cmd->add_option("--token-file", args->token_file,
+                  "File holding the server's token, for a server started with --token-for-reads (else $PERSEUS_TOKEN)");
   cmd->add_flag("--json", args->json, "Print the server's JSON reply");
   cmd->callback([args] {
     int rc = RunStatus(*args);
