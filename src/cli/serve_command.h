@@ -1,6 +1,6 @@
 // `perseus serve`: runs the perseus server (HTTP API over a SQLite database).
 //
-//   perseus serve --db perseus.db [--host 127.0.0.1] [--port 7787] [--token-file F]
+//   perseus serve --db perseus.db [--host 127.0.0.1] [--port 7787] [--token-file F] [--token-for-reads]
 //
 // RunServe blocks until SIGINT or SIGTERM and returns the exit code; errors
 // are printed as "perseus: error: ..." on stderr. The server keeps all state

@@ -361,6 +361,16 @@ TEST(DashboardTest, WithTokenForReadsThePageAsksForTheTokenAndUsesIt) {
   const std::string status = PerseusBinary() + " status --server " + server.url();
   EXPECT_NE(std::system(("env -u PERSEUS_TOKEN " + status + " >/dev/null 2>&1").c_str()), 0);
   EXPECT_EQ(std::system(("env -u PERSEUS_TOKEN " + status + " --token-file " + token_file + " >/dev/null").c_str()), 0);
+
+  // --token-for-reads without a token is refused at start.
+  const std::string err = TempPath("serve_no_token.err");
+  const std::string serve = "env -u PERSEUS_TOKEN " + PerseusBinary() + " serve --db " + TempPath("no_token.db") +
+                            " --port 0 --token-for-reads 2>" + err;
+  EXPECT_NE(std::system(serve.c_str()), 0);
+  std::ifstream in(err);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(text.str(), "perseus: error: --token-for-reads: needs a token (--token-file FILE or $PERSEUS_TOKEN)\n");
 }
 
 }  // namespace
