@@ -12,7 +12,6 @@
 
 #include <cstdint>
 #include <deque>
-#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -48,8 +47,6 @@ class JobHistory {
   // pipeline's plan, the stragglers or the carbon decision (always the first).
   void RecordState(const ControlState& before, const ControlState& after, int64_t now_unix_s);
   void RecordIteration(const IterationPoint& point);
-  // The newest iteration recorded for `pipeline`, or -1.
-  int64_t LastIteration(int pipeline) const;
   // {"events": [...], "iterations": [...], "dropped_events": N, "dropped_iterations": N}.
   Json ToJson(const HistoryQuery& query) const;
 
@@ -63,7 +60,6 @@ class JobHistory {
   };
   std::deque<Event> events_;
   std::deque<IterationPoint> iterations_;
-  std::map<int, int64_t> last_iteration_;  // [pipeline]
   int64_t dropped_events_ = 0, dropped_iterations_ = 0;
 };
 

@@ -14,7 +14,7 @@
                   '#bcbd22', '#17becf'];
   const MAX_EVENT_ROWS = 20;
   const TOKEN_KEY = 'perseus.token';  // in sessionStorage: this tab only, gone when it closes
-  let timer = null;
+  let timer = null, busy = false, again = false;
 
   // ---- DOM helpers: text and attributes only -------------------------------
 
@@ -397,8 +397,25 @@
     box.hidden = !message;
   }
 
+  // One refresh at a time: one asked for meanwhile (a click) runs right after.
   async function refresh() {
+    if (busy) {
+      again = true;
+      return;
+    }
+    busy = true;
     clearTimeout(timer);
+    await load();
+    busy = false;
+    if (again) {
+      again = false;
+      refresh();
+    } else {
+      timer = setTimeout(refresh, REFRESH_MS);
+    }
+  }
+
+  async function load() {
     try {
       const list = await api('/jobs');
       const wanted = selectedJob();
@@ -425,7 +442,6 @@
         document.body.dataset.state = 'error';
       }
     }
-    timer = setTimeout(refresh, REFRESH_MS);
   }
 
   window.addEventListener('hashchange', () => {
