@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
@@ -44,6 +45,19 @@ Status WriteOutputs(const std::string& dir, const std::vector<std::pair<std::str
     }
   }
   return Status::Ok();
+}
+
+Result<std::string> ReadToken(const std::string& token_file) {
+  if (token_file.empty()) {
+    const char* env = std::getenv("PERSEUS_TOKEN");
+    return std::string(env ? env : "");
+  }
+  Result<std::string> text = ReadFile(token_file);
+  if (!text.ok()) return text.status();
+  std::string token = *text;
+  while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ')) token.pop_back();
+  if (token.empty()) return Status::InvalidArgument("--token-file " + token_file + ": empty");
+  return token;
 }
 
 }  // namespace perseus::cli

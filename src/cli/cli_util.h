@@ -19,4 +19,9 @@ int ReportError(const Status& status);
 // are they renamed into place, so on error nothing new appears in `dir`.
 Status WriteOutputs(const std::string& dir, const std::vector<std::pair<std::string, std::string>>& files);
 
+// The server's bearer token: the contents of `token_file` (trailing
+// whitespace dropped; empty is an error naming the file) or, without one,
+// $PERSEUS_TOKEN; "" when neither is set.
+Result<std::string> ReadToken(const std::string& token_file);
+
 }  // namespace perseus::cli

@@ -11,6 +11,7 @@
 #include <memory>
 #include <thread>
 
+#include "cli/cli_util.h"
 #include "common/file_util.h"
 #include "runtime/server/admission.h"
 #include "runtime/server/http_server.h"
@@ -34,16 +35,12 @@ Result<std::string> LoadToken(const ServeArgs& args) {
         "--token: a secret on the command line is visible to every user in /proc/PID/cmdline; use --token-file FILE "
         "or $PERSEUS_TOKEN");
   }
-  if (!args.token_file.empty()) {
-    Result<std::string> text = ReadFile(args.token_file);
-    if (!text.ok()) return text.status();
-    std::string token = *text;
-    while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ')) token.pop_back();
-    if (token.empty()) return Status::InvalidArgument("--token-file " + args.token_file + ": empty");
-    return token;
+  Result<std::string> token = ReadToken(args.token_file);
+  if (!token.ok()) return token.status();
+  if (args.token_for_reads && token->empty()) {
+    return Status::InvalidArgument("--token-for-reads: needs a token (--token-file FILE or $PERSEUS_TOKEN)");
   }
-  const char* env = std::getenv("PERSEUS_TOKEN");
-  return std::string(env ? env : "");
+  return token;
 }
 
 // Both TLS files or neither, each a readable file (OpenSSL's own errors
@@ -93,6 +90,7 @@ int RunServe(const ServeArgs& args) {
   options.host = args.host;
   options.port = args.port;
   options.token = *token;
+  options.reads_need_token = args.token_for_reads;
   options.max_body_bytes = args.max_body_bytes;
   options.threads = args.threads;
   options.idle_timeout_s = args.idle_timeout_s;
@@ -136,6 +134,8 @@ void RegisterServeCommand(CLI::App& app) {
   cmd->add_option("--token", args->token, "Refused: use --token-file or $PERSEUS_TOKEN (kept to say so)");
   cmd->add_option("--token-file", args->token_file,
                   "File holding the bearer token required on mutating requests (else $PERSEUS_TOKEN; none: no auth)");
+  cmd->add_flag("--token-for-reads", args->token_for_reads,
+               "Reads need the token too (all but the dashboard's page and /healthz)");
   cmd->add_option("--max-body-bytes", args->max_body_bytes, "Largest request body accepted")->capture_default_str();
   cmd->add_option("--threads", args->threads, "Connections served at once (each rank keeps one open)")
       ->capture_default_str()

@@ -1,6 +1,6 @@
 // `perseus serve`: runs the perseus server (HTTP API over a SQLite database).
 //
-//   perseus serve --db perseus.db [--host 127.0.0.1] [--port 7787] [--token-file F]
+//   perseus serve --db perseus.db [--host 127.0.0.1] [--port 7787] [--token-file F] [--token-for-reads]
 //
 // RunServe blocks until SIGINT or SIGTERM and returns the exit code; errors
 // are printed as "perseus: error: ..." on stderr. The server keeps all state
@@ -25,6 +25,7 @@ struct ServeArgs {
   int port = 7787;  // 0: any free port (see port_file)
   std::string token;       // refused: a secret on the command line is visible to every user
   std::string token_file;  // else $PERSEUS_TOKEN
+  bool token_for_reads = false;  // reads need the token too
   size_t max_body_bytes = 1 << 20;
   int threads = 256;
   int idle_timeout_s = 5;

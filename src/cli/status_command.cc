@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "carbon/iso_time.h"
+#include "cli/cli_util.h"
 #include "common/job_id.h"
 #include "runtime/client/server_api.h"
 
@@ -126,7 +127,9 @@ int RunStatus(const StatusArgs& args) {
     std::cerr << "perseus: error: --job: expected " << kJobIdRule << ", got '" << args.job << "'\n";
     return 1;
   }
-  client::ServerApi api({args.server, "", args.ca_cert});
+  Result<std::string> token = ReadToken(args.token_file);  // a server started with --token-for-reads needs it
+  if (!token.ok()) return ReportError(token.status());
+  client::ServerApi api({args.server, *token, args.ca_cert});
   Result<Json> reply = api.Get(args.job.empty() ? "/jobs" : "/jobs/" + args.job);
   if (!reply.ok()) {
     std::cerr << "perseus: error: " << reply.status().message() << "\n";
@@ -147,6 +150,8 @@ void RegisterStatusCommand(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("status", "Show the jobs of a perseus server");
   cmd->add_option("--server", args->server, "Server URL")->capture_default_str();
   cmd->add_option("--job", args->job, "Show this job in detail");
+  cmd->add_option("--token-file", args->token_file,
+                  "File holding the server's token, for a server started with --token-for-reads (else $PERSEUS_TOKEN)");
   cmd->add_flag("--json", args->json, "Print the server's JSON reply");
   cmd->add_option("--ca-cert", args->ca_cert, "https: PEM CA bundle to verify the server with (default: $PERSEUS_CA_CERT, "
                                               "else the system's)");

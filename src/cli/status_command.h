@@ -19,6 +19,7 @@ namespace perseus::cli {
 struct StatusArgs {
   std::string server = "http://127.0.0.1:7787";
   std::string job;
+  std::string token_file;  // else $PERSEUS_TOKEN (needed with serve --token-for-reads)
   bool json = false;
   std::string ca_cert;  // https: the server's CA bundle (else $PERSEUS_CA_CERT, else the system's)
 };

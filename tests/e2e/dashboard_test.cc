@@ -329,5 +329,49 @@ TEST(DashboardTest, NoJobsAndAnUnknownJobGetClearMessages) {
   EXPECT_TRUE(WithClass(dom, "tr", "pipeline-row").empty());  // no job's data shown for the unknown one
 }
 
+// Reads need the token (serve --token-for-reads): the page says so, names a
+// wrong token, and with the token from the URL shows the jobs without
+// keeping it in the page; `perseus status` reads with --token-file.
+TEST(DashboardTest, WithTokenForReadsThePageAsksForTheTokenAndUsesIt) {
+  REQUIRE_CHROMIUM(chromium);
+  const std::string token_file = TokenFile(kToken);
+  ServerProcess server(PerseusBinary(), TempPath("dashboard_token.db"), {"--token-file", token_file, "--token-for-reads"});
+  ASSERT_TRUE(server.Start()) << server.log_path();
+  ASSERT_EQ(HttpSend("POST", server.url(), "/jobs", Json{{"id", "secret-job"}, {"microbatches", 4}}.dump(), kToken).status,
+            201);
+
+  std::string dom = RunChromium(chromium, server.url() + "/", {"--dump-dom"});
+  ASSERT_EQ(Attr(Elements(dom, "body").at(0), "data-state"), "auth") << dom;
+  EXPECT_EQ(TextOf(dom, "auth-message"),
+            "This server needs its token to show its jobs (it runs with --token-for-reads): GET /jobs: HTTP 401: "
+            "header 'Authorization': missing (expected 'Bearer &lt;token&gt;')");
+  EXPECT_EQ(dom.find("secret-job"), std::string::npos);
+
+  dom = RunChromium(chromium, server.url() + "/#token=guess", {"--dump-dom"});
+  ASSERT_EQ(Attr(Elements(dom, "body").at(0), "data-state"), "auth") << dom;
+  EXPECT_EQ(TextOf(dom, "auth-message"),
+            "The server refused the token: GET /jobs: HTTP 401: header 'Authorization': wrong token");
+
+  dom = RunChromium(chromium, server.url() + "/#token=" + kToken + "&job=secret-job", {"--dump-dom"});
+  ASSERT_EQ(Attr(Elements(dom, "body").at(0), "data-state"), "ready") << TextOf(dom, "error") << TextOf(dom, "auth-message");
+  EXPECT_EQ(TextOf(dom, "job-id"), "secret-job");
+  EXPECT_EQ(TextOf(dom, "job-phase"), "registering");
+  EXPECT_EQ(dom.find(kToken), std::string::npos);  // the token is in sessionStorage, not in the page
+
+  const std::string status = PerseusBinary() + " status --server " + server.url();
+  EXPECT_NE(std::system(("env -u PERSEUS_TOKEN " + status + " >/dev/null 2>&1").c_str()), 0);
+  EXPECT_EQ(std::system(("env -u PERSEUS_TOKEN " + status + " --token-file " + token_file + " >/dev/null").c_str()), 0);
+
+  // --token-for-reads without a token is refused at start.
+  const std::string err = TempPath("serve_no_token.err");
+  const std::string serve = "env -u PERSEUS_TOKEN " + PerseusBinary() + " serve --db " + TempPath("no_token.db") +
+                            " --port 0 --token-for-reads 2>" + err;
+  EXPECT_NE(std::system(serve.c_str()), 0);
+  std::ifstream in(err);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(text.str(), "perseus: error: --token-for-reads: needs a token (--token-file FILE or $PERSEUS_TOKEN)\n");
+}
+
 }  // namespace
 }  // namespace perseus::e2e

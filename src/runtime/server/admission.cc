@@ -79,6 +79,11 @@ std::optional<Refusal> CheckBody(const AdmissionRequest& r, const AdmissionPolic
   return std::nullopt;
 }
 
+// The dashboard's page and files hold no data, and probes need /healthz.
+bool IsOpenToAll(const std::string& path) {
+  return path == "/" || path.starts_with("/dashboard/") || path == "/healthz";
+}
+
 }  // namespace
 
 bool IsLoopbackAddress(const std::string& host) {
@@ -87,7 +92,9 @@ bool IsLoopbackAddress(const std::string& host) {
 
 std::optional<Refusal> Admit(const AdmissionRequest& r, const AdmissionPolicy& p) {
   if (std::optional<Refusal> refused = CheckHost(r, p)) return refused;
-  if (r.method == "GET" || r.method == "HEAD") return std::nullopt;
+  if (r.method == "GET" || r.method == "HEAD") {
+    return p.reads_need_token && !IsOpenToAll(r.path) ? CheckToken(r, p) : std::nullopt;
+  }
   if (std::optional<Refusal> refused = CheckToken(r, p)) return refused;
   // "null" (a sandboxed page) has no authority and never matches.
   if (!r.origin.empty() && OriginAuthority(r.origin) != ToLower(Trim(r.host))) {

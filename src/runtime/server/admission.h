@@ -4,6 +4,9 @@
 //   * Host (DNS rebinding): when the server listens on a loopback address,
 //     the Host header must name localhost, 127.0.0.1 or [::1], or a host in
 //     `allowed_hosts`; otherwise only hosts in `allowed_hosts` when it is set.
+//   * Reads (GET, HEAD) need the bearer token too when `reads_need_token`
+//     (serve --token-for-reads), except the dashboard's files (/ and
+//     /dashboard/*, which hold no data) and /healthz.
 //   * Mutating methods (all but GET and HEAD):
 //       - `Authorization: Bearer <token>` when a token is set (the scheme is
 //         case-insensitive, RFC 9110 11.1), checked in constant time;
@@ -28,6 +31,7 @@ struct AdmissionPolicy {
   size_t max_body_bytes = 1 << 20;
   bool loopback_only = true;               // the server listens on a loopback address
   std::vector<std::string> allowed_hosts;  // extra Host names (without port) accepted
+  bool reads_need_token = false;           // with a token: reads need it too
 };
 
 struct AdmissionRequest {
@@ -38,6 +42,7 @@ struct AdmissionRequest {
   std::string origin;
   std::string transfer_encoding;
   std::optional<unsigned long long> content_length;
+  std::string path;  // without the query
 };
 
 struct Refusal {

@@ -76,6 +76,7 @@ HttpServer::HttpServer(JobService* service, JsonLog* log, ServerOptions options)
   policy.max_body_bytes = options_.max_body_bytes;
   policy.loopback_only = IsLoopbackAddress(options_.host);
   policy.allowed_hosts = options_.allowed_hosts;
+  policy.reads_need_token = options_.reads_need_token;
   // Before the body is read: a refused request costs no memory.
   s.set_pre_routing_handler([policy](const httplib::Request& req, httplib::Response& res) {
     AdmissionRequest r{req.method,
@@ -84,7 +85,8 @@ HttpServer::HttpServer(JobService* service, JsonLog* log, ServerOptions options)
                        req.get_header_value("Content-Type"),
                        req.get_header_value("Origin"),
                        req.get_header_value("Transfer-Encoding"),
-                       std::nullopt};
+                       std::nullopt,
+                       req.path};
     if (req.has_header("Content-Length")) {
       const std::string length = req.get_header_value("Content-Length");
       const bool digits = !length.empty() && length.size() < 19 && length.find_first_not_of("0123456789") == std::string::npos;

@@ -25,6 +25,7 @@ struct ServerOptions {
   std::string host = "127.0.0.1";
   int port = 7787;  // 0: any free port
   std::string token;
+  bool reads_need_token = false;  // with a token: reads (but the dashboard's files and /healthz) need it too
   size_t max_body_bytes = 1 << 20;
   int threads = 256;  // connections served at once (keep-alive holds one each)
   int idle_timeout_s = 5;  // keep-alive idle time, and the longest wait for one read or write

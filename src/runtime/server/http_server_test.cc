@@ -312,5 +312,38 @@ TEST_F(HttpServerTest, TheDashboardIsServedFromTheBinaryWithAStrictPolicy) {
   EXPECT_EQ(rebound->status, 403);
 }
 
+// serve --token-for-reads: every read but the dashboard's files and /healthz needs the token.
+TEST(HttpServerReadTokenTest, ReadsNeedTheTokenButTheDashboardShellDoesNot) {
+  std::unique_ptr<Store> store = Store::Open(":memory:", false).value();
+  std::unique_ptr<JobService> service = JobService::Create(store.get(), nullptr, testing::UniformPlansSolver).value();
+  ServerOptions options;
+  options.port = 0;
+  options.token = "s3cret";
+  options.reads_need_token = true;
+  options.threads = 4;
+  HttpServer server(service.get(), nullptr, options);
+  const int port = server.Bind().value();
+  std::thread serve([&] { server.Serve(); });
+  httplib::Client anon("127.0.0.1", port), authed("127.0.0.1", port), wrong("127.0.0.1", port);
+  authed.set_bearer_token_auth("s3cret");
+  wrong.set_bearer_token_auth("guess");
+  for (const char* path : {"/jobs", "/jobs/j", "/jobs/j/history", "/metrics"}) {
+    httplib::Result r = anon.Get(path);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 401) << path;
+    EXPECT_EQ(Json::parse(r->body)["error"]["message"], "header 'Authorization': missing (expected 'Bearer <token>')");
+    EXPECT_EQ(r->get_header_value("WWW-Authenticate"), "Bearer");
+    EXPECT_EQ(Json::parse(wrong.Get(path)->body)["error"]["message"], "header 'Authorization': wrong token");
+  }
+  EXPECT_EQ(authed.Get("/jobs")->status, 200);
+  for (const char* path : {"/", "/dashboard/dashboard.js", "/healthz"}) EXPECT_EQ(anon.Get(path)->status, 200) << path;
+  // A path that only looks like the dashboard's reaches no data.
+  auto [status, body] = RawRequest(port, "GET /dashboard/../jobs HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+  EXPECT_NE(status, 200) << body.dump();
+  EXPECT_FALSE(body.contains("jobs")) << body.dump();
+  server.Stop();
+  serve.join();
+}
+
 }  // namespace
 }  // namespace perseus::server

@@ -29,6 +29,7 @@ struct IterationSample {
   double max_compute_time_s = 0;
   double energy_j = 0;
   std::set<int> ranks;
+  bool in_history = false;  // complete and recorded in the job's history
 };
 
 struct Job {

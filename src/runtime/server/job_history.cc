@@ -75,17 +75,10 @@ void JobHistory::RecordIteration(const IterationPoint& point) {
     t.predicted_energy_j += point.predicted_energy_j;
   }
   iterations_.push_back(point);
-  int64_t& last = last_iteration_[point.pipeline];
-  last = std::max(last, point.iteration);
   if (iterations_.size() > kMaxIterations) {
     iterations_.pop_front();
     ++dropped_iterations_;
   }
-}
-
-int64_t JobHistory::LastIteration(int pipeline) const {
-  auto it = last_iteration_.find(pipeline);
-  return it == last_iteration_.end() ? -1 : it->second;
 }
 
 Json JobHistory::ToJson(const HistoryQuery& query) const {

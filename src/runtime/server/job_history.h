@@ -13,7 +13,6 @@
 
 #include <cstdint>
 #include <deque>
-#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -61,8 +60,6 @@ class JobHistory {
   // pipeline's plan, the stragglers or the carbon decision (always the first).
   void RecordState(const ControlState& before, const ControlState& after, int64_t now_unix_s);
   void RecordIteration(const IterationPoint& point);
-  // The newest iteration recorded for `pipeline`, or -1.
-  int64_t LastIteration(int pipeline) const;
   // Since the server started; pipelines that recorded nothing are absent.
   const std::map<int, PipelineTotals>& Totals() const { return totals_; }
   // {"events": [...], "iterations": [...], "dropped_events": N, "dropped_iterations": N}.
@@ -80,8 +77,7 @@ class JobHistory {
 
   std::deque<Event> events_;
   std::deque<IterationPoint> iterations_;
-  std::map<int, int64_t> last_iteration_;  // [pipeline]
-  std::map<int, PipelineTotals> totals_;   // [pipeline]
+  std::map<int, PipelineTotals> totals_;  // [pipeline]
   int64_t dropped_events_ = 0, dropped_iterations_ = 0;
 };
 

@@ -144,7 +144,7 @@ class JobService {
   static bool DetectStragglers(const Job& job, ControlState* state);
   static void ResetStaleWindows(Job& job, const ControlState& before);
   // Adds the pipeline's iterations that every one of its ranks reported
-  // under `ran`'s plan since the last call to the job's history.
+  // under `ran`'s plan, and that are not there yet, to the job's history.
   void RecordCompleteIterations(Job& job, int pipeline, const ControlState& ran) const;
   Json Summary(const Job& job) const;
   static Json ProfilingSummary(const Job& job);

@@ -117,12 +117,12 @@ void JobService::RecordCompleteIterations(Job& job, int pipeline, const ControlS
   if (ran.phase != Phase::kRunning || !job.plans || pipeline >= static_cast<int>(ran.pipelines.size())) return;
   const int index = ran.pipelines[pipeline].plan_index;
   const FrontierPlan& plan = job.plans->frontier().plans[index];
-  const int64_t last = job.history.LastIteration(pipeline);
-  for (const auto& [iteration, s] : job.windows[pipeline]) {
-    if (iteration <= last || static_cast<int>(s.ranks.size()) < job.ranks_per_pipeline()) continue;
+  for (auto& [iteration, s] : job.windows[pipeline]) {
+    if (s.in_history || static_cast<int>(s.ranks.size()) < job.ranks_per_pipeline()) continue;
     job.history.RecordIteration({pipeline, iteration, Now(), index, s.max_compute_time_s,
                                  s.energy_j > 0 ? std::optional<double>(s.energy_j) : std::nullopt, plan.time_s,
                                  plan.energy_j, job.plans->frontier().all_max.energy_j});
+    s.in_history = true;
   }
 }
 

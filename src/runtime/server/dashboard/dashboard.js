@@ -13,7 +13,8 @@
   const COLORS = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f',
                   '#bcbd22', '#17becf'];
   const MAX_EVENT_ROWS = 20;
-  let timer = null;
+  const TOKEN_KEY = 'perseus.token';  // in sessionStorage: this tab only, gone when it closes
+  let timer = null, busy = false, again = false;
 
   // ---- DOM helpers: text and attributes only -------------------------------
 
@@ -38,10 +39,25 @@
 
   // ---- the API -------------------------------------------------------------
 
+  // The page's parameters: #job=ID&token=TOKEN.
+  const hashParams = () => new URLSearchParams(location.hash.slice(1));
+
+  // A token given in the URL moves to sessionStorage and leaves the URL (and the history).
+  function adoptTokenFromUrl() {
+    const params = hashParams();
+    if (!params.has('token')) return;
+    sessionStorage.setItem(TOKEN_KEY, params.get('token'));
+    params.delete('token');
+    history.replaceState(null, '', location.pathname + (params.toString() ? '#' + params.toString() : ''));
+  }
+
   async function api(path) {
+    const headers = {Accept: 'application/json'};
+    const token = sessionStorage.getItem(TOKEN_KEY);
+    if (token) headers.Authorization = 'Bearer ' + token;
     let res;
     try {
-      res = await fetch(path, {cache: 'no-store', headers: {Accept: 'application/json'}});
+      res = await fetch(path, {cache: 'no-store', headers});
     } catch (e) {
       throw new Error('cannot reach the perseus server (' + e.message + ')');
     }
@@ -53,10 +69,7 @@
     return body;
   }
 
-  function selectedJob() {
-    const m = /(?:^#|&)job=([^&]*)/.exec(location.hash);
-    return m ? decodeURIComponent(m[1]) : null;
-  }
+  const selectedJob = () => hashParams().get('job');
 
   // ---- charts ----------------------------------------------------------------
 
@@ -361,14 +374,48 @@
     section.hidden = false;
   }
 
+  // The server wants a token for reads (perseus serve --token-for-reads).
+  function showAuth(message) {
+    const box = document.getElementById('auth');
+    box.hidden = message === null;
+    document.getElementById('auth-message').textContent = message || '';
+    document.getElementById('jobs-section').hidden = message !== null;
+    if (message !== null) document.getElementById('job').hidden = true;
+  }
+
+  function useToken(event) {
+    event.preventDefault();
+    const input = document.getElementById('auth-token');
+    if (input.value) sessionStorage.setItem(TOKEN_KEY, input.value.trim());
+    input.value = '';
+    refresh();
+  }
+
   function showError(message) {
     const box = document.getElementById('error');
     box.textContent = message || '';
     box.hidden = !message;
   }
 
+  // One refresh at a time: one asked for meanwhile (a click) runs right after.
   async function refresh() {
+    if (busy) {
+      again = true;
+      return;
+    }
+    busy = true;
     clearTimeout(timer);
+    await load();
+    busy = false;
+    if (again) {
+      again = false;
+      refresh();
+    } else {
+      timer = setTimeout(refresh, REFRESH_MS);
+    }
+  }
+
+  async function load() {
     try {
       const list = await api('/jobs');
       const wanted = selectedJob();
@@ -380,16 +427,28 @@
         document.getElementById('job').hidden = true;
       }
       showError(null);
+      showAuth(null);
       document.getElementById('status').textContent = 'updated ' + new Date().toLocaleTimeString();
       document.body.dataset.state = 'ready';
     } catch (e) {
-      showError(e.message);
-      if (e.status === 404) document.getElementById('job').hidden = true;  // not another job's data
-      document.body.dataset.state = 'error';
+      if (e.status === 401) {
+        showError(null);
+        showAuth((sessionStorage.getItem(TOKEN_KEY) ? 'The server refused the token: ' : 'This server needs its ' +
+                  'token to show its jobs (it runs with --token-for-reads): ') + e.message);
+        document.body.dataset.state = 'auth';
+      } else {
+        showError(e.message);
+        if (e.status === 404) document.getElementById('job').hidden = true;  // not another job's data
+        document.body.dataset.state = 'error';
+      }
     }
-    timer = setTimeout(refresh, REFRESH_MS);
   }
 
-  window.addEventListener('hashchange', refresh);
+  window.addEventListener('hashchange', () => {
+    adoptTokenFromUrl();
+    refresh();
+  });
+  document.getElementById('auth-form').addEventListener('submit', useToken);
+  adoptTokenFromUrl();
   refresh();
 })();
