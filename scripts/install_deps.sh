@@ -9,7 +9,7 @@ packages=(
   pybind11-dev python3-pybind11 python3-dev python3-pytest
   libeigen3-dev python3-torch python3-numpy
   help2man python3-venv python3-pip python3-setuptools python3-wheel python3-mypy openssl python3-yaml
-  libpng-dev chromium
+  libpng-dev chromium prometheus
 )
 missing=()
 for p in "${packages[@]}"; do
