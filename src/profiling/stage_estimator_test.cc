@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 
@@ -390,7 +389,9 @@ TEST(EstimateStage, OneOrTwoWindowsGiveAnEstimateWithHugeUncertainty) {
   }
 }
 
-TEST(EstimateStage, LargeClockCountsAreFast) {
+// A stage with 100 clocks still gets a full, finite, accurate estimate (its
+// run time is a figure of bench/profiling_bench, not an assertion here).
+TEST(EstimateStage, LargeClockCountsGiveFullEstimates) {
   Result<GpuSpec> h100 = FindGpu("h100");
   ASSERT_TRUE(h100.ok());
   KernelWork forward{0.02, 0.8, 600}, backward{0.04, 0.75, 620};
@@ -401,12 +402,10 @@ TEST(EstimateStage, LargeClockCountsAreFast) {
   const int clocks = static_cast<int>((*truth)[0].clocks_mhz.size());
   ASSERT_EQ(clocks, 100);
   const auto windows = SimulateWindows(*truth, BaseDesign(2, clocks), Noise(0.03, 6));
-  const auto start = std::chrono::steady_clock::now();
   const StageEstimate e = Estimate((*truth)[0], windows[0]);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("100 clocks, %zu windows: %.3f s, energy error median %.2f%%\n", windows[0].size(), seconds,
-              100 * Summarize(EnergyErrors(e, (*truth)[0])).median);
-  EXPECT_LT(seconds, 5);
+  ASSERT_EQ(e.clocks.size(), 100u);
+  for (const ClockEstimate& c : e.clocks) EXPECT_TRUE(std::isfinite(c.forward_energy_j));
+  EXPECT_LT(Summarize(EnergyErrors(e, (*truth)[0])).median, 0.03);
 }
 
 WindowObservation ValidWindow() {
