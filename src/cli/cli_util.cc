@@ -18,18 +18,18 @@ int ReportError(const Status& status) {
   return 1;
 }
 
-Status WriteOutputs(const std::string& dir, const std::vector<std::pair<std::string, std::string>>& files) {
+Status WriteOutputs(const std::string& dir, const std::vector<OutputFile>& files) {
   PERSEUS_RETURN_IF_ERROR(MakeDirs(dir));
   const std::string suffix = ".partial." + std::to_string(::getpid());
   std::vector<std::string> written;
   auto cleanup = [&] {
     for (const std::string& p : written) std::remove((p + suffix).c_str());
   };
-  for (const auto& [name, contents] : files) {
+  for (const auto& [name, write] : files) {
     std::string path = dir + "/" + name;
     std::error_code ec;
     std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
-    Status st = WriteFileAtomic(path + suffix, contents);
+    Status st = WriteFileAtomic(path + suffix, write);
     if (!st.ok()) {
       cleanup();
       return st;
@@ -44,6 +44,16 @@ Status WriteOutputs(const std::string& dir, const std::vector<std::pair<std::str
     }
   }
   return Status::Ok();
+}
+
+Status WriteOutputs(const std::string& dir, const std::vector<std::pair<std::string, std::string>>& files) {
+  std::vector<OutputFile> streamed;
+  for (const auto& [name, contents] : files) {
+    streamed.push_back({name, [&contents](std::ostream& out) {
+                          out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
+                        }});
+  }
+  return WriteOutputs(dir, streamed);
 }
 
 }  // namespace perseus::cli
