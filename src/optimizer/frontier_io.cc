@@ -270,9 +270,10 @@ std::vector<size_t> KeyPlanIndices(const Frontier& frontier) {
 
 std::vector<size_t> ThinPlanIndices(const Frontier& frontier, size_t max_plans, const std::vector<size_t>& keep) {
   const size_t n = frontier.plans.size();
-  std::vector<bool> chosen(n, max_plans == 0 || n <= max_plans);
+  const bool thin = max_plans > 0 && n > max_plans;
+  std::vector<bool> chosen(n, !thin);
   for (size_t i : keep) chosen[i] = true;
-  if (!chosen.empty() && !chosen[0]) {
+  if (thin) {
     const size_t spread = max_plans - keep.size();
     const double t0 = frontier.plans.front().time_s, t1 = frontier.plans.back().time_s;
     for (size_t k = 1; k <= spread; ++k) {

@@ -133,7 +133,9 @@ TEST(FrontierToJson, FirstPlanInFullThenOnlyChanges) {
     const FrontierPlan& plan = s.frontier.plans[i];
     EXPECT_EQ(pj["time_s"].get<double>(), plan.time_s);
     EXPECT_EQ(pj["energy_j"].get<double>(), plan.energy_j);
-    if (plan.lower_bound_j > 0) EXPECT_EQ(pj["lower_bound_j"].get<double>(), plan.lower_bound_j);
+    if (plan.lower_bound_j > 0) {
+      EXPECT_EQ(pj["lower_bound_j"].get<double>(), plan.lower_bound_j);
+    }
     EXPECT_EQ(pj.contains("sm_clocks_mhz"), i == 0) << i;
     EXPECT_EQ(pj.contains("changes"), i > 0) << i;
     if (i == 0) {
