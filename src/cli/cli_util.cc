@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 
 #include "common/file_util.h"
 
@@ -46,14 +47,17 @@ Status WriteOutputs(const std::string& dir, const std::vector<OutputFile>& files
   return Status::Ok();
 }
 
+OutputFile TextOutput(std::string name, std::string contents) {
+  auto text = std::make_shared<const std::string>(std::move(contents));
+  return {std::move(name), [text](std::ostream& out) {
+            out.write(text->data(), static_cast<std::streamsize>(text->size()));
+          }};
+}
+
 Status WriteOutputs(const std::string& dir, const std::vector<std::pair<std::string, std::string>>& files) {
-  std::vector<OutputFile> streamed;
-  for (const auto& [name, contents] : files) {
-    streamed.push_back({name, [&contents](std::ostream& out) {
-                          out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
-                        }});
-  }
-  return WriteOutputs(dir, streamed);
+  std::vector<OutputFile> outputs;
+  for (const auto& [name, contents] : files) outputs.push_back(TextOutput(name, contents));
+  return WriteOutputs(dir, outputs);
 }
 
 }  // namespace perseus::cli

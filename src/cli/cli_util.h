@@ -23,6 +23,8 @@ struct OutputFile {
   std::string name;
   StreamWriter write;
 };
+// An output whose contents are already in memory.
+OutputFile TextOutput(std::string name, std::string contents);
 Status WriteOutputs(const std::string& dir, const std::vector<OutputFile>& files);
 Status WriteOutputs(const std::string& dir, const std::vector<std::pair<std::string, std::string>>& files);
 

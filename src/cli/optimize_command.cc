@@ -73,10 +73,7 @@ std::vector<OutputFile> Outputs(const OptimizeArgs& a, const ResolvedJob& job, c
                                 const Frontier& f, const Selection& sel) {
   std::vector<OutputFile> files;
   auto text = [&files](std::string name, std::string contents) {
-    auto shared = std::make_shared<std::string>(std::move(contents));
-    files.push_back({std::move(name), [shared](std::ostream& out) {
-                       out.write(shared->data(), static_cast<std::streamsize>(shared->size()));
-                     }});
+    files.push_back(TextOutput(std::move(name), std::move(contents)));
   };
   // A thinned copy only when thinning (a full copy of 16 x 256's plans is 200 MB).
   auto thinned = std::make_shared<Frontier>();
