@@ -1,7 +1,8 @@
 // Optimizer benchmark: prints the figures the optimizer issue asks for.
 //  1. Full-frontier run time and peak memory on the shared GPT-3 175B A100
 //     profile (or the bundled gpt3-175b-a100 model when ../shared is absent)
-//     for 4x8, 8x16, 8x32, 8x96 and (with --large) 16x256 stages x microbatches.
+//     for 4x8, 8x16, 8x32, 8x96 and (with --large) 16x256 stages x microbatches,
+//     and the size and write time of plans.json (all plans; at most 100).
 //  2. Gap to the exact discrete frontier (exhaustive search) on random tiny
 //     instances: worst and mean.
 //  3. The sweep with its dynamic min cut against LEMON's Preflow from
@@ -13,12 +14,15 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <ostream>
 #include <random>
+#include <streambuf>
 #include <string>
 
 #include "optimizer/frontier_sweep.h"
 #include "optimizer/node_costs.h"
 #include "optimizer/testing/brute_force.h"
+#include "perseus/frontier_io.h"
 #include "perseus/gpu_model.h"
 #include "perseus/optimizer.h"
 
@@ -37,6 +41,32 @@ double PeakRssMiB() {
   return r.ru_maxrss / 1024.0;
 }
 
+// Counts the bytes written through it and discards them.
+class CountingBuf : public std::streambuf {
+ public:
+  size_t bytes = 0;
+
+ protected:
+  std::streamsize xsputn(const char*, std::streamsize n) override {
+    bytes += static_cast<size_t>(n);
+    return n;
+  }
+  int overflow(int c) override {
+    if (c != traits_type::eof()) ++bytes;
+    return c;
+  }
+};
+
+// plans.json's size in MB and the seconds WritePlansJson takes, for at most `max_plans` plans (0: all).
+std::pair<double, double> PlansJsonSize(const Problem& problem, const Frontier& f, size_t max_plans) {
+  double t0 = Now();
+  const Frontier written = perseus::SubFrontier(f, perseus::ThinPlanIndices(f, max_plans, perseus::KeyPlanIndices(f)));
+  CountingBuf buf;
+  std::ostream out(&buf);
+  perseus::WritePlansJson(problem, written, out, f.plans.size());
+  return {buf.bytes / 1e6, Now() - t0};
+}
+
 // The 8-stage profile stretched or shrunk to `stages` stages.
 Profile Restage(const Profile& p, int stages) {
   Profile out;
@@ -53,8 +83,8 @@ Problem Build(const Profile& p, int stages, int microbatches) {
 
 void SpeedTable(const Profile& profile, bool large) {
   std::printf("\n== Full frontier, one core (unit time 1 ms, default lower-bound cross-check) ==\n");
-  std::printf("%-8s %6s %7s %7s %10s %10s %12s %10s\n", "shape", "nodes", "plans", "steps", "sweep_s", "total_s",
-              "no-slow sav", "peak_MiB");
+  std::printf("%-8s %6s %7s %7s %10s %10s %12s %10s %9s %8s %9s\n", "shape", "nodes", "plans", "steps", "sweep_s",
+              "total_s", "no-slow sav", "peak_MiB", "json_MB", "write_s", "json100_MB");
   std::vector<std::pair<int, int>> shapes = {{4, 8}, {8, 16}, {8, 32}, {8, 96}};
   if (large) shapes.push_back({16, 256});
   for (auto [s, m] : shapes) {
@@ -63,12 +93,16 @@ void SpeedTable(const Profile& profile, bool large) {
     Frontier f = *perseus::SolveFrontier(problem, FrontierOptions{});
     double total = Now() - t0;
     const auto* ns = f.NoSlowdownPlan();
-    std::printf("%2dx%-5d %6d %7zu %7d %10.3f %10.3f %11.2f%% %10.1f\n", s, m, problem.num_nodes(), f.plans.size(),
-                f.stats.sweep_steps, f.stats.solve_s, total, 100 * (1 - ns->energy_j / f.all_max.energy_j),
-                PeakRssMiB());
+    const double peak_mib = PeakRssMiB();
+    auto [json_mb, write_s] = PlansJsonSize(problem, f, 0);
+    const double json100_mb = PlansJsonSize(problem, f, 100).first;
+    std::printf("%2dx%-5d %6d %7zu %7d %10.3f %10.3f %11.2f%% %10.1f %9.2f %8.3f %9.2f\n", s, m, problem.num_nodes(),
+                f.plans.size(), f.stats.sweep_steps, f.stats.solve_s, total,
+                100 * (1 - ns->energy_j / f.all_max.energy_j), peak_mib, json_mb, write_s, json100_mb);
     std::fflush(stdout);
   }
   std::printf("targets: 8x96 < 1 s, 16x256 < 30 s, memory < 1 GiB; original (Python): 4x8 10 s, 8x16 130 s, 8x32 653 s\n");
+  std::printf("plans.json targets: 8x96 < 5 MB, 16x256 < 50 MB (schema v1: 88 MB and 1.08 GB)\n");
 }
 
 void GapToExact() {

@@ -19,6 +19,12 @@ namespace perseus {
 
 inline constexpr int kAutoCheckMaxNodes = 4096;
 
+// What SolveFrontier has done so far, for progress output from another thread.
+struct FrontierProgress {
+  std::atomic<int> sweep_steps{0};     // min-cut steps of the sweep
+  std::atomic<int> plans_recorded{0};  // plans extracted after the sweep
+};
+
 struct FrontierOptions {
   // Step of the iteration-time sweep (the Phillips-Dessouky unit time).
   double unit_time_s = 1e-3;
@@ -32,6 +38,8 @@ struct FrontierOptions {
   // When set and it becomes true, SolveFrontier returns kUnavailable
   // ("cancelled") within one sweep step (a server stopping mid-solve).
   const std::atomic<bool>* cancel = nullptr;
+  // When set, updated as the solve goes.
+  FrontierProgress* progress = nullptr;
 };
 
 struct FrontierPlan {

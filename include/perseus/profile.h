@@ -19,6 +19,8 @@ namespace perseus {
 enum class Instruction { kForward = 0, kBackward = 1 };
 inline constexpr int kNumInstructions = 2;
 const char* InstructionName(Instruction ins);  // "forward" / "backward"
+// The inverse: "forward" or "backward", else an error quoting `name`.
+Result<Instruction> ParseInstruction(const std::string& name);
 
 // One measured operating point.
 struct FreqPoint {

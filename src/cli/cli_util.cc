@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 
 #include "common/file_util.h"
 
@@ -19,18 +20,18 @@ int ReportError(const Status& status) {
   return 1;
 }
 
-Status WriteOutputs(const std::string& dir, const std::vector<std::pair<std::string, std::string>>& files) {
+Status WriteOutputs(const std::string& dir, const std::vector<OutputFile>& files) {
   PERSEUS_RETURN_IF_ERROR(MakeDirs(dir));
   const std::string suffix = ".partial." + std::to_string(::getpid());
   std::vector<std::string> written;
   auto cleanup = [&] {
     for (const std::string& p : written) std::remove((p + suffix).c_str());
   };
-  for (const auto& [name, contents] : files) {
+  for (const auto& [name, write] : files) {
     std::string path = dir + "/" + name;
     std::error_code ec;
     std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
-    Status st = WriteFileAtomic(path + suffix, contents);
+    Status st = WriteFileAtomic(path + suffix, write);
     if (!st.ok()) {
       cleanup();
       return st;
@@ -58,6 +59,19 @@ Result<std::string> ReadToken(const std::string& token_file) {
   while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ')) token.pop_back();
   if (token.empty()) return Status::InvalidArgument("--token-file " + token_file + ": empty");
   return token;
+}
+
+OutputFile TextOutput(std::string name, std::string contents) {
+  auto text = std::make_shared<const std::string>(std::move(contents));
+  return {std::move(name), [text](std::ostream& out) {
+            out.write(text->data(), static_cast<std::streamsize>(text->size()));
+          }};
+}
+
+Status WriteOutputs(const std::string& dir, const std::vector<std::pair<std::string, std::string>>& files) {
+  std::vector<OutputFile> outputs;
+  for (const auto& [name, contents] : files) outputs.push_back(TextOutput(name, contents));
+  return WriteOutputs(dir, outputs);
 }
 
 }  // namespace perseus::cli

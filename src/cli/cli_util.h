@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/file_util.h"
 #include "perseus/status.h"
 
 namespace perseus::cli {
@@ -17,6 +18,14 @@ int ReportError(const Status& status);
 // Writes every (file name, contents) pair into `dir` (created if missing).
 // Each file is written to a temporary name first; only when all are written
 // are they renamed into place, so on error nothing new appears in `dir`.
+// A file's contents are streamed (OutputFile) or given whole (the pair form).
+struct OutputFile {
+  std::string name;
+  StreamWriter write;
+};
+// An output whose contents are already in memory.
+OutputFile TextOutput(std::string name, std::string contents);
+Status WriteOutputs(const std::string& dir, const std::vector<OutputFile>& files);
 Status WriteOutputs(const std::string& dir, const std::vector<std::pair<std::string, std::string>>& files);
 
 // The server's bearer token: the contents of `token_file` (trailing

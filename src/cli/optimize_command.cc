@@ -2,12 +2,14 @@
 #include "cli/optimize_command.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
 
 #include "cli/cli_util.h"
 #include "cli/job_flags.h"
+#include "cli/progress.h"
 #include "perseus/frontier_io.h"
 #include "perseus/gpu_model.h"
 #include "perseus/optimizer.h"
@@ -22,27 +24,78 @@ struct OptimizeArgs {
   double unit_time_ms = 1.0;
   int lower_bound_samples = -1;
   double timeline_slowdown = 0;
+  int max_plans = 0;
   bool zeus_plans = false;
+  std::vector<double> zeus_plan_times_s;
+  bool quiet = false;
 };
 
-std::vector<std::pair<std::string, std::string>> Outputs(const OptimizeArgs& a, const ResolvedJob& job, const Problem& problem,
-                                                         const Frontier& f) {
-  std::vector<std::pair<std::string, std::string>> files;
-  files.emplace_back("plans.json", FrontierToJson(problem, f));
-  files.emplace_back("frontier.csv", FrontierToCsv(f));
-  files.emplace_back("frontier.svg", report::RenderFrontierSvg(f, "Time-energy frontier: " + JobTitle(job)));
+std::string Seconds(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", s);
+  return buf;
+}
+
+// What plans.json and zeus/ hold, as indices into the full frontier.
+struct Selection {
+  std::vector<size_t> written;  // plans.json
+  std::vector<size_t> zeus;     // zeus/, each also in `written`
+};
+
+Result<Selection> Select(const OptimizeArgs& a, const Frontier& f) {
+  Selection sel;
+  sel.zeus = KeyPlanIndices(f);
+  for (double t : a.zeus_plan_times_s) {
+    const FrontierPlan* p = f.PlanForTime(t);
+    if (!p) {
+      return Status::InvalidArgument("--zeus-plan-time " + Seconds(t) + ": no plan is that fast (the fastest takes " +
+                                     Seconds(f.plans.front().time_s) + " s)");
+    }
+    sel.zeus.push_back(static_cast<size_t>(p - f.plans.data()));
+  }
+  std::sort(sel.zeus.begin(), sel.zeus.end());
+  sel.zeus.erase(std::unique(sel.zeus.begin(), sel.zeus.end()), sel.zeus.end());
+  if (!a.zeus_plans && a.zeus_plan_times_s.empty()) sel.zeus.clear();
+  std::vector<size_t> keep = KeyPlanIndices(f);
+  keep.insert(keep.end(), sel.zeus.begin(), sel.zeus.end());
+  std::sort(keep.begin(), keep.end());
+  keep.erase(std::unique(keep.begin(), keep.end()), keep.end());
+  if (a.max_plans > 0 && static_cast<size_t>(a.max_plans) < keep.size()) {
+    return Status::InvalidArgument("--max-plans " + std::to_string(a.max_plans) + ": fewer than the " +
+                                   std::to_string(keep.size()) +
+                                   " plans always kept (fastest, no-slowdown, minimum-energy and --zeus-plan-time)");
+  }
+  sel.written = ThinPlanIndices(f, static_cast<size_t>(a.max_plans), keep);
+  return sel;
+}
+
+std::vector<OutputFile> Outputs(const OptimizeArgs& a, const ResolvedJob& job, const Problem& problem,
+                                const Frontier& f, const Selection& sel) {
+  std::vector<OutputFile> files;
+  auto text = [&files](std::string name, std::string contents) {
+    files.push_back(TextOutput(std::move(name), std::move(contents)));
+  };
+  // A thinned copy only when thinning (a full copy of 16 x 256's plans is 200 MB).
+  auto thinned = std::make_shared<Frontier>();
+  if (sel.written.size() < f.plans.size()) *thinned = SubFrontier(f, sel.written);
+  const Frontier* written = sel.written.size() < f.plans.size() ? thinned.get() : &f;
+  files.push_back({"plans.json", [&problem, written, thinned, total = f.plans.size()](std::ostream& out) {
+                     WritePlansJson(problem, *written, out, total);
+                   }});
+  text("frontier.csv", FrontierToCsv(f));
+  text("frontier.svg", report::RenderFrontierSvg(f, "Time-energy frontier: " + JobTitle(job)));
   const FrontierPlan* shown = f.PlanForTime(f.all_max.time_s * (1 + a.timeline_slowdown));
   if (!shown) shown = &f.plans.front();
   char title[160];
   std::snprintf(title, sizeof title, "Plan at %.4f s (%.1f%% less energy than all-max)", shown->time_s,
                 100 * (1 - shown->energy_j / f.all_max.energy_j));
-  files.emplace_back("timeline.svg", report::RenderTimelineSvg(problem, *shown, title));
-  if (a.zeus_plans) {
-    for (size_t i = 0; i < f.plans.size(); ++i) {
-      char name[64];
-      std::snprintf(name, sizeof name, "zeus/freqs_pipeline_%05zu.py", i);
-      files.emplace_back(name, PlanToZeusPython(problem, f.plans[i], static_cast<int>(i)));
-    }
+  text("timeline.svg", report::RenderTimelineSvg(problem, *shown, title));
+  for (size_t i : sel.zeus) {
+    // Named by the plan's index in plans.json.
+    const size_t index = static_cast<size_t>(std::lower_bound(sel.written.begin(), sel.written.end(), i) - sel.written.begin());
+    char name[64];
+    std::snprintf(name, sizeof name, "zeus/freqs_pipeline_%05zu.py", index);
+    text(name, PlanToZeusPython(problem, f.plans[i], static_cast<int>(index)));
   }
   return files;
 }
@@ -73,20 +126,33 @@ void PrintSummary(const Problem& problem, const Frontier& f, double seconds) {
 
 int RunOptimize(const OptimizeArgs& a) {
   auto t0 = std::chrono::steady_clock::now();
+  Progress progress(a.quiet);
   Result<ResolvedJob> job = ResolveJob(a.job);
   if (!job.ok()) return ReportError(job.status());
   Result<Problem> problem = BuildProblem(job->profile, job->spec);
   if (!problem.ok()) return ReportError(problem.status());
+  FrontierProgress solved;
   FrontierOptions options;
   options.unit_time_s = a.unit_time_ms / 1000.0;
   options.lower_bound_samples = a.lower_bound_samples;
+  options.progress = &solved;
+  progress.Phase("solving the frontier", [&solved] {
+    return std::to_string(solved.sweep_steps.load()) + " sweep steps, " + std::to_string(solved.plans_recorded.load()) +
+           " plans extracted";
+  });
   Result<Frontier> f = SolveFrontier(*problem, options);
   if (!f.ok()) return ReportError(f.status());
-  Status st = WriteOutputs(a.out, Outputs(a, *job, *problem, *f));
+  Result<Selection> sel = Select(a, *f);
+  if (!sel.ok()) return ReportError(sel.status());
+  progress.Phase("writing " + std::to_string(sel->written.size()) + " plans to " + a.out);
+  Status st = WriteOutputs(a.out, Outputs(a, *job, *problem, *f, *sel));
+  progress.Finish();
   if (!st.ok()) return ReportError(st);
   PrintSummary(*problem, *f, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  std::printf("plans.json:         %zu of %zu plans%s\n", sel->written.size(), f->plans.size(),
+              sel->written.size() < f->plans.size() ? " (--max-plans)" : "");
   std::printf("wrote:              %s/{plans.json,frontier.csv,frontier.svg,timeline.svg%s}\n", a.out.c_str(),
-              a.zeus_plans ? ",zeus/" : "");
+              sel->zeus.empty() ? "" : (",zeus/ (" + std::to_string(sel->zeus.size()) + " plans)").c_str());
   return 0;
 }
 
@@ -103,7 +169,16 @@ void RegisterOptimizeCommand(CLI::App& app) {
       ->check(CLI::Range(-1, 10000))->capture_default_str();
   cmd->add_option("--timeline-slowdown", args->timeline_slowdown,
                   "timeline.svg shows the plan for all-max time x (1 + this)")->check(CLI::Range(0.0, 10.0));
-  cmd->add_flag("--zeus-plans", args->zeus_plans, "Also write every plan as a Zeus frequency-plan file");
+  cmd->add_option("--max-plans", args->max_plans,
+                  "Write at most this many plans to plans.json, spread evenly in time (0: all); the fastest, "
+                  "no-slowdown and minimum-energy plans are always kept")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
+  cmd->add_flag("--zeus-plans", args->zeus_plans,
+                "Also write the fastest, no-slowdown and minimum-energy plans as Zeus frequency-plan files");
+  cmd->add_option("--zeus-plan-time", args->zeus_plan_times_s,
+                  "Also write a Zeus file for the least-energy plan no slower than this many seconds (repeatable)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_flag("--quiet", args->quiet, "No progress lines on stderr");
   cmd->callback([args] {
     int rc = RunOptimize(*args);
     if (rc != 0) throw CLI::RuntimeError(rc);

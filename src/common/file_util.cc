@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 
 namespace perseus {
 
@@ -46,13 +47,18 @@ Result<std::string> ReadFile(const std::string& path, size_t max_bytes) {
 }
 
 Status WriteFileAtomic(const std::string& path, const std::string& contents) {
+  return WriteFileAtomic(path, [&contents](std::ostream& out) { out.write(contents.data(), static_cast<std::streamsize>(contents.size())); });
+}
+
+Status WriteFileAtomic(const std::string& path, const StreamWriter& write) {
   std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) return Status::IoError(tmp + ": " + std::strerror(errno));
-  size_t n = std::fwrite(contents.data(), 1, contents.size(), f);
-  bool ok = n == contents.size() && std::fflush(f) == 0;
-  ok = (std::fclose(f) == 0) && ok;
-  if (!ok) {
+  std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+  if (!out) return Status::IoError(tmp + ": " + std::strerror(errno));
+  write(out);
+  out.flush();
+  const bool ok = out.good();
+  out.close();
+  if (!ok || out.fail()) {
     std::remove(tmp.c_str());
     return Status::IoError(path + ": write failed");
   }

@@ -6,6 +6,8 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
+#include <ostream>
 #include <string>
 
 #include "perseus/status.h"
@@ -18,6 +20,10 @@ namespace perseus {
 inline constexpr size_t kMaxReadFileBytes = size_t{256} << 20;
 Result<std::string> ReadFile(const std::string& path, size_t max_bytes = kMaxReadFileBytes);
 Status WriteFileAtomic(const std::string& path, const std::string& contents);
+// The same, with `write` streaming the contents (a large output is never held
+// whole in memory); a stream error fails the write and leaves nothing behind.
+using StreamWriter = std::function<void(std::ostream&)>;
+Status WriteFileAtomic(const std::string& path, const StreamWriter& write);
 // Creates `dir` and its parents if missing.
 Status MakeDirs(const std::string& dir);
 

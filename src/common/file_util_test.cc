@@ -1,5 +1,6 @@
 // ReadFile refuses what could block or never end (a FIFO without a writer,
 // /dev/zero) and files over its bound, naming the path; reads the rest.
+// WriteFileAtomic replaces a file whole or not at all.
 #include "common/file_util.h"
 
 #include <gtest/gtest.h>
@@ -36,6 +37,20 @@ TEST(ReadFile, RefusesFifosDevicesAndDirectoriesWithoutBlocking) {
   EXPECT_EQ(ReadFile("/dev/zero").status().message(), "/dev/zero: not a regular file");
   EXPECT_EQ(ReadFile("/tmp").status().message(), "/tmp: not a regular file");
   EXPECT_NE(ReadFile("/nonexistent/x").status().message().find("/nonexistent/x: "), std::string::npos);
+}
+
+TEST(WriteFileAtomic, StreamsContentsAndLeavesNothingOnAStreamError) {
+  const std::string path = Temp("streamed");
+  ASSERT_TRUE(WriteFileAtomic(path, [](std::ostream& out) { out << "a" << 1 << '\n'; }).ok());
+  EXPECT_EQ(*ReadFile(path), "a1\n");
+  Status failed = WriteFileAtomic(path, [](std::ostream& out) {
+    out << "partial";
+    out.setstate(std::ios::badbit);
+  });
+  EXPECT_EQ(failed.message(), path + ": write failed");
+  EXPECT_EQ(*ReadFile(path), "a1\n");  // the old file stays whole
+  EXPECT_FALSE(ReadFile(path + ".tmp." + std::to_string(::getpid())).ok());
+  std::remove(path.c_str());
 }
 
 }  // namespace

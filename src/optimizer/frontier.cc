@@ -119,6 +119,7 @@ Result<SweepResult> Sweep(const Problem& problem, const std::vector<NodeCosts>& 
     if (sweep.steps() > kMaxSweepSteps) return Status::Internal("sweep did not converge (over 5 million steps)");
     if (Cancelled(options)) return Status::Unavailable("cancelled");
     out.relaxation.Add(sweep.time_s(), sweep.relaxation_cost_j());
+    if (options.progress) options.progress->sweep_steps.store(sweep.steps(), std::memory_order_relaxed);
   }
   out.relaxation.Finish();
   out.steps = sweep.steps();
@@ -140,6 +141,7 @@ Result<SweepResult> Sweep(const Problem& problem, const std::vector<NodeCosts>& 
     replay.DurationsAt(time_s, durations);
     FrontierPlan plan = MakePlan(problem, discretizer.Run(durations, time_s));
     ++out.recorded;
+    if (options.progress) options.progress->plans_recorded.store(out.recorded, std::memory_order_relaxed);
     max_shortfall_s = std::max(max_shortfall_s, time_s - plan.time_s);
     // Only a plan cheaper than every faster one can be on the frontier.
     if (out.candidates.empty() || plan.energy_j < out.candidates.back().energy_j) out.candidates.push_back(std::move(plan));

@@ -16,6 +16,12 @@ const char* InstructionName(Instruction ins) {
   return ins == Instruction::kForward ? "forward" : "backward";
 }
 
+Result<Instruction> ParseInstruction(const std::string& name) {
+  if (name == "forward") return Instruction::kForward;
+  if (name == "backward") return Instruction::kBackward;
+  return Status::InvalidArgument("expected 'forward' or 'backward', got '" + name + "'");
+}
+
 namespace {
 
 constexpr int kMaxProfileStages = 4096 * 64;  // stages x model chunks the schedules accept
@@ -78,13 +84,9 @@ Result<Parsed> ParseRow(const CsvTable& t, const CsvRow& row, const Columns& c, 
   }
   p.stage = *stage;
   const std::string ins = c.instruction < static_cast<int>(row.fields.size()) ? row.fields[c.instruction] : "";
-  if (ins == "forward") {
-    p.ins = Instruction::kForward;
-  } else if (ins == "backward") {
-    p.ins = Instruction::kBackward;
-  } else {
-    return Status::InvalidArgument(t.Where(row, "instruction") + "expected 'forward' or 'backward', got '" + ins + "'");
-  }
+  Result<Instruction> parsed = ParseInstruction(ins);
+  if (!parsed.ok()) return Status::InvalidArgument(t.Where(row, "instruction") + parsed.status().message());
+  p.ins = *parsed;
   Result<int> freq = IntegerField(t, row, c.frequency, true);
   if (!freq.ok()) return freq.status();
   Result<double> time = PositiveNumber(t, row, c.time);

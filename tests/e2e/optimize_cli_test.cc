@@ -127,7 +127,7 @@ class OptimizeCli : public ::testing::Test {
     json j = json::parse(ReadText(out_ / "plans.json"), nullptr, false);
     EXPECT_FALSE(j.is_discarded()) << "plans.json is not valid JSON";
     if (j.is_discarded()) return j;
-    EXPECT_EQ(j["schema"], "perseus.frontier/v1");
+    EXPECT_EQ(j["schema"], "perseus.frontier/v2");
     const json& plans = j["plans"];
     EXPECT_TRUE(plans.is_array() && !plans.empty());
     for (size_t i = 1; i < plans.size(); ++i) {
@@ -155,26 +155,109 @@ TEST_F(OptimizeCli, BundledExampleWritesEveryOutput) {
   EXPECT_EQ(j["stages"], 4);
   EXPECT_EQ(j["microbatches"], 16);
   EXPECT_FALSE(fs::exists(out_ / "zeus"));
-  for (const auto& plan : j["plans"]) {
-    ASSERT_EQ(plan["stages"].size(), 4u);
-    for (const auto& stage : plan["stages"]) EXPECT_EQ(stage.size(), 32u);
-  }
-  // frontier.csv has one row per plan.
+  ASSERT_EQ(j["computations"].size(), 4u);
+  for (const auto& stage : j["computations"]) EXPECT_EQ(stage.size(), 32u);
+  for (const auto& stage : j["plans"][0]["sm_clocks_mhz"]) EXPECT_EQ(stage.size(), 32u);
+  // Without --max-plans every plan is written; frontier.csv has one row per plan.
+  EXPECT_EQ(j["frontier_plans"], j["plans"].size());
   const std::string csv = ReadText(out_ / "frontier.csv");
   EXPECT_EQ(static_cast<size_t>(std::count(csv.begin(), csv.end(), '\n')), j["plans"].size() + 1);
 }
 
-TEST_F(OptimizeCli, ZeusPlansAreWrittenOnRequest) {
+// The Zeus file's index in its name and comments, and its iteration time.
+struct ZeusFile {
+  size_t index;
+  double time_s;
+};
+
+std::vector<ZeusFile> ZeusFiles(const fs::path& dir) {
+  std::vector<ZeusFile> out;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    size_t index = 0;
+    EXPECT_EQ(std::sscanf(e.path().filename().c_str(), "freqs_pipeline_%5zu.py", &index), 1) << e.path();
+    const std::string text = ReadText(e.path());
+    EXPECT_EQ(text.rfind("[\n[('forward', ", 0), 0u) << e.path();
+    const std::string tag = "# Plan " + std::to_string(index) + " iteration time: ";
+    const size_t at = text.find(tag);
+    EXPECT_NE(at, std::string::npos) << e.path();
+    out.push_back({index, at == std::string::npos ? 0 : std::stod(text.substr(at + tag.size()))});
+  }
+  std::sort(out.begin(), out.end(), [](const ZeusFile& a, const ZeusFile& b) { return a.index < b.index; });
+  return out;
+}
+
+TEST_F(OptimizeCli, ZeusPlansAreTheKeyPlans) {
   CliRun r = Perseus({"optimize", "--example", "gpt3-xl-a100", "--out", out_.string(), "--zeus-plans"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   json j = ExpectOutputs();
   ASSERT_FALSE(j.is_discarded());
-  const fs::path first = out_ / "zeus" / "freqs_pipeline_00000.py";
-  ASSERT_TRUE(fs::is_regular_file(first));
-  EXPECT_EQ(ReadText(first).rfind("[\n[('forward', ", 0), 0u);
-  size_t zeus_files = 0;
-  for (const auto& e : fs::directory_iterator(out_ / "zeus")) zeus_files += e.path().extension() == ".py";
-  EXPECT_EQ(zeus_files, j["plans"].size());
+  const json& plans = j["plans"];
+  ASSERT_GE(plans.size(), 3u);
+  // The fastest, the no-slowdown (least energy within all-max time) and the minimum-energy plan.
+  size_t no_slowdown = 0;
+  while (no_slowdown + 1 < plans.size() &&
+         plans[no_slowdown + 1]["time_s"].get<double>() <= j["all_max"]["time_s"].get<double>() * (1 + 1e-12)) {
+    ++no_slowdown;
+  }
+  std::vector<size_t> want = {0, no_slowdown, plans.size() - 1};
+  want.erase(std::unique(want.begin(), want.end()), want.end());
+  std::vector<ZeusFile> files = ZeusFiles(out_ / "zeus");
+  ASSERT_EQ(files.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(files[i].index, want[i]);
+    EXPECT_EQ(files[i].time_s, plans[want[i]]["time_s"].get<double>());
+  }
+  EXPECT_NE(r.out.find(",zeus/ (" + std::to_string(want.size()) + " plans)}"), std::string::npos) << r.out;
+}
+
+TEST_F(OptimizeCli, MaxPlansThinsPlansJsonAndKeepsZeusPlanTimes) {
+  CliRun full = Perseus({"optimize", "--example", "gpt3-xl-a100", "--out", (dir_ / "full").string()});
+  ASSERT_EQ(full.exit_code, 0) << full.err;
+  const json all = json::parse(ReadText(dir_ / "full" / "plans.json"));
+  const size_t n = all["plans"].size();
+  ASSERT_GT(n, 8u);
+  // A time between two plans picks the faster one (the least energy no slower than it).
+  const double between = (all["plans"][n / 2]["time_s"].get<double>() + all["plans"][n / 2 + 1]["time_s"].get<double>()) / 2;
+  char time_arg[32];
+  std::snprintf(time_arg, sizeof time_arg, "%.9f", between);
+  CliRun r = Perseus({"optimize", "--example", "gpt3-xl-a100", "--out", out_.string(), "--max-plans", "6",
+                      "--zeus-plan-time", time_arg});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = ExpectOutputs();
+  ASSERT_FALSE(j.is_discarded());
+  ASSERT_EQ(j["plans"].size(), 6u);
+  EXPECT_EQ(j["frontier_plans"], n);
+  EXPECT_EQ(j["plans"][0]["time_s"], all["plans"][0]["time_s"]);
+  EXPECT_EQ(j["plans"][5]["time_s"], all["plans"][n - 1]["time_s"]);
+  EXPECT_NE(r.out.find("plans.json:         6 of " + std::to_string(n) + " plans (--max-plans)"), std::string::npos)
+      << r.out;
+  // frontier.csv keeps the whole frontier.
+  EXPECT_EQ(ReadText(out_ / "frontier.csv"), ReadText(dir_ / "full" / "frontier.csv"));
+  // --zeus-plan-time alone writes that plan and the key plans; each is in plans.json under its index.
+  std::vector<ZeusFile> files = ZeusFiles(out_ / "zeus");
+  bool found = false;
+  for (const ZeusFile& z : files) {
+    ASSERT_LT(z.index, 6u);
+    EXPECT_EQ(z.time_s, j["plans"][z.index]["time_s"].get<double>());
+    found = found || z.time_s == all["plans"][n / 2]["time_s"].get<double>();
+  }
+  EXPECT_TRUE(found) << "the plan for --zeus-plan-time " << time_arg;
+}
+
+TEST_F(OptimizeCli, MaxPlansBelowTheKeptPlansIsAnError) {
+  CliRun r = Perseus({"optimize", "--example", "gpt3-xl-a100", "--out", out_.string(), "--max-plans", "1"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("perseus: error: --max-plans 1: fewer than the "), std::string::npos) << r.err;
+  EXPECT_TRUE(FilesUnder(out_).empty());
+}
+
+TEST_F(OptimizeCli, ZeusPlanTimeFasterThanEveryPlanIsAnError) {
+  CliRun r = Perseus({"optimize", "--example", "gpt3-xl-a100", "--out", out_.string(), "--zeus-plan-time", "0.001"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_EQ(r.err.rfind("perseus: error: --zeus-plan-time 0.001: no plan is that fast (the fastest takes ", 0), 0u)
+      << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_TRUE(FilesUnder(out_).empty());
 }
 
 TEST_F(OptimizeCli, BadProfileValueFailsWithFileLineAndWritesNothing) {
@@ -282,17 +365,19 @@ TEST_F(OptimizeCli, SmallProfileWith1F1B) {
   EXPECT_EQ(j["stages"], 2);
   EXPECT_EQ(j["microbatches"], 4);
   EXPECT_EQ(j["blocking_power_w"], 60);
-  for (const auto& plan : j["plans"]) {
-    ASSERT_EQ(plan["stages"].size(), 2u);
-    // Stage 0 of 1F1B with 2 stages runs F0 F1 B0 F2 B1 F3 B2 B3.
-    const auto& s0 = plan["stages"][0];
-    ASSERT_EQ(s0.size(), 8u);
-    EXPECT_EQ(s0[2][0], "backward");
-    EXPECT_EQ(s0[2][1], 0);
-    for (const auto& c : s0) {
-      const int f = c[2].get<int>();
-      EXPECT_TRUE(f == 1410 || f == 1200 || f == 1000) << f;
-    }
+  // Stage 0 of 1F1B with 2 stages runs F0 F1 B0 F2 B1 F3 B2 B3.
+  const auto& s0 = j["computations"][0];
+  ASSERT_EQ(s0.size(), 8u);
+  EXPECT_EQ(s0[2][0], "backward");
+  EXPECT_EQ(s0[2][1], 0);
+  const auto& clocks = j["plans"][0]["sm_clocks_mhz"];
+  ASSERT_EQ(clocks.size(), 2u);
+  for (const auto& stage : clocks) {
+    ASSERT_EQ(stage.size(), 8u);
+    for (const auto& f : stage) EXPECT_TRUE(f == 1410 || f == 1200 || f == 1000) << f;
+  }
+  for (size_t i = 1; i < j["plans"].size(); ++i) {
+    for (const auto& c : j["plans"][i]["changes"]) EXPECT_TRUE(c[2] == 1410 || c[2] == 1200 || c[2] == 1000) << c;
   }
 }
 
@@ -304,7 +389,7 @@ TEST_F(OptimizeCli, SmallProfileWithGPipe) {
   json j = ExpectOutputs();
   ASSERT_FALSE(j.is_discarded());
   EXPECT_EQ(j["schedule"], "gpipe");
-  const auto& s0 = j["plans"][0]["stages"][0];
+  const auto& s0 = j["computations"][0];
   ASSERT_EQ(s0.size(), 8u);
   for (int k = 0; k < 4; ++k) EXPECT_EQ(s0[k][0], "forward");
   for (int k = 4; k < 8; ++k) EXPECT_EQ(s0[k][0], "backward");
@@ -319,9 +404,9 @@ TEST_F(OptimizeCli, SmallProfileWithInterleaved1F1B) {
   ASSERT_FALSE(j.is_discarded());
   EXPECT_EQ(j["schedule"], "interleaved-1f1b");
   EXPECT_EQ(j["chunks"], 2);
-  for (const auto& stage : j["plans"][0]["stages"]) {
+  for (const auto& stage : j["computations"]) {
     ASSERT_EQ(stage.size(), 16u);
-    for (const auto& c : stage) EXPECT_EQ(c.size(), 4u);
+    for (const auto& c : stage) EXPECT_EQ(c.size(), 3u);  // instruction, microbatch, chunk
   }
 }
 

@@ -1,0 +1,51 @@
+// Progress lines on stderr for work over two seconds.
+#include "cli/progress.h"
+
+#include <cstdio>
+
+namespace perseus::cli {
+
+namespace {
+constexpr auto kSilentFor = std::chrono::seconds(2);
+constexpr auto kEvery = std::chrono::seconds(1);
+}  // namespace
+
+Progress::Progress(bool quiet) {
+  if (!quiet) thread_ = std::thread([this] { Run(); });
+}
+
+Progress::~Progress() { Finish(); }
+
+void Progress::Phase(std::string name, std::function<std::string()> detail) {
+  std::lock_guard<std::mutex> lock(mu_);
+  phase_ = std::move(name);
+  detail_ = std::move(detail);
+}
+
+void Progress::Finish() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stop_) return;
+    stop_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  if (printed_) std::fprintf(stderr, "perseus: done in %.1f s\n", Elapsed_s());
+}
+
+double Progress::Elapsed_s() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+}
+
+void Progress::Run() {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (wake_.wait_for(lock, kSilentFor, [this] { return stop_; })) return;
+  do {
+    std::string line = phase_;
+    if (detail_) line += ": " + detail_();
+    std::fprintf(stderr, "perseus: %s (%.0f s)\n", line.c_str(), Elapsed_s());
+    printed_ = true;
+  } while (!wake_.wait_for(lock, kEvery, [this] { return stop_; }));
+}
+
+}  // namespace perseus::cli

@@ -1,0 +1,44 @@
+// Progress on stderr for long work. Silent for the first two seconds (short
+// runs print nothing), then one line a second naming the current phase and
+// what its detail function reports, and a last line with the total time.
+// Never writes to stdout. Thread-safe; one thread of its own.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace perseus::cli {
+
+class Progress {
+ public:
+  // quiet: print nothing at all.
+  explicit Progress(bool quiet);
+  ~Progress();
+  Progress(const Progress&) = delete;
+  Progress& operator=(const Progress&) = delete;
+
+  // Starts a phase ("solving the frontier"); `detail` ("1200 sweep steps")
+  // is called from the progress thread and must be thread-safe.
+  void Phase(std::string name, std::function<std::string()> detail = {});
+  // Stops; prints "perseus: done in X s" when a line was printed before.
+  void Finish();
+
+ private:
+  void Run();
+  double Elapsed_s() const;
+
+  const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  std::mutex mu_;
+  std::condition_variable wake_;
+  std::string phase_;
+  std::function<std::string()> detail_;
+  bool stop_ = false;
+  bool printed_ = false;
+  std::thread thread_;
+};
+
+}  // namespace perseus::cli
