@@ -8,31 +8,60 @@
 // profit tau_0 and one arc of capacity w'_j and profit tau_j per hull
 // breakpoint, precedence arcs, and a return arc sink->source of cost T whose
 // flow is the multiplier of the deadline, i.e. -dLB/dT.
+//
+// Exact arithmetic, so the solve always ends. LEMON's network simplex keeps a
+// strongly feasible spanning tree, which rules out cycling only when every
+// comparison is exact; with floating-point costs and capacities, rounding
+// broke the rule on a 4 x 4 GPipe problem and the solve never returned.
+// So the network is solved on integers: times in units of kTimeSteps-th of
+// the largest time, capacities rounded down in units of kCapacitySteps-th of
+// the largest. Any circulation within the rounded-down capacities is feasible
+// for the real network, and by weak duality every feasible circulation's
+// objective, evaluated with the real times, is a lower bound for every T
+// (an affine function of T, hence a tangent line below LB). Rounding only
+// makes the bound a hair lower than LB (docs/design.md, Termination).
 #include "optimizer/lower_bound.h"
 
 #include <lemon/network_simplex.h>
 #include <lemon/smart_graph.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <limits>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace perseus::optimizer {
 namespace {
 
 using Graph = lemon::SmartDigraph;
-using Simplex = lemon::NetworkSimplex<Graph, double, double>;
+using Simplex = lemon::NetworkSimplex<Graph, int64_t, int64_t>;
+
+// 2^31 steps each: a path's summed cost stays below 2^31 x 2 x 2^19 nodes
+// (the job-size limit) < 2^63, and so does the deadline arc's flow.
+constexpr double kTimeSteps = 2147483648.0;
+constexpr double kCapacitySteps = 2147483648.0;
+constexpr int64_t kUncapacitated = std::numeric_limits<int64_t>::max();
+
+// An arc as the model has it: capacity (W, infinity for none) and cost (s).
+struct RealArc {
+  double upper;
+  double cost;
+};
 
 struct Network {
   Graph g;
-  Graph::ArcMap<double> upper{g}, cost{g};
+  std::vector<std::pair<Graph::Node, Graph::Node>> ends;
+  std::vector<RealArc> real;  // by arc id
   Graph::Arc deadline_arc;
   double base_cost_j = 0;  // sum of every node's cheapest hull cost
 };
 
 void AddArc(Network& net, Graph::Node a, Graph::Node b, double upper, double cost) {
-  Graph::Arc arc = net.g.addArc(a, b);
-  net.upper[arc] = upper;
-  net.cost[arc] = cost;
+  net.g.addArc(a, b);
+  net.real.push_back({upper, cost});
 }
 
 void AddComputation(Network& net, const NodeCosts& c, Graph::Node s, Graph::Node f, double inf) {
@@ -63,7 +92,52 @@ void BuildNetwork(const Problem& problem, const std::vector<NodeCosts>& costs, d
     for (int j : node.succs) AddArc(net, finish[i], start[j], inf, 0);
   }
   net.deadline_arc = net.g.addArc(sink, source);
-  net.upper[net.deadline_arc] = inf;
+  net.real.push_back({inf, 0});  // its cost is the deadline, set per solve
+}
+
+// The integer network's units: the largest finite capacity and time.
+struct Scale {
+  double capacity_w = 1;  // per unit of integer flow
+  double time_s = 1;      // per unit of integer cost
+};
+
+Scale ScaleFor(const Network& net, const std::vector<double>& sample_times_s) {
+  double max_upper = 0, max_time = 0;
+  for (const RealArc& a : net.real) {
+    if (std::isfinite(a.upper)) max_upper = std::max(max_upper, a.upper);
+    max_time = std::max(max_time, std::abs(a.cost));
+  }
+  for (double t : sample_times_s) max_time = std::max(max_time, std::abs(t));
+  Scale s;
+  if (max_upper > 0) s.capacity_w = max_upper / kCapacitySteps;
+  if (max_time > 0) s.time_s = max_time / kTimeSteps;
+  return s;
+}
+
+// Integer capacities, rounded down, and costs, rounded up: a computation's
+// profit (a negative cost) never grows, so with the deadline also rounded up
+// no cycle turns negative at a deadline the real network meets (T >= the
+// fastest time), and the integer solve is never unbounded where the real one is not.
+void IntegerArcs(const Network& net, const Scale& scale, Graph::ArcMap<int64_t>& upper,
+                 Graph::ArcMap<int64_t>& cost) {
+  for (Graph::ArcIt a(net.g); a != lemon::INVALID; ++a) {
+    const RealArc& r = net.real[static_cast<size_t>(Graph::id(a))];
+    upper[a] = std::isfinite(r.upper) ? static_cast<int64_t>(std::floor(r.upper / scale.capacity_w)) : kUncapacitated;
+    cost[a] = static_cast<int64_t>(std::ceil(r.cost / scale.time_s));
+  }
+}
+
+// The dual objective of `flow` with the real times, as the line
+// cost(T) = fixed - flow_on_deadline x T, evaluated at t.
+EnergyLowerBound::Tangent TangentOf(const Network& net, const Simplex& simplex, const Scale& scale, double t) {
+  long double fixed = net.base_cost_j;
+  for (Graph::ArcIt a(net.g); a != lemon::INVALID; ++a) {
+    if (a == net.deadline_arc) continue;
+    const long double flow_w = static_cast<long double>(simplex.flow(a)) * scale.capacity_w;
+    fixed -= flow_w * net.real[static_cast<size_t>(Graph::id(a))].cost;
+  }
+  const double slope = -static_cast<double>(static_cast<long double>(simplex.flow(net.deadline_arc)) * scale.capacity_w);
+  return {t, static_cast<double>(fixed + static_cast<long double>(slope) * t), slope};
 }
 
 }  // namespace
@@ -121,19 +195,22 @@ Result<EnergyLowerBound> EnergyLowerBound::Compute(const Problem& problem, const
   lb.blocking_power_w_ = problem.blocking_power_w * problem.num_stages();
   lb.fastest_time_s_ = std::numeric_limits<double>::infinity();
   Network net;
-  const double inf = std::numeric_limits<double>::infinity();
-  BuildNetwork(problem, costs, inf, net);
+  BuildNetwork(problem, costs, std::numeric_limits<double>::infinity(), net);
+  const Scale scale = ScaleFor(net, sample_times_s);
+  Graph::ArcMap<int64_t> upper(net.g), cost(net.g);
+  IntegerArcs(net, scale, upper, cost);
   Simplex simplex(net.g);
   for (double t : sample_times_s) {
-    net.cost[net.deadline_arc] = t;
+    // Only the integer optimum's flow is used; its objective is evaluated at the real t.
+    cost[net.deadline_arc] = static_cast<int64_t>(std::ceil(t / scale.time_s));
     simplex.reset();
-    simplex.upperMap(net.upper).costMap(net.cost);
+    simplex.upperMap(upper).costMap(cost);
     Simplex::ProblemType result = simplex.run();
     if (result != Simplex::OPTIMAL) {
       return Status::Internal("lower bound: relaxation at T=" + std::to_string(t) + " s is " +
                               (result == Simplex::UNBOUNDED ? "infeasible (T below the fastest time)" : "infeasible"));
     }
-    lb.tangents_.push_back({t, net.base_cost_j - simplex.totalCost(), -simplex.flow(net.deadline_arc)});
+    lb.tangents_.push_back(TangentOf(net, simplex, scale, t));
     lb.fastest_time_s_ = std::min(lb.fastest_time_s_, t);
   }
   return lb;

@@ -1,0 +1,214 @@
+// No solve hangs: hundreds of random small problems of every schedule, each
+// solved under its own time limit, with the independent lower-bound check on.
+// The generator leans towards what broke before: identical stages (a 4 x 4
+// GPipe problem of identical GPT-3-like stages at zero blocking power sent
+// LEMON's network simplex into a cycle on floating-point data), profiles with
+// repeated times or energies, a few widely spaced clocks, zero and large
+// blocking power. A case that runs past its limit prints its seed and shape
+// and ends the test binary, so a hang is a failure with a reproducer, never a
+// stuck CI job.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "optimizer/testing/brute_force.h"
+#include "perseus/optimizer.h"
+
+namespace perseus {
+namespace {
+
+constexpr auto kCaseLimit = std::chrono::seconds(30);  // each case takes milliseconds
+
+// Ends the process when a case runs past its limit: a solver thread cannot be
+// cancelled from outside, and a hang must fail, not stall.
+class Watchdog {
+ public:
+  Watchdog() : thread_([this] { Run(); }) {}
+  ~Watchdog() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  void Start(std::string label) {
+    std::lock_guard<std::mutex> lock(mu_);
+    label_ = std::move(label);
+    deadline_ = std::chrono::steady_clock::now() + kCaseLimit;
+    armed_ = true;
+    cv_.notify_all();
+  }
+  void Done() {
+    std::lock_guard<std::mutex> lock(mu_);
+    armed_ = false;
+  }
+
+ private:
+  void Run() {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!stop_) {
+      if (!armed_) {
+        cv_.wait(lock);
+        continue;
+      }
+      if (cv_.wait_until(lock, deadline_) == std::cv_status::timeout && armed_ &&
+          std::chrono::steady_clock::now() >= deadline_) {
+        std::fprintf(stderr, "solver_fuzz_test: %s did not finish within %lld s: a hang\n", label_.c_str(),
+                     static_cast<long long>(kCaseLimit.count()));
+        std::fflush(stderr);
+        std::_Exit(1);
+      }
+    }
+  }
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::string label_;
+  std::chrono::steady_clock::time_point deadline_;
+  bool armed_ = false, stop_ = false;
+  std::thread thread_;
+};
+
+// GPT-3 175B / A100 stage 0 at a few clocks (the shape of the shared profile:
+// energy not monotone in the clock below 1050 MHz).
+Profile Gpt3LikeProfile(int stages, int clocks, std::mt19937& rng, bool identical) {
+  struct Row {
+    int mhz;
+    double fwd_s, fwd_j, bwd_s, bwd_j;
+  };
+  // The shared profile's rows (a 690 MHz row extrapolated).
+  static const Row kRows[] = {
+      {1410, 0.05016166687011708, 23.80547200000007, 0.092953779220581, 44.584247999999675},
+      {1230, 0.05481546783447264, 19.817703999999914, 0.10076145935058589, 37.10376800000016},
+      {1050, 0.06367572975158689, 17.584519999999554, 0.11590795326232908, 32.58273599999957},
+      {870, 0.07654167366027828, 18.055039999999103, 0.13870770835876461, 33.32536799999885},
+      {690, 0.0965, 19.7, 0.175, 36.1}};
+  std::uniform_real_distribution<double> u(0.85, 1.15);
+  Profile p;
+  p.stages.resize(stages);
+  for (int s = 0; s < stages; ++s) {
+    const double scale = identical ? 1.0 : u(rng);
+    for (int k = 0; k < clocks; ++k) {
+      const Row& r = kRows[k];
+      p.stages[s].points[0].push_back({r.mhz, r.fwd_s * scale, r.fwd_j * scale});
+      p.stages[s].points[1].push_back({r.mhz, r.bwd_s * scale, r.bwd_j * scale});
+    }
+  }
+  return p;
+}
+
+// Random profile, with some stages copied and some values repeated.
+Profile DegenerateRandomProfile(std::mt19937& rng, int stages, int options) {
+  Profile p = testing::RandomProfile(rng, stages, options);
+  std::uniform_int_distribution<int> coin(0, 3);
+  if (coin(rng) == 0) {
+    for (int s = 1; s < stages; ++s) p.stages[s] = p.stages[0];
+  }
+  if (coin(rng) == 0 && options > 1) {  // two clocks with the same time, or the same energy
+    for (auto& stage : p.stages) {
+      for (auto& points : stage.points) {
+        if (coin(rng) < 2) points[1].time_s = points[0].time_s;
+        else points[1].energy_j = points[0].energy_j;
+      }
+    }
+  }
+  return p;
+}
+
+struct Case {
+  ScheduleKind kind;
+  int stages, microbatches, chunks;
+  double blocking_w;
+  Profile profile;
+  std::string label;
+};
+
+Case RandomCase(uint32_t seed) {
+  std::mt19937 rng(seed);
+  static const ScheduleKind kKinds[] = {ScheduleKind::k1F1B, ScheduleKind::kGPipe, ScheduleKind::kInterleaved1F1B};
+  Case c;
+  c.kind = kKinds[seed % 3];
+  c.stages = std::uniform_int_distribution<int>(1, 5)(rng);
+  c.microbatches = std::uniform_int_distribution<int>(1, 6)(rng);
+  c.chunks = c.kind == ScheduleKind::kInterleaved1F1B ? 2 : 1;
+  if (c.kind == ScheduleKind::kInterleaved1F1B) {
+    // Megatron's interleaving needs microbatches to be a multiple of stages.
+    c.microbatches = c.stages * std::uniform_int_distribution<int>(1, 2)(rng);
+  }
+  static const double kBlocking[] = {0, 0, 20, 83.64, 300};
+  c.blocking_w = kBlocking[std::uniform_int_distribution<int>(0, 4)(rng)];
+  const int options = std::uniform_int_distribution<int>(1, 5)(rng);
+  const int profile_stages = c.stages * c.chunks;
+  if (seed % 2 == 0) {
+    c.profile = Gpt3LikeProfile(profile_stages, options, rng, seed % 4 == 0);
+  } else {
+    c.profile = DegenerateRandomProfile(rng, profile_stages, options);
+  }
+  c.label = "seed " + std::to_string(seed) + " (" + ScheduleName(c.kind) + ", " + std::to_string(c.stages) + " x " +
+            std::to_string(c.microbatches) + ", " + std::to_string(options) + " clocks, blocking " +
+            std::to_string(c.blocking_w) + " W)";
+  return c;
+}
+
+// The case that was reported: 4 x 4 GPipe, identical stages at 1410/1230/1050/870 MHz, no blocking power.
+TEST(SolverFuzz, TheReportedGPipeHangFinishes) {
+  Watchdog watchdog;
+  std::mt19937 rng(1);
+  ProblemSpec spec;
+  spec.schedule = {ScheduleKind::kGPipe, 4, 4, 1};
+  spec.blocking_power_w = 0;
+  Result<Problem> problem = BuildProblem(Gpt3LikeProfile(4, 4, rng, true), spec);
+  ASSERT_TRUE(problem.ok()) << problem.status().ToString();
+  FrontierOptions options;  // the default: one independent bound check
+  watchdog.Start("the 4 x 4 GPipe case");
+  Result<Frontier> f = SolveFrontier(*problem, options);
+  watchdog.Done();
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  EXPECT_TRUE(f->stats.lower_bound_checked) << f->stats.lower_bound_max_error;
+}
+
+TEST(SolverFuzz, EveryRandomSmallProblemOfEverySchedulesFinishesWithACheckedBound) {
+  Watchdog watchdog;
+  int solved = 0, checked = 0;
+  double max_error = 0;
+  for (uint32_t seed = 1; seed <= 600; ++seed) {
+    Case c = RandomCase(seed);
+    ProblemSpec spec;
+    spec.schedule = {c.kind, c.stages, c.microbatches, c.chunks};
+    spec.blocking_power_w = c.blocking_w;
+    Result<Problem> problem = BuildProblem(c.profile, spec);
+    ASSERT_TRUE(problem.ok()) << c.label << ": " << problem.status().ToString();
+    FrontierOptions options;
+    options.unit_time_s = seed % 5 == 0 ? 1e-4 : 1e-3;
+    options.lower_bound_samples = 1 + static_cast<int>(seed % 4);
+    watchdog.Start(c.label);
+    Result<Frontier> f = SolveFrontier(*problem, options);
+    watchdog.Done();
+    ASSERT_TRUE(f.ok()) << c.label << ": " << f.status().ToString();
+    ASSERT_FALSE(f->plans.empty()) << c.label;
+    ++solved;
+    checked += f->stats.lower_bound_checked;
+    max_error = std::max(max_error, f->stats.lower_bound_max_error);
+    EXPECT_TRUE(f->stats.lower_bound_checked)
+        << c.label << ": the independent bound disagrees by " << f->stats.lower_bound_max_error;
+    for (const FrontierPlan& p : f->plans) {
+      EXPECT_LE(p.lower_bound_j, p.energy_j * (1 + 1e-9)) << c.label;
+    }
+  }
+  std::printf("%d problems solved, %d with the bound checked independently (largest relative difference %.2g)\n",
+              solved, checked, max_error);
+}
+
+}  // namespace
+}  // namespace perseus
