@@ -82,6 +82,7 @@ int RunServe(const ServeArgs& args) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   server::ServiceLimits limits;
   limits.max_jobs = args.max_jobs;
+  limits.max_frontier_plans = args.max_frontier_plans;
   limits.job_expiry_s = args.job_expiry_s;
   Result<std::unique_ptr<server::JobService>> service =
       server::JobService::Create(store->get(), &log, nullptr, {}, limits);
@@ -149,6 +150,11 @@ void RegisterServeCommand(CLI::App& app) {
                   "when listening on loopback)");
   cmd->add_option("--max-jobs", args->max_jobs, "Jobs the server holds at most")->capture_default_str()->check(
       CLI::Range(1, 1000000));
+  cmd->add_option("--max-frontier-plans", args->max_frontier_plans,
+                  "Frontier plans a job keeps at most (fastest, no-slowdown and minimum-energy kept, the rest "
+                  "spread evenly in time; 0: all)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1000000));
   cmd->add_option("--job-expiry-s", args->job_expiry_s,
                   "Delete a job no rank reached for this long (0: never)")
       ->capture_default_str()

@@ -31,6 +31,7 @@ struct ServeArgs {
   int idle_timeout_s = 5;
   std::vector<std::string> allowed_hosts;
   int max_jobs = 1000;
+  int max_frontier_plans = 1000;
   int64_t job_expiry_s = 7 * 86400;
   std::string log_file;    // empty: stderr
   std::string log_level = "info";

@@ -50,6 +50,10 @@ struct CarbonOptions {
 struct ServiceLimits {
   int max_jobs = 1000;               // registered jobs (quarantined ones count)
   int64_t job_expiry_s = 7 * 86400;  // a job no rank reached for this long is deleted; 0: never
+  // Plans a job keeps (ThinFrontier; 0: all): bounds a big job's memory and
+  // stored size at a time resolution a straggler response does not feel
+  // (about the frontier's time span / 1,000).
+  int max_frontier_plans = 1000;
 };
 
 class JobService {

@@ -320,12 +320,14 @@ void JobService::Optimize(const std::string& job_id) {
     frontier = problem.ok() ? solver_(*problem, options) : Result<Frontier>(problem.status());
   }
   if (cancel_solves_) return;  // stopping: the job stays optimizing and is solved after a restart
-  // Every plan's per-stage JSON is built here, without the job's lock: for
-  // a large job it takes seconds, and polls, reports and reads go on meanwhile.
+  // The plan book and the stored frontier are built here, without the job's
+  // lock: polls, reports and reads go on meanwhile.
   Result<std::shared_ptr<const PlanBook>> book =
-      frontier.ok() && profile.ok() ? PlanBook::Create(spec, *profile, blocking_power_w, *frontier)
-                                    : Result<std::shared_ptr<const PlanBook>>(frontier.status());
-  std::string frontier_json = book.ok() ? FrontierToJson((*book)->frontier()).dump() : std::string();
+      frontier.ok() && profile.ok()
+          ? PlanBook::Create(spec, *profile, blocking_power_w,
+                             ThinFrontier(std::move(*frontier), static_cast<size_t>(limits_.max_frontier_plans)))
+          : Result<std::shared_ptr<const PlanBook>>(frontier.status());
+  std::string frontier_json = book.ok() ? StoredFrontierJson((*book)->frontier()).dump() : std::string();
   std::lock_guard<std::mutex> lock(job.mu);
   if (job.deleted || job.state.phase != Phase::kOptimizing) return;
   ControlState state = job.state;

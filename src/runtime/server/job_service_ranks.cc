@@ -119,7 +119,7 @@ Result<std::string> JobService::RankPlan(const std::string& job_id, int rank, in
     head["kind"] = "frontier";
     head["plan_index"] = index;
     head["predicted_time_s"] = job.plans->frontier().plans[index].time_s;
-    instructions = job.plans->StagePlanJson(index, info.pp_rank);
+    instructions = *job.plans->StagePlanJson(index, info.pp_rank);
   } else if (st.phase == Phase::kDone) {
     head["kind"] = "reset";
     instructions = "[]";

@@ -1,24 +1,58 @@
 #include "runtime/server/plan_book.h"
 
+#include <algorithm>
+#include <stdexcept>
+#include <utility>
+
+#include "perseus/frontier_io.h"
+
 namespace perseus::server {
 
 namespace {
+
+// Enough for every stage of the few plans a job's pipelines run at once.
+constexpr size_t kMaxCachedLists = 4096;
 
 Json InstructionJson(const Computation& c, int sm_clock_mhz) {
   return {{"instruction", InstructionName(c.instruction)}, {"microbatch", c.microbatch}, {"chunk", c.chunk},
           {"sm_clock_mhz", sm_clock_mhz}};
 }
 
-Json PlanJson(const FrontierPlan& p) {
-  return {{"time_s", p.time_s}, {"energy_j", p.energy_j}, {"lower_bound_j", p.lower_bound_j}, {"choice", p.choice}};
+Json PlanCostJson(const FrontierPlan& p) {
+  return {{"time_s", p.time_s}, {"energy_j", p.energy_j}, {"lower_bound_j", p.lower_bound_j}};
 }
 
-FrontierPlan PlanFromJson(const Json& j) {
+Json PlanJson(const FrontierPlan& p) {
+  Json j = PlanCostJson(p);
+  j["choice"] = p.choice;
+  return j;
+}
+
+// [[computation, option], ...] where `choice` differs from `previous`.
+Json ChoiceChanges(const PlanChoice& previous, const PlanChoice& choice) {
+  Json changes = Json::array();
+  for (size_t i = 0; i < choice.size(); ++i) {
+    if (choice[i] != previous[i]) changes.push_back({i, choice[i]});
+  }
+  return changes;
+}
+
+// One stored plan; `previous` is the plan before it (nullptr for the first).
+FrontierPlan PlanFromJson(const Json& j, const FrontierPlan* previous) {
   FrontierPlan p;
   p.time_s = j.at("time_s").get<double>();
   p.energy_j = j.at("energy_j").get<double>();
   p.lower_bound_j = j.at("lower_bound_j").get<double>();
-  p.choice = j.at("choice").get<PlanChoice>();
+  if (j.contains("choice") || previous == nullptr) {
+    p.choice = j.at("choice").get<PlanChoice>();
+    return p;
+  }
+  p.choice = previous->choice;
+  for (const Json& change : j.at("changes")) {
+    const size_t node = change.at(0).get<size_t>();
+    if (node >= p.choice.size()) throw std::out_of_range("a change names computation " + std::to_string(node));
+    p.choice[node] = change.at(1).get<int>();
+  }
   return p;
 }
 
@@ -61,20 +95,27 @@ Result<std::shared_ptr<const PlanBook>> PlanBook::Create(const JobSpec& spec, co
   std::shared_ptr<PlanBook> book(new PlanBook());
   book->problem_ = std::move(*problem);
   book->frontier_ = std::move(frontier);
-  const Problem& pb = book->problem_;
-  for (const FrontierPlan& plan : book->frontier_.plans) {
-    PERSEUS_RETURN_IF_ERROR(CheckChoice(pb, plan.choice));
-    std::vector<std::string> stages;
-    for (int s = 0; s < pb.num_stages(); ++s) {
-      Json list = Json::array();
-      for (int node : pb.gpu_order[s]) {
-        list.push_back(InstructionJson(pb.nodes[node].comp, pb.nodes[node].options[plan.choice[node]].freq_mhz));
-      }
-      stages.push_back(list.dump());
-    }
-    book->stage_json_.push_back(std::move(stages));
-  }
+  for (const FrontierPlan& plan : book->frontier_.plans) PERSEUS_RETURN_IF_ERROR(CheckChoice(book->problem_, plan.choice));
   return std::shared_ptr<const PlanBook>(std::move(book));
+}
+
+std::shared_ptr<const std::string> PlanBook::StagePlanJson(int plan_index, int stage) const {
+  const int64_t key = static_cast<int64_t>(plan_index) * problem_.num_stages() + stage;
+  {
+    std::lock_guard<std::mutex> lock(cache_mu_);
+    auto it = cache_.find(key);
+    if (it != cache_.end()) return it->second;
+  }
+  const PlanChoice& choice = frontier_.plans[plan_index].choice;
+  Json list = Json::array();
+  for (int node : problem_.gpu_order[stage]) {
+    list.push_back(InstructionJson(problem_.nodes[node].comp, problem_.nodes[node].options[choice[node]].freq_mhz));
+  }
+  auto text = std::make_shared<const std::string>(list.dump());
+  std::lock_guard<std::mutex> lock(cache_mu_);
+  if (cache_.size() >= kMaxCachedLists) cache_.clear();
+  cache_.emplace(key, text);
+  return text;
 }
 
 int PlanBook::PlanIndexForTime(double time_s) const {
@@ -83,9 +124,17 @@ int PlanBook::PlanIndexForTime(double time_s) const {
   return static_cast<int>(p - frontier_.plans.data());
 }
 
-Json FrontierToJson(const Frontier& f) {
+Json StoredFrontierJson(const Frontier& f) {
   Json plans = Json::array();
-  for (const FrontierPlan& p : f.plans) plans.push_back(PlanJson(p));
+  for (size_t k = 0; k < f.plans.size(); ++k) {
+    if (k == 0) {
+      plans.push_back(PlanJson(f.plans[k]));
+      continue;
+    }
+    Json p = PlanCostJson(f.plans[k]);
+    p["changes"] = ChoiceChanges(f.plans[k - 1].choice, f.plans[k].choice);
+    plans.push_back(std::move(p));
+  }
   return {{"all_max", PlanJson(f.all_max)},
           {"plans", plans},
           {"stats",
@@ -97,8 +146,8 @@ Json FrontierToJson(const Frontier& f) {
 Result<Frontier> FrontierFromJson(const Json& j) {
   Frontier f;
   try {
-    f.all_max = PlanFromJson(j.at("all_max"));
-    for (const Json& p : j.at("plans")) f.plans.push_back(PlanFromJson(p));
+    f.all_max = PlanFromJson(j.at("all_max"), nullptr);
+    for (const Json& p : j.at("plans")) f.plans.push_back(PlanFromJson(p, f.plans.empty() ? nullptr : &f.plans.back()));
     const Json& st = j.at("stats");
     f.stats.sweep_steps = st.at("sweep_steps").get<int>();
     f.stats.candidate_plans = st.at("candidate_plans").get<int>();
@@ -107,8 +156,16 @@ Result<Frontier> FrontierFromJson(const Json& j) {
     f.stats.sweep_complete = st.value("sweep_complete", true);  // absent in older databases
   } catch (const Json::exception& e) {
     return Status::Internal(std::string("stored frontier: ") + e.what());
+  } catch (const std::out_of_range& e) {
+    return Status::Internal(std::string("stored frontier: ") + e.what());
   }
   return f;
+}
+
+Frontier ThinFrontier(Frontier frontier, size_t max_plans) {
+  if (max_plans == 0 || frontier.plans.size() <= max_plans) return frontier;
+  std::vector<size_t> keep = KeyPlanIndices(frontier);
+  return SubFrontier(frontier, ThinPlanIndices(frontier, std::max(max_plans, keep.size()), keep));
 }
 
 }  // namespace perseus::server

@@ -3,12 +3,17 @@
 //
 // Built once when the optimisation finishes (or when a restarted server
 // reloads the stored frontier) and then only read, so it is shared between
-// request threads without locking. The per-stage lists are serialised once
-// here; the plan endpoint only concatenates them.
+// request threads. A stage's list is serialised when a rank first asks for it
+// and cached (bounded): serialising every plan up front took a 16 x 256 job
+// gigabytes and made a restart wait for it, while ranks only ever run a few
+// of the plans.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "perseus/optimizer.h"
@@ -29,7 +34,8 @@ class PlanBook {
   const Problem& problem() const { return problem_; }
   int num_plans() const { return static_cast<int>(frontier_.plans.size()); }
   // The JSON array of stage `stage`'s instructions under plan `plan_index`.
-  const std::string& StagePlanJson(int plan_index, int stage) const { return stage_json_[plan_index][stage]; }
+  // Thread-safe.
+  std::shared_ptr<const std::string> StagePlanJson(int plan_index, int stage) const;
   // Frontier::PlanForTime as an index; 0 (the fastest plan) when none fits.
   int PlanIndexForTime(double time_s) const;
 
@@ -37,7 +43,9 @@ class PlanBook {
   PlanBook() = default;
   Problem problem_;
   Frontier frontier_;
-  std::vector<std::vector<std::string>> stage_json_;  // [plan][stage]
+  mutable std::mutex cache_mu_;
+  // (plan, stage) -> its list; emptied when it reaches kMaxCachedLists.
+  mutable std::unordered_map<int64_t, std::shared_ptr<const std::string>> cache_;
 };
 
 // The problem of a job: its schedule, tp GPUs per stage and blocking power.
@@ -47,7 +55,17 @@ ProblemSpec JobProblemSpec(const JobSpec& spec, double blocking_power_w);
 // another (a profiling window, or one clock for all), as a JSON array.
 std::string WindowStagePlanJson(const Schedule& schedule, int stage, int forward_clock_mhz, int backward_clock_mhz);
 
-Json FrontierToJson(const Frontier& frontier);
+// The frontier as the server stores it: plan costs, the first plan's option
+// per computation and, for each later plan, the [computation, option] pairs
+// that differ from the plan before it (neighbouring plans differ in few; the
+// encoding of plans.json v2, docs/formats.md). FrontierFromJson also reads
+// the older form with every plan's full "choice".
+Json StoredFrontierJson(const Frontier& frontier);
 Result<Frontier> FrontierFromJson(const Json& j);
+
+// At most `max_plans` of the frontier (0: all), chosen as `perseus optimize
+// --max-plans` chooses: the fastest, no-slowdown and minimum-energy plans
+// and the rest spread evenly in time.
+Frontier ThinFrontier(Frontier frontier, size_t max_plans);
 
 }  // namespace perseus::server
