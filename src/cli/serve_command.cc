@@ -138,7 +138,7 @@ void RegisterServeCommand(CLI::App& app) {
   cmd->add_flag("--token-for-reads", args->token_for_reads,
                "Reads need the token too (all but the dashboard's page and /healthz)");
   cmd->add_option("--max-body-bytes", args->max_body_bytes, "Largest request body accepted")->capture_default_str();
-  cmd->add_option("--threads", args->threads, "Connections served at once (each rank keeps one open)")
+  cmd->add_option("--threads", args->threads, "Connections served at once; beyond them, replies close their connection so every client is served")
       ->capture_default_str()
       ->check(CLI::Range(1, 16384));
   cmd->add_option("--idle-timeout-s", args->idle_timeout_s,

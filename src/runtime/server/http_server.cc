@@ -6,7 +6,10 @@
 #include <openssl/err.h>
 #include <sys/socket.h>
 
+#include <atomic>
 #include <chrono>
+#include <functional>
+#include <memory>
 
 #include "runtime/server/admission.h"
 #include "runtime/server/http_util.h"
@@ -58,13 +61,33 @@ std::unique_ptr<httplib::Server> MakeServer(const ServerOptions& o, std::string*
   return server;
 }
 
+// httplib's thread pool, counting the accepted connections (one task each)
+// that wait for a worker.
+class CountingPool : public httplib::TaskQueue {
+ public:
+  CountingPool(int threads, std::shared_ptr<std::atomic<int>> waiting)
+      : pool_(static_cast<size_t>(threads)), waiting_(std::move(waiting)) {}
+  void enqueue(std::function<void()> fn) override {
+    waiting_->fetch_add(1);
+    pool_.enqueue([fn = std::move(fn), waiting = waiting_] {
+      waiting->fetch_sub(1);
+      fn();
+    });
+  }
+  void shutdown() override { pool_.shutdown(); }
+
+ private:
+  httplib::ThreadPool pool_;
+  std::shared_ptr<std::atomic<int>> waiting_;
+};
+
 }  // namespace
 
 HttpServer::HttpServer(JobService* service, JsonLog* log, ServerOptions options)
     : service_(service), log_(log), options_(std::move(options)), server_(MakeServer(options_, &tls_error_)) {
   httplib::Server& s = *server_;
   const int threads = options_.threads;
-  s.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  s.new_task_queue = [threads, waiting = waiting_connections_] { return new CountingPool(threads, waiting); };
   s.set_payload_max_length(options_.max_body_bytes);
   s.set_keep_alive_max_count(1000000);
   // A connection holds a worker while open: idle or slow clients let go soon.
@@ -106,6 +129,12 @@ HttpServer::HttpServer(JobService* service, JsonLog* log, ServerOptions options)
     // delayed ACKs add ~40 ms to each keep-alive request. Accepted sockets inherit it.
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof(yes));
     listen_fd_ = fd;
+  });
+  // A connection that waits for a worker gets one as soon as any reply goes
+  // out: that reply closes its connection (the client reconnects for its next
+  // request, joining the queue behind the ones that waited).
+  s.set_post_routing_handler([waiting = waiting_connections_](const httplib::Request&, httplib::Response& res) {
+    if (waiting->load() > 0) res.set_header("Connection", "close");
   });
   s.set_error_handler([max = options_.max_body_bytes](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;

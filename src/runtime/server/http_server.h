@@ -7,6 +7,7 @@
 // Thread safety: Stop() may be called from any thread; the rest from one.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,7 +28,11 @@ struct ServerOptions {
   std::string token;
   bool reads_need_token = false;  // with a token: reads (but the dashboard's files and /healthz) need it too
   size_t max_body_bytes = 1 << 20;
-  int threads = 256;  // connections served at once (keep-alive holds one each)
+  // Connections served at once. A keep-alive connection holds a worker
+  // between its requests; while connections wait for one, every reply says
+  // "Connection: close", so workers pass from connection to connection and
+  // any number of ranks is served (docs/http_api.md, --threads).
+  int threads = 256;
   int idle_timeout_s = 5;  // keep-alive idle time, and the longest wait for one read or write
   std::vector<std::string> allowed_hosts;  // Host names accepted besides the loopback ones
   bool log_all_requests = false;
@@ -51,6 +56,9 @@ class HttpServer {
   JsonLog* log_;
   ServerOptions options_;
   std::string tls_error_;  // why the TLS setup failed, reported by Bind(); set while server_ is made
+  // Accepted connections waiting for a worker (shared with the task queue,
+  // which httplib owns and may outlive a Stop()).
+  std::shared_ptr<std::atomic<int>> waiting_connections_ = std::make_shared<std::atomic<int>>(0);
   std::unique_ptr<httplib::Server> server_;
   int listen_fd_ = -1;
 };

@@ -7,7 +7,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <thread>
+#include <vector>
 
 #include "runtime/server/test_util.h"
 
@@ -313,6 +316,49 @@ TEST_F(HttpServerTest, TheDashboardIsServedFromTheBinaryWithAStrictPolicy) {
 }
 
 // serve --token-for-reads: every read but the dashboard's files and /healthz needs the token.
+// More keep-alive clients than workers, all polling as ranks do: each is
+// served, because while connections wait every reply closes its own. (Before,
+// the first --threads clients kept their workers for as long as they polled,
+// and the rest were never served.)
+TEST(HttpServerWorkersTest, MoreKeepAliveClientsThanWorkersAreAllServed) {
+  std::unique_ptr<Store> store = Store::Open(":memory:", false).value();
+  std::unique_ptr<JobService> service = JobService::Create(store.get(), nullptr, testing::UniformPlansSolver).value();
+  ServerOptions options;
+  options.port = 0;
+  options.threads = 2;
+  options.idle_timeout_s = 30;  // so only the closing replies can free a worker
+  HttpServer server(service.get(), nullptr, options);
+  const int port = server.Bind().value();
+  std::thread serve([&] { server.Serve(); });
+  constexpr int kClients = 8, kRequests = 10;
+  std::atomic<int> done{0}, closing_replies{0};
+  std::vector<int> served(kClients, 0);
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);  // a hang guard
+  std::vector<std::thread> clients;
+  for (int c = 0; c < kClients; ++c) {
+    clients.emplace_back([&, c] {
+      httplib::Client client("127.0.0.1", port);
+      client.set_keep_alive(true);
+      client.set_read_timeout(25, 0);
+      client.set_connection_timeout(25, 0);
+      // Everyone polls until every client has been served kRequests times.
+      while (done.load() < kClients && std::chrono::steady_clock::now() < give_up) {
+        httplib::Result r = client.Get("/healthz");
+        if (r && r->status == 200) {
+          if (++served[c] == kRequests) done.fetch_add(1);
+          if (r->get_header_value("Connection") == "close") closing_replies.fetch_add(1);
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+    });
+  }
+  for (std::thread& t : clients) t.join();
+  server.Stop();
+  serve.join();
+  for (int c = 0; c < kClients; ++c) EXPECT_GE(served[c], kRequests) << "client " << c;
+  EXPECT_GT(closing_replies.load(), 0);
+}
+
 TEST(HttpServerReadTokenTest, ReadsNeedTheTokenButTheDashboardShellDoesNot) {
   std::unique_ptr<Store> store = Store::Open(":memory:", false).value();
   std::unique_ptr<JobService> service = JobService::Create(store.get(), nullptr, testing::UniformPlansSolver).value();
