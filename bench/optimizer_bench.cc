@@ -3,10 +3,9 @@
 //     profile (or the bundled gpt3-175b-a100 model when ../shared is absent)
 //     for 4x8, 8x16, 8x32, 8x96 and (with --large) 16x256 stages x microbatches,
 //     and the size and write time of plans.json (all plans; at most 100).
-//  2. Gap to the exact discrete frontier (exhaustive search) on random tiny
-//     instances: worst and mean.
-//  3. The sweep with its dynamic min cut against LEMON's Preflow from
+//  2. The sweep with its dynamic min cut against LEMON's Preflow from
 //     scratch (why the min cut is hand-written).
+// Plan quality (gaps to the bound and to exact) is optimizer_quality_bench's.
 // Usage: optimizer_bench [--large] [--shared DIR]
 #include <sys/resource.h>
 
@@ -15,13 +14,11 @@
 #include <cstring>
 #include <filesystem>
 #include <ostream>
-#include <random>
 #include <streambuf>
 #include <string>
 
 #include "optimizer/frontier_sweep.h"
 #include "optimizer/node_costs.h"
-#include "optimizer/testing/brute_force.h"
 #include "perseus/frontier_io.h"
 #include "perseus/gpu_model.h"
 #include "perseus/optimizer.h"
@@ -105,36 +102,6 @@ void SpeedTable(const Profile& profile, bool large) {
   std::printf("plans.json targets: 8x96 < 5 MB, 16x256 < 50 MB (schema v1: 88 MB and 1.08 GB)\n");
 }
 
-void GapToExact() {
-  std::printf("\n== Gap to the exact discrete frontier (exhaustive search, random tiny instances) ==\n");
-  std::mt19937 rng(11);
-  double worst = 0, sum = 0, worst_at_allmax = 0;
-  int count = 0, instances = 0;
-  for (int trial = 0; trial < 80; ++trial) {
-    int stages = 2 + trial % 2, microbatches = 2 + (trial / 2) % 2;
-    Problem problem = Build(perseus::testing::RandomProfile(rng, stages, 2 + (trial % 3 == 0)), stages, microbatches);
-    if (problem.num_nodes() > 12 && trial % 3 == 0) continue;
-    FrontierOptions options;
-    options.unit_time_s = 1e-4;
-    Frontier f = *perseus::SolveFrontier(problem, options);
-    auto exact = perseus::testing::ExactFrontier(problem);
-    ++instances;
-    for (const auto& e : exact) {
-      const auto* ours = f.PlanForTime(e.time_s);
-      if (!ours) continue;  // faster than our fastest plan (never faster than all-max... see below)
-      double gap = ours->energy_j / e.energy_j - 1;
-      worst = std::max(worst, gap);
-      sum += gap;
-      ++count;
-    }
-    const auto* ns = f.NoSlowdownPlan();
-    worst_at_allmax = std::max(worst_at_allmax, ns->energy_j / perseus::testing::ExactEnergyAtMost(exact, f.all_max.time_s) - 1);
-  }
-  std::printf("instances %d, exact frontier points compared %d\n", instances, count);
-  std::printf("gap to exact: worst %.3f%%, mean %.4f%%; at the all-max time: worst %.3f%%\n", 100 * worst,
-              100 * sum / count, 100 * worst_at_allmax);
-}
-
 void MinCutEngines(const Profile& profile) {
   std::printf("\n== Sweep min cut: dynamic search trees (hand-written) vs LEMON Preflow from scratch ==\n");
   for (auto [s, m] : std::vector<std::pair<int, int>>{{8, 12}, {8, 24}}) {
@@ -171,7 +138,6 @@ int main(int argc, char** argv) {
     std::printf("profile: bundled gpt3-175b-a100 model (shared data not found at %s)\n", path.c_str());
   }
   SpeedTable(profile, large);
-  GapToExact();
   MinCutEngines(profile);
   return 0;
 }

@@ -2,6 +2,7 @@
 #include "optimizer/discretize.h"
 
 #include <algorithm>
+#include <functional>
 
 #include "optimizer/critical_path.h"
 
@@ -12,31 +13,92 @@ Discretizer::Discretizer(const Problem& problem, const std::vector<NodeCosts>& c
       costs_(costs),
       rounded_(problem.nodes.size(), 0),
       index_(problem.nodes.size(), 0),
-      duration_s_(problem.nodes.size()) {}
+      duration_s_(problem.nodes.size()),
+      queued_(problem.nodes.size(), 0) {}
 
-void Discretizer::Choose(int i, double available_s) {
-  index_[i] = std::max(0, costs_[i].CheapestWithinNear(available_s, index_[i]));
-  duration_s_[i] = costs_[i].pareto()[index_[i]].time_s;
+Discretizer::Move Discretizer::BestMove(int i) const {
+  const std::vector<CostPoint>& pareto = costs_[i].pareto();
+  const int k = index_[i];
+  const double limit = (latest_finish_[i] - earliest_start_[i]) * (1 + kTimeEps);
+  Move best{0, i, -1};
+  for (int j = k + 1; j < static_cast<int>(pareto.size()) && pareto[j].time_s <= limit; ++j) {
+    const double rate = (pareto[k].cost_j - pareto[j].cost_j) / std::max(pareto[j].time_s - pareto[k].time_s, 1e-300);
+    if (rate > best.rate_j_per_s) best = {rate, i, j};
+  }
+  return best;
 }
 
-void Discretizer::BackwardFill(double deadline_s) {
-  // earliest_start_ holds the starts before this pass; bound_s_ becomes each
-  // computation's latest finish as the pass has already changed its successors.
-  bound_s_.assign(problem_.nodes.size(), deadline_s);
-  for (int i = problem_.num_nodes() - 1; i >= 0; --i) {
-    Choose(i, bound_s_[i] - earliest_start_[i]);
-    const double start = bound_s_[i] - duration_s_[i];
-    for (int u : problem_.nodes[i].preds) bound_s_[u] = std::min(bound_s_[u], start);
+void Discretizer::Lengthen(int i, int index) {
+  index_[i] = index;
+  duration_s_[i] = costs_[i].pareto()[index].time_s;
+  // Later computations may start later; earlier ones must finish sooner.
+  // Node ids are a topological order: visiting by id settles each once.
+  queued_[i] = 1;
+  queue_.assign(1, i);
+  while (!queue_.empty()) {
+    std::pop_heap(queue_.begin(), queue_.end(), std::greater<int>());
+    const int u = queue_.back();
+    queue_.pop_back();
+    queued_[u] = 0;
+    const double finish = earliest_start_[u] + duration_s_[u];
+    for (int v : problem_.nodes[u].succs) {
+      if (finish > earliest_start_[v]) {
+        earliest_start_[v] = finish;
+        if (!queued_[v]) {
+          queued_[v] = 1;
+          queue_.push_back(v);
+          std::push_heap(queue_.begin(), queue_.end(), std::greater<int>());
+        }
+      }
+    }
+  }
+  queued_[i] = 1;
+  queue_.assign(1, i);
+  while (!queue_.empty()) {
+    std::pop_heap(queue_.begin(), queue_.end());
+    const int v = queue_.back();
+    queue_.pop_back();
+    queued_[v] = 0;
+    const double start = latest_finish_[v] - duration_s_[v];
+    for (int u : problem_.nodes[v].preds) {
+      if (start < latest_finish_[u]) {
+        latest_finish_[u] = start;
+        if (!queued_[u]) {
+          queued_[u] = 1;
+          queue_.push_back(u);
+          std::push_heap(queue_.begin(), queue_.end());
+        }
+      }
+    }
   }
 }
 
-void Discretizer::ForwardFill(double deadline_s) {
+void Discretizer::GreedyFill(double deadline_s) {
   BackwardPass(problem_, duration_s_, deadline_s, latest_finish_);
-  bound_s_.assign(problem_.nodes.size(), 0.0);  // earliest start after this pass's changes
+  heap_.clear();
   for (int i = 0; i < problem_.num_nodes(); ++i) {
-    Choose(i, latest_finish_[i] - bound_s_[i]);
-    const double finish = bound_s_[i] + duration_s_[i];
-    for (int v : problem_.nodes[i].succs) bound_s_[v] = std::max(bound_s_[v], finish);
+    const Move m = BestMove(i);
+    if (m.index >= 0) heap_.push_back(m);
+  }
+  std::make_heap(heap_.begin(), heap_.end());
+  while (!heap_.empty()) {
+    std::pop_heap(heap_.begin(), heap_.end());
+    const Move top = heap_.back();
+    heap_.pop_back();
+    // Slack only shrinks, so a node's best rate only falls: recheck lazily.
+    const Move now = BestMove(top.node);
+    if (now.index < 0) continue;
+    if (now.index != top.index || now.rate_j_per_s < top.rate_j_per_s) {
+      heap_.push_back(now);
+      std::push_heap(heap_.begin(), heap_.end());
+      continue;
+    }
+    Lengthen(now.node, now.index);
+    const Move next = BestMove(now.node);
+    if (next.index >= 0) {
+      heap_.push_back(next);
+      std::push_heap(heap_.begin(), heap_.end());
+    }
   }
 }
 
@@ -47,8 +109,7 @@ PlanChoice Discretizer::Run(const std::vector<double>& duration_s, double deadli
     duration_s_[i] = costs_[i].pareto()[index_[i]].time_s;
   }
   const double deadline = std::max(deadline_s, ForwardPass(problem_, duration_s_, earliest_start_));
-  BackwardFill(deadline);
-  ForwardFill(deadline);
+  GreedyFill(deadline);
   PlanChoice choice(index_.size());
   for (size_t i = 0; i < index_.size(); ++i) choice[i] = costs_[i].pareto()[index_[i]].option;
   return choice;

@@ -2,8 +2,8 @@
 //
 // Each computation first takes the cheapest measured option no longer than
 // its continuous duration (so the plan is never slower than the relaxation),
-// then sweeps over the DAG hand any remaining slack before the deadline to
-// computations that can use it to save energy. Consecutive calls on nearby
+// then the slack left before the deadline goes, greedily by energy saved per
+// second, to the computations that can use it. Consecutive calls on nearby
 // durations (as the frontier's records are) reuse the previous rounding as a
 // starting guess and scratch space, so an object serves one caller at a time.
 #pragma once
@@ -25,20 +25,32 @@ class Discretizer {
   PlanChoice Run(const std::vector<double>& duration_s, double deadline_s);
 
  private:
-  // Slack filling, each pass keeping the other end fixed: in reverse
-  // topological order each computation may end as late as its successors
-  // start; then in topological order it may start as early as its
-  // predecessors finish. Only lengthen: read and update index_ and duration_s_.
-  void BackwardFill(double deadline_s);
-  void ForwardFill(double deadline_s);
-  void Choose(int node, double available_s);
+  // Slack filling by saving rate: repeatedly lengthens the computation whose
+  // best slower option that fits in its slack saves the most energy per
+  // second of added time, keeping earliest starts and latest finishes exact
+  // as it goes (a lengthened computation only delays its descendants and
+  // hurries its ancestors). Slack only shrinks, so each computation's best
+  // rate only falls and a heap with lazy re-checks picks the true best.
+  void GreedyFill(double deadline_s);
+  struct Move {
+    double rate_j_per_s;
+    int node, index;  // index into pareto(); -1: no move
+    bool operator<(const Move& o) const {  // ties: the lower node first, for determinism
+      return rate_j_per_s != o.rate_j_per_s ? rate_j_per_s < o.rate_j_per_s : node > o.node;
+    }
+  };
+  Move BestMove(int node) const;
+  void Lengthen(int node, int index);
 
   const Problem& problem_;
   const std::vector<NodeCosts>& costs_;
   // Indices into each computation's pareto(): the plain rounding (kept as
   // the next call's guess) and the plan being filled.
   std::vector<int> rounded_, index_;
-  std::vector<double> duration_s_, earliest_start_, latest_finish_, bound_s_;
+  std::vector<double> duration_s_, earliest_start_, latest_finish_;
+  std::vector<Move> heap_;
+  std::vector<int> queue_;     // a heap of node ids (min-heap forward, max-heap backward)
+  std::vector<char> queued_;  // in queue_
 };
 
 }  // namespace perseus::optimizer

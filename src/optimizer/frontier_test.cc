@@ -1,7 +1,8 @@
 // Property tests of SolveFrontier against exhaustive search on many random
 // tiny instances: every reported point is honestly evaluated, Pareto-ordered,
-// never slower than all-max at the fast end, and every lower bound is below
-// the exact optimum. Also the independent relaxation check and edge cases.
+// never slower than all-max at the fast end, no single computation can take a
+// cheaper option within a plan's time, and every lower bound is below the
+// exact optimum. Also the independent relaxation check and edge cases.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -25,6 +26,27 @@ Problem MakeProblem(const Profile& profile, ScheduleKind kind, int stages, int m
   Result<Problem> p = BuildProblem(profile, spec);
   EXPECT_TRUE(p.ok()) << p.status().ToString();
   return std::move(*p);
+}
+
+// The slack filling leaves no computation that could take a slower, cheaper
+// option without making the iteration longer than the plan's own time.
+void ExpectNoSingleSlowerOptionFits(const Problem& problem, const FrontierPlan& plan, const std::string& label) {
+  for (int i = 0; i < problem.num_nodes(); ++i) {
+    const FreqPoint& current = problem.nodes[i].options[plan.choice[i]];
+    const double current_cost = current.energy_j - problem.blocking_power_w * current.time_s;
+    for (size_t o = 0; o < problem.nodes[i].options.size(); ++o) {
+      const FreqPoint& other = problem.nodes[i].options[o];
+      if (!(other.time_s > current.time_s && other.energy_j - problem.blocking_power_w * other.time_s < current_cost)) {
+        continue;
+      }
+      PlanChoice changed = plan.choice;
+      changed[i] = static_cast<int>(o);
+      const PlanCost c = EvaluatePlan(problem, changed);
+      EXPECT_GT(c.time_s, plan.time_s * (1 + 1e-9))
+          << label << ": computation " << i << " could run at option " << o << " and save "
+          << plan.energy_j - c.energy_j << " J within the plan's time";
+    }
+  }
 }
 
 void CheckAgainstExact(const Problem& problem, const std::string& label) {
@@ -51,6 +73,7 @@ void CheckAgainstExact(const Problem& problem, const std::string& label) {
     EXPECT_LE(best, p.energy_j * (1 + 1e-12)) << label;
     EXPECT_LE(p.lower_bound_j, best * (1 + 1e-9)) << label << " plan " << i << ": lower bound above the optimum";
     EXPECT_GT(p.lower_bound_j, 0) << label;
+    ExpectNoSingleSlowerOptionFits(problem, p, label + " plan " + std::to_string(i));
   }
   // The frontier reaches the minimum energy within a small gap.
   double min_energy = exact.back().energy_j;

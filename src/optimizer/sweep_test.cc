@@ -1,7 +1,7 @@
 // The sweep's trajectory and its replay: replaying reproduces every step's
 // optimum exactly, stays feasible and on the relaxation's cost curve between
 // steps, and the relaxation's bound on slower plans holds against exhaustive
-// search.
+// search; the discretizer gives slack to the computations that save the most.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -153,6 +153,27 @@ TEST(SolveFrontier, EarlyStopKeepsTheMinimumEnergyPlan) {
     }
     EXPECT_LE(f->MinEnergyPlan().energy_j, cheapest * (1 + 1e-12)) << "trial " << trial;
   }
+}
+
+// One GPU runs a forward then a backward; the deadline leaves room to slow
+// down one of them. Slowing the forward saves 6 J, the backward 1 J: the
+// slack goes to the forward, though the backward comes later in the order.
+TEST(Discretizer, SlackGoesWhereItSavesTheMostEnergy) {
+  Profile profile;
+  profile.stages.resize(1);
+  profile.stages[0].at(Instruction::kForward) = {{1410, 1.0, 10}, {1000, 1.5, 4}};
+  profile.stages[0].at(Instruction::kBackward) = {{1410, 1.0, 10}, {1000, 1.5, 9}};
+  ProblemSpec spec;
+  spec.schedule = {ScheduleKind::k1F1B, 1, 1, 1};
+  spec.blocking_power_w = 0;
+  Result<Problem> problem = BuildProblem(profile, spec);
+  ASSERT_TRUE(problem.ok()) << problem.status().ToString();
+  const std::vector<NodeCosts> costs = BuildNodeCosts(*problem);
+  Discretizer discretizer(*problem, costs);
+  const PlanChoice plan = discretizer.Run({1.0, 1.0}, 2.5);
+  const PlanCost cost = EvaluatePlan(*problem, plan);
+  EXPECT_DOUBLE_EQ(cost.time_s, 2.5);
+  EXPECT_DOUBLE_EQ(cost.energy_j, 4 + 10);
 }
 
 }  // namespace
