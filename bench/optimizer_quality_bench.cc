@@ -6,8 +6,9 @@
 //     plans, worst and mean gap along the frontier, the relative time of the
 //     worst, how much of the worst is the plan's options lying above their
 //     cost curves' convex hulls (invisible to the relaxation's bound), and
-//     the gap of the no-slowdown plan. The bundled GPU-model
-//     examples follow (real-shaped profiles of other models and GPUs).
+//     the gap of the no-slowdown plan. The bundled GPU-model examples follow
+//     (real-shaped profiles of other models and GPUs), also with ZB-H1 and
+//     DualPipeV.
 //  2. Against the original Perseus optimizer's published frontiers (GPT-3,
 //     1F1B, 12 and 24 microbatches): at every one of its points, how much
 //     energy ours uses more (negative: less), relative to all-max.
@@ -167,10 +168,14 @@ void BundledExamples() {
   Totals totals;
   for (const std::string& name : perseus::ExampleNames()) {
     const perseus::Example ex = *perseus::FindExample(name);
-    const int m0 = ex.spec.schedule.microbatches;
+    const int m0 = ex.spec.schedule.microbatches, stages = ex.profile.num_stages();
     for (int m : {m0, 4 * m0}) {
       RunCase({name, &ex.profile, ex.spec.blocking_power_w, ScheduleKind::k1F1B, m, 1}, totals);
     }
+    // The zero-bubble schedules (the model lists the backward's halves).
+    RunCase({name, &ex.profile, ex.spec.blocking_power_w, ScheduleKind::kZBH1, m0, 1}, totals);
+    RunCase({name, &ex.profile, ex.spec.blocking_power_w, ScheduleKind::kDualPipeV, std::max(m0, 2 * stages), 2},
+            totals);
   }
   PrintTotals(totals);
 }

@@ -63,12 +63,12 @@ void BindOptimizer(py::module_& m) {
       .def_property_readonly("num_stages", &Profile::num_stages, "Pipeline stages the profile covers.")
       .def("points", [](const Profile& p, int stage, const std::string& instruction) {
         if (stage < 0 || stage >= p.num_stages()) throw py::index_error("stage " + std::to_string(stage));
-        if (instruction != "forward" && instruction != "backward") {
-          throw py::value_error("instruction: expected 'forward' or 'backward', got '" + instruction + "'");
-        }
-        return p.stages[stage].at(instruction == "forward" ? Instruction::kForward : Instruction::kBackward);
+        Result<Instruction> ins = ParseInstruction(instruction);
+        if (!ins.ok()) throw py::value_error("instruction: " + ins.status().message());
+        return p.stages[stage].at(*ins);
       }, py::arg("stage"), py::arg("instruction"),
-      "The FreqPoints (one per SM clock) of `stage`'s 'forward' or 'backward'.")
+      "The FreqPoints (one per SM clock) of `stage`'s 'forward', 'backward', 'backward_input' or\n"
+      "'backward_weight' (the split halves are empty unless the profile lists them).")
       .def("to_csv", &ProfileToCsv, "The profile as Zeus-format CSV text (load_profile reads it back).");
 
   m.def("load_profile", [](const std::string& path, int stages) { return Unwrap(LoadProfileCsv(path, stages)); },
@@ -89,7 +89,8 @@ void BindOptimizer(py::module_& m) {
   m.def("build_problem", &MakeProblem, py::arg("profile"), py::arg("schedule") = "1f1b", py::arg("stages") = 0,
         py::arg("microbatches"), py::arg("chunks") = 1, py::arg("blocking_power_w") = 0.0,
         py::arg("gpus_per_stage") = 1,
-        "One iteration's computation DAG: schedule '1f1b', 'gpipe' or 'interleaved-1f1b' (chunks > 1),\n"
+        "One iteration's computation DAG: schedule '1f1b', 'gpipe', 'interleaved-1f1b' (chunks > 1),\n"
+        "'zb-h1' or 'dualpipev' (chunks=2; both need the profile's backward_input and backward_weight rows),\n"
         "`microbatches` per iteration, stages from the profile unless given.");
 
   py::class_<FrontierPlan>(m, "FrontierPlan", "One plan on the frontier: an SM clock per computation.")

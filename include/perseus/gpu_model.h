@@ -76,7 +76,8 @@ Status ValidateKernelWork(const KernelWork& work, const std::string& where);
 
 // A modelled profile: for every stage, forward ([0]) and backward ([1]) work at
 // every supported clock of `gpu` from the maximum down to `min_clock_mhz`
-// (inclusive). Errors name the stage and field, or the out-of-range clock.
+// (inclusive), and the backward's input- and weight-gradient halves (half its
+// time and energy each, for zero-bubble schedules). Errors name the stage and field, or the out-of-range clock.
 Result<Profile> GenerateProfile(const GpuSpec& gpu, const std::vector<std::array<KernelWork, 2>>& stages,
                                 int min_clock_mhz);
 

@@ -3,7 +3,9 @@
 //
 // Nodes are computations; arcs are pipeline dependencies (forward(s,m) ->
 // forward(s+1,m), backward(s+1,m) -> backward(s,m), forward(last,m) ->
-// backward(last,m)) and each GPU's execution order. Iteration time T is the
+// backward(last,m); with a split backward its input half carries the
+// gradient on and its weight half follows its input half) and each GPU's
+// execution order. Iteration time T is the
 // longest path; energy is
 //     E = sum_i e_i + P_block * (S * T - sum_i t_i)
 // (a GPU that is not computing draws blocking power until the iteration ends),
@@ -22,7 +24,7 @@ namespace perseus {
 
 struct ProblemNode {
   int stage = 0;          // GPU (pipeline stage) that runs it
-  int virtual_stage = 0;  // chunk * stages + stage
+  int virtual_stage = 0;  // position along the model: ScheduleSpec::VirtualStage(stage, chunk)
   Computation comp;
   int position = 0;                // index in its GPU's execution order
   std::vector<FreqPoint> options;  // highest frequency first; energy already x gpus_per_stage

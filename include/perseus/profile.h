@@ -4,7 +4,12 @@
 // The on-disk format is the Zeus/Perseus CSV `stage,instruction,frequency,time,
 // energy` (instruction `forward`/`backward`, frequency in MHz, time in seconds
 // and energy in joules for one microbatch; extra columns are ignored; stages
-// may list different frequencies). Profiles are read in exactly one place
+// may list different frequencies). Extension for zero-bubble schedules: a
+// stage may also (or instead) list `backward_input` and `backward_weight`
+// rows, the backward split into its input-gradient and weight-gradient
+// halves; both or neither. A stage with only the halves gets `backward` rows
+// derived as their sum at the clocks both list (the unsplit backward runs
+// them back to back). Profiles are read in exactly one place
 // (here) and reused by the CLI, the emulator, the server and Python.
 #pragma once
 
@@ -16,10 +21,16 @@
 
 namespace perseus {
 
-enum class Instruction { kForward = 0, kBackward = 1 };
-inline constexpr int kNumInstructions = 2;
-const char* InstructionName(Instruction ins);  // "forward" / "backward"
-// The inverse: "forward" or "backward", else an error quoting `name`.
+// kBackward is the whole backward; zero-bubble schedules run it as
+// kBackwardInput (the input gradient, on the critical path) and
+// kBackwardWeight (the weight gradient, deferrable).
+enum class Instruction { kForward = 0, kBackward = 1, kBackwardInput = 2, kBackwardWeight = 3 };
+inline constexpr int kNumInstructions = 4;
+// "forward", "backward", "backward_input", "backward_weight".
+const char* InstructionName(Instruction ins);
+// Short labels for timelines and docs: "F", "B", "Bi", "W".
+const char* InstructionSymbol(Instruction ins);
+// The inverse of InstructionName, else an error quoting `name`.
 Result<Instruction> ParseInstruction(const std::string& name);
 
 // One measured operating point.
@@ -30,7 +41,8 @@ struct FreqPoint {
 };
 
 struct StageProfile {
-  // Indexed by Instruction; each sorted by frequency, highest first.
+  // Indexed by Instruction; each sorted by frequency, highest first. Forward
+  // and backward are never empty in a parsed profile; the split halves may be.
   std::array<std::vector<FreqPoint>, kNumInstructions> points;
   const std::vector<FreqPoint>& at(Instruction ins) const { return points[static_cast<int>(ins)]; }
   std::vector<FreqPoint>& at(Instruction ins) { return points[static_cast<int>(ins)]; }

@@ -100,6 +100,26 @@ std::vector<OutputFile> Outputs(const OptimizeArgs& a, const ResolvedJob& job, c
   return files;
 }
 
+// A schedule other than 1F1B is also measured against 1F1B at all-max (same
+// profile and shape): the schedule's own gain, next to perseus's.
+void PrintAgainst1F1B(const ResolvedJob& job, const Frontier& f) {
+  if (job.spec.schedule.kind == ScheduleKind::k1F1B) return;
+  ProblemSpec spec = job.spec;
+  spec.schedule.kind = ScheduleKind::k1F1B;
+  spec.schedule.chunks = 1;
+  Result<Problem> baseline = BuildProblem(job.profile, spec);
+  if (!baseline.ok()) {
+    std::printf("vs 1f1b all-max:    not comparable (%s)\n", baseline.status().message().c_str());
+    return;
+  }
+  const PlanCost b = EvaluatePlan(*baseline, AllMaxPlan(*baseline));
+  const FrontierPlan* ns = f.NoSlowdownPlan();
+  std::printf("vs 1f1b all-max:    %.6f s, %.3f J; this schedule at all-max %+.2f%% time, %+.2f%% energy; its "
+              "no-slowdown plan %+.2f%% energy\n",
+              b.time_s, b.energy_j, 100 * (f.all_max.time_s / b.time_s - 1), 100 * (f.all_max.energy_j / b.energy_j - 1),
+              100 * (ns->energy_j / b.energy_j - 1));
+}
+
 void PrintSummary(const Problem& problem, const Frontier& f, double seconds) {
   const FrontierPlan* ns = f.NoSlowdownPlan();
   std::printf("computations:       %d (%d stages x %d microbatches, %s)\n", problem.num_nodes(), problem.num_stages(),
@@ -149,6 +169,7 @@ int RunOptimize(const OptimizeArgs& a) {
   progress.Finish();
   if (!st.ok()) return ReportError(st);
   PrintSummary(*problem, *f, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  PrintAgainst1F1B(*job, *f);
   std::printf("plans.json:         %zu of %zu plans%s\n", sel->written.size(), f->plans.size(),
               sel->written.size() < f->plans.size() ? " (--max-plans)" : "");
   std::printf("wrote:              %s/{plans.json,frontier.csv,frontier.svg,timeline.svg%s}\n", a.out.c_str(),

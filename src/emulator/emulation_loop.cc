@@ -66,7 +66,7 @@ PipelineTimeline MakeTimeline(const Problem& problem, const Regime& r, int c, in
   t.iteration_time_s = r.outcome.time_s;
   for (int i = 0; i < problem.num_nodes(); ++i) {
     const ProblemNode& n = problem.nodes[i];
-    std::string label = (n.comp.instruction == Instruction::kForward ? "F" : "B") + std::to_string(n.comp.microbatch);
+    std::string label = std::string(InstructionSymbol(n.comp.instruction)) + std::to_string(n.comp.microbatch);
     t.boxes.push_back({n.stage, run.start_s[i], run.start_s[i] + run.duration_s[i], run.freq_mhz[i], label});
     t.min_freq_mhz =
         t.min_freq_mhz == 0 ? n.options.back().freq_mhz : std::min(t.min_freq_mhz, n.options.back().freq_mhz);

@@ -100,10 +100,17 @@ Result<Profile> GenerateProfile(const GpuSpec& gpu, const std::vector<std::array
   Profile profile;
   for (size_t s = 0; s < stages.size(); ++s) {
     StageProfile sp;
-    for (int i = 0; i < kNumInstructions; ++i) {
+    for (int i = 0; i < 2; ++i) {  // forward, backward
       const std::string where = "stage " + std::to_string(s) + " " + InstructionName(static_cast<Instruction>(i));
       PERSEUS_RETURN_IF_ERROR(ValidateKernelWork(stages[s][i], where));
       sp.points[i] = ModelPoints(gpu, stages[s][i], *clocks_mhz);
+    }
+    // A transformer's input gradient and weight gradient each do one
+    // forward's worth of matrix multiplies: half the backward's work apiece.
+    for (const FreqPoint& whole : sp.at(Instruction::kBackward)) {
+      const FreqPoint half{whole.freq_mhz, whole.time_s / 2, whole.energy_j / 2};
+      sp.at(Instruction::kBackwardInput).push_back(half);
+      sp.at(Instruction::kBackwardWeight).push_back(half);
     }
     profile.stages.push_back(std::move(sp));
   }

@@ -276,7 +276,7 @@ TEST(ParsePlansJson, ErrorsNameTheSourceAndTheField) {
   EXPECT_EQ(error(j), "p.json: missing field 'microbatches'");
   j = good;
   j["computations"][1][3][0] = "sideways";
-  EXPECT_EQ(error(j), "p.json: computations[1][3][0]: expected 'forward' or 'backward', got 'sideways'");
+  EXPECT_EQ(error(j), "p.json: computations[1][3][0]: expected 'forward', 'backward', 'backward_input' or 'backward_weight', got 'sideways'");
   j = good;
   j["plans"][0]["sm_clocks_mhz"][1].erase(0);
   EXPECT_EQ(error(j), "p.json: plans[0].sm_clocks_mhz[1]: expected 8 entries, got 7");

@@ -101,6 +101,17 @@ TEST(SolveFrontier, MatchesExhaustiveSearchOnGPipeAndInterleaved) {
   }
 }
 
+TEST(SolveFrontier, MatchesExhaustiveSearchOnZeroBubbleSchedules) {
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 12; ++trial) {
+    const Profile two = testing::RandomProfile(rng, 2, 2, /*split_backward=*/true);
+    CheckAgainstExact(MakeProblem(two, ScheduleKind::kZBH1, 2, 2, 1, 60), "zb-h1 trial " + std::to_string(trial));
+    const Profile one = testing::RandomProfile(rng, 1, 2, /*split_backward=*/true);
+    CheckAgainstExact(MakeProblem(one, ScheduleKind::kDualPipeV, 1, 2, 2, 60),
+                      "dualpipev trial " + std::to_string(trial));
+  }
+}
+
 // Online profiling cannot tell energy eF + c, eB - c (one c per stage, at
 // every clock) from eF, eB (docs/design.md, "The gauge"). Every schedule runs
 // one forward and one backward per microbatch on each stage, so no plan's

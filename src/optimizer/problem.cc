@@ -16,12 +16,40 @@ Status CheckProfileStages(const Profile& profile, const ScheduleSpec& spec) {
   return Status::InvalidArgument("profile has " + std::to_string(have) + " stages but the pipeline needs " + want);
 }
 
+// A zero-bubble schedule runs the backward's halves: the profile must list them.
+Status CheckSplitRows(const Profile& profile, const ScheduleSpec& spec) {
+  if (!SplitsBackward(spec.kind)) return Status::Ok();
+  for (int s = 0; s < profile.num_stages(); ++s) {
+    if (profile.stages[s].at(Instruction::kBackwardInput).empty()) {
+      return Status::InvalidArgument("profile: stage " + std::to_string(s) + " has no 'backward_input' and " +
+                                     "'backward_weight' rows, which the " + ScheduleName(spec.kind) +
+                                     " schedule runs (docs/formats.md)");
+    }
+  }
+  return Status::Ok();
+}
+
+// Node keys: (virtual stage, instruction, microbatch).
+using NodeKey = std::tuple<int, int, int>;
+NodeKey Key(int virtual_stage, Instruction ins, int microbatch) {
+  return {virtual_stage, static_cast<int>(ins), microbatch};
+}
+
+// The computation that produces a microbatch's input gradient at a virtual
+// stage: its whole backward or, split, the input half.
+int GradientNode(const std::map<NodeKey, int>& index, int virtual_stage, int microbatch) {
+  auto it = index.find(Key(virtual_stage, Instruction::kBackward, microbatch));
+  if (it == index.end()) it = index.find(Key(virtual_stage, Instruction::kBackwardInput, microbatch));
+  return it->second;
+}
+
 }  // namespace
 
 Result<Problem> BuildProblem(const Profile& profile, const ProblemSpec& spec) {
   Result<Schedule> sched = BuildSchedule(spec.schedule);
   if (!sched.ok()) return sched.status();
   PERSEUS_RETURN_IF_ERROR(CheckProfileStages(profile, spec.schedule));
+  PERSEUS_RETURN_IF_ERROR(CheckSplitRows(profile, spec.schedule));
   if (!(spec.blocking_power_w >= 0) || spec.blocking_power_w > 1e5) {
     return Status::InvalidArgument("blocking power: expected 0..100000 W, got " + std::to_string(spec.blocking_power_w));
   }
@@ -37,14 +65,14 @@ Result<Problem> BuildProblem(const Profile& profile, const ProblemSpec& spec) {
   p.gpu_order.resize(ss.stages);
   // Nodes are created GPU by GPU; a topological sort reorders them below.
   std::vector<ProblemNode> raw;
-  std::map<std::tuple<int, int, int>, int> index;  // (vstage, ins, microbatch) -> raw id
+  std::map<NodeKey, int> index;  // -> raw id
   for (int s = 0; s < ss.stages; ++s) {
     const auto& order = p.schedule.per_stage[s];
     for (int k = 0; k < static_cast<int>(order.size()); ++k) {
       ProblemNode n;
       n.stage = s;
       n.comp = order[k];
-      n.virtual_stage = order[k].chunk * ss.stages + s;
+      n.virtual_stage = ss.VirtualStage(s, order[k].chunk);
       n.position = k;
       int src = per_virtual ? n.virtual_stage : s;
       double scale = per_virtual ? 1.0 : 1.0 / ss.chunks;
@@ -53,7 +81,7 @@ Result<Problem> BuildProblem(const Profile& profile, const ProblemSpec& spec) {
         fp.time_s *= scale;
         fp.energy_j *= scale * spec.gpus_per_stage;
       }
-      index[{n.virtual_stage, static_cast<int>(n.comp.instruction), n.comp.microbatch}] = static_cast<int>(raw.size());
+      index[Key(n.virtual_stage, n.comp.instruction, n.comp.microbatch)] = static_cast<int>(raw.size());
       raw.push_back(std::move(n));
     }
   }
@@ -70,12 +98,18 @@ Result<Problem> BuildProblem(const Profile& profile, const ProblemSpec& spec) {
     for (size_t k = 0; k < p.schedule.per_stage[s].size(); ++k, ++id) {
       if (k > 0) add_arc(id - 1, id);
       const ProblemNode& n = raw[id];
-      const int m = n.comp.microbatch;
-      if (n.comp.instruction == Instruction::kForward) {
-        if (n.virtual_stage < last) add_arc(id, index.at({n.virtual_stage + 1, 0, m}));
-        else add_arc(id, index.at({n.virtual_stage, 1, m}));
-      } else if (n.virtual_stage > 0) {
-        add_arc(id, index.at({n.virtual_stage - 1, 1, m}));
+      const int m = n.comp.microbatch, v = n.virtual_stage;
+      switch (n.comp.instruction) {
+        case Instruction::kForward:
+          add_arc(id, v < last ? index.at(Key(v + 1, Instruction::kForward, m)) : GradientNode(index, v, m));
+          break;
+        case Instruction::kBackward:
+        case Instruction::kBackwardInput:
+          if (v > 0) add_arc(id, GradientNode(index, v - 1, m));
+          break;
+        case Instruction::kBackwardWeight:  // needs its own input half (on the same GPU)
+          add_arc(index.at(Key(v, Instruction::kBackwardInput, m)), id);
+          break;
       }
     }
   }

@@ -81,15 +81,22 @@ bool HasArc(const Problem& p, int a, int b) {
 std::set<std::pair<int, int>> ExpectedArcs(const Problem& p) {
   std::map<Key, int> id = IndexNodes(p);
   const int last = p.schedule.spec.virtual_stages() - 1;
+  // The node passing a microbatch's gradient on: its backward, or the input half.
+  auto gradient = [&id](int v, int m) {
+    auto it = id.find({v, Instruction::kBackward, m});
+    return it != id.end() ? it->second : id.at({v, Instruction::kBackwardInput, m});
+  };
   std::set<std::pair<int, int>> arcs;
   for (int v = 0; v <= last; ++v) {
     for (int m = 0; m < p.schedule.spec.microbatches; ++m) {
       if (v < last) arcs.insert({id.at({v, Instruction::kForward, m}), id.at({v + 1, Instruction::kForward, m})});
-      if (v > 0) arcs.insert({id.at({v, Instruction::kBackward, m}), id.at({v - 1, Instruction::kBackward, m})});
+      if (v > 0) arcs.insert({gradient(v, m), gradient(v - 1, m)});
+      auto weight = id.find({v, Instruction::kBackwardWeight, m});
+      if (weight != id.end()) arcs.insert({id.at({v, Instruction::kBackwardInput, m}), weight->second});
     }
   }
   for (int m = 0; m < p.schedule.spec.microbatches; ++m) {
-    arcs.insert({id.at({last, Instruction::kForward, m}), id.at({last, Instruction::kBackward, m})});
+    arcs.insert({id.at({last, Instruction::kForward, m}), gradient(last, m)});
   }
   for (const auto& order : p.gpu_order) {
     for (size_t k = 1; k < order.size(); ++k) arcs.insert({order[k - 1], order[k]});
@@ -123,7 +130,10 @@ void ExpectWellFormed(const Problem& p) {
       EXPECT_EQ(n.comp.instruction, p.schedule.per_stage[s][k].instruction);
       EXPECT_EQ(n.comp.microbatch, p.schedule.per_stage[s][k].microbatch);
       EXPECT_EQ(n.comp.chunk, p.schedule.per_stage[s][k].chunk);
-      EXPECT_EQ(n.virtual_stage, n.comp.chunk * p.num_stages() + s);
+      // DualPipeV's V: chunk 1 runs the model's second half backwards across the GPUs.
+      const int S = p.num_stages();
+      const bool v_shape = p.schedule.spec.kind == ScheduleKind::kDualPipeV;
+      EXPECT_EQ(n.virtual_stage, v_shape && n.comp.chunk == 1 ? 2 * S - 1 - s : n.comp.chunk * S + s);
     }
   }
   EXPECT_EQ(static_cast<int>(listed), p.num_nodes());
@@ -185,6 +195,65 @@ TEST(BuildProblem, GPipeDag) {
   Problem p = Build(TwoStageProfile(), Spec(ScheduleKind::kGPipe, 2, 4));
   EXPECT_EQ(p.num_nodes(), 16);
   ExpectWellFormed(p);
+}
+
+// Every stage: F 1 s, each backward half 1 s (the whole backward 2 s), one clock.
+Profile UniformSplitProfile(int stages) {
+  Profile p;
+  for (int s = 0; s < stages; ++s) {
+    StageProfile sp;
+    sp.at(Instruction::kForward) = {{1000, 1, 100}};
+    sp.at(Instruction::kBackward) = {{1000, 2, 200}};
+    sp.at(Instruction::kBackwardInput) = {{1000, 1, 100}};
+    sp.at(Instruction::kBackwardWeight) = {{1000, 1, 100}};
+    p.stages.push_back(sp);
+  }
+  return p;
+}
+
+TEST(BuildProblem, ZeroBubbleSchedulesAreWellFormedAndAcyclic) {
+  for (int S = 1; S <= 5; ++S) {
+    for (int M = 1; M <= 9; ++M) {
+      SCOPED_TRACE("zb-h1 " + std::to_string(S) + "x" + std::to_string(M));
+      Problem p = Build(UniformSplitProfile(S), Spec(ScheduleKind::kZBH1, S, M));
+      EXPECT_EQ(p.num_nodes(), 3 * S * M);
+      ExpectWellFormed(p);
+    }
+    for (int M = 2 * S; M <= 2 * S + 4; ++M) {
+      SCOPED_TRACE("dualpipev " + std::to_string(S) + "x" + std::to_string(M));
+      ExpectWellFormed(Build(UniformSplitProfile(S), Spec(ScheduleKind::kDualPipeV, S, M, 2)));
+      ExpectWellFormed(Build(UniformSplitProfile(2 * S), Spec(ScheduleKind::kDualPipeV, S, M, 2)));
+    }
+  }
+}
+
+// The papers' bubbles with F = B = W (1 s each): 1F1B idles (S-1)(F+B+W) per
+// GPU, ZB-H1 a third of that, (S-1)F (Qi et al., Figure 3); DualPipeV, with
+// each chunk half a stage, less again (its authors give half of ZB-H1's).
+TEST(BuildProblem, ZeroBubbleSchedulesShrinkTheBubble) {
+  for (int S : {2, 4, 8}) {
+    for (int M : {2 * S, 3 * S, 4 * S}) {
+      const Profile profile = UniformSplitProfile(S);
+      const double one_f_one_b = EvaluatePlan(Build(profile, Spec(ScheduleKind::k1F1B, S, M)),
+                                              AllMaxPlan(Build(profile, Spec(ScheduleKind::k1F1B, S, M)))).time_s;
+      const Problem zb = Build(profile, Spec(ScheduleKind::kZBH1, S, M));
+      const double zb_h1 = EvaluatePlan(zb, AllMaxPlan(zb)).time_s;
+      const Problem dv = Build(profile, Spec(ScheduleKind::kDualPipeV, S, M, 2));
+      const double dualpipev = EvaluatePlan(dv, AllMaxPlan(dv)).time_s;
+      EXPECT_DOUBLE_EQ(one_f_one_b, 3.0 * M + 3.0 * (S - 1)) << S << "x" << M;
+      EXPECT_DOUBLE_EQ(zb_h1, 3.0 * M + (S - 1)) << S << "x" << M;
+      EXPECT_GE(dualpipev, 3.0 * M) << S << "x" << M;  // no GPU can do its work faster
+      EXPECT_LT(dualpipev, zb_h1) << S << "x" << M;
+    }
+  }
+}
+
+TEST(BuildProblem, ZeroBubbleScheduleNeedsTheSplitRows) {
+  Result<Problem> p = BuildProblem(TwoStageProfile(), Spec(ScheduleKind::kZBH1, 2, 4));
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().message(),
+            "profile: stage 0 has no 'backward_input' and 'backward_weight' rows, which the zb-h1 schedule runs "
+            "(docs/formats.md)");
 }
 
 TEST(BuildProblem, LargerPipelinesAreWellFormed) {

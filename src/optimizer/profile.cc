@@ -12,14 +12,22 @@
 
 namespace perseus {
 
-const char* InstructionName(Instruction ins) {
-  return ins == Instruction::kForward ? "forward" : "backward";
-}
+namespace {
+constexpr const char* kInstructionNames[kNumInstructions] = {"forward", "backward", "backward_input",
+                                                             "backward_weight"};
+constexpr const char* kInstructionSymbols[kNumInstructions] = {"F", "B", "Bi", "W"};
+}  // namespace
+
+const char* InstructionName(Instruction ins) { return kInstructionNames[static_cast<int>(ins)]; }
+
+const char* InstructionSymbol(Instruction ins) { return kInstructionSymbols[static_cast<int>(ins)]; }
 
 Result<Instruction> ParseInstruction(const std::string& name) {
-  if (name == "forward") return Instruction::kForward;
-  if (name == "backward") return Instruction::kBackward;
-  return Status::InvalidArgument("expected 'forward' or 'backward', got '" + name + "'");
+  for (int i = 0; i < kNumInstructions; ++i) {
+    if (name == kInstructionNames[i]) return static_cast<Instruction>(i);
+  }
+  return Status::InvalidArgument("expected 'forward', 'backward', 'backward_input' or 'backward_weight', got '" +
+                                 name + "'");
 }
 
 namespace {
@@ -97,13 +105,38 @@ Result<Parsed> ParseRow(const CsvTable& t, const CsvRow& row, const Columns& c, 
   return p;
 }
 
-Status CheckComplete(const Profile& profile, const std::string& source) {
+// The whole backward from its two halves, at the clocks both list.
+std::vector<FreqPoint> SumOfHalves(const StageProfile& sp) {
+  std::map<int, FreqPoint> weight;
+  for (const FreqPoint& p : sp.at(Instruction::kBackwardWeight)) weight[p.freq_mhz] = p;
+  std::vector<FreqPoint> sum;
+  for (const FreqPoint& p : sp.at(Instruction::kBackwardInput)) {
+    auto it = weight.find(p.freq_mhz);
+    if (it != weight.end()) sum.push_back({p.freq_mhz, p.time_s + it->second.time_s, p.energy_j + it->second.energy_j});
+  }
+  return sum;
+}
+
+// Every stage has forward rows, both backward halves or neither, and
+// backward rows (derived from the halves when it lists only those).
+Status CompleteStages(Profile& profile, const std::string& source) {
   for (int s = 0; s < profile.num_stages(); ++s) {
-    for (int i = 0; i < kNumInstructions; ++i) {
-      if (profile.stages[s].points[i].empty()) {
-        return Status::InvalidArgument(source + ": stage " + std::to_string(s) + ": no '" +
-                                       InstructionName(static_cast<Instruction>(i)) + "' rows");
-      }
+    StageProfile& sp = profile.stages[s];
+    const std::string where = source + ": stage " + std::to_string(s) + ": ";
+    if (sp.at(Instruction::kForward).empty()) return Status::InvalidArgument(where + "no 'forward' rows");
+    const bool input = !sp.at(Instruction::kBackwardInput).empty();
+    const bool weight = !sp.at(Instruction::kBackwardWeight).empty();
+    if (input != weight) {
+      return Status::InvalidArgument(where + "'" + (input ? "backward_input" : "backward_weight") +
+                                     "' rows without '" + (input ? "backward_weight" : "backward_input") +
+                                     "' rows (list both halves of the backward, or neither)");
+    }
+    if (!sp.at(Instruction::kBackward).empty()) continue;
+    if (!input) return Status::InvalidArgument(where + "no 'backward' rows");
+    sp.at(Instruction::kBackward) = SumOfHalves(sp);
+    if (sp.at(Instruction::kBackward).empty()) {
+      return Status::InvalidArgument(where + "no 'backward' rows, and its 'backward_input' and 'backward_weight' "
+                                     "rows share no frequency to derive them from");
     }
   }
   return Status::Ok();
@@ -134,7 +167,7 @@ Result<Profile> ParseProfileCsv(const std::string& text, const std::string& sour
     profile.stages[p->stage].at(p->ins).push_back(p->point);
   }
   if (expected_stages > 0) profile.stages.resize(expected_stages);
-  PERSEUS_RETURN_IF_ERROR(CheckComplete(profile, source));
+  PERSEUS_RETURN_IF_ERROR(CompleteStages(profile, source));
   for (StageProfile& sp : profile.stages) {
     for (auto& pts : sp.points) {
       std::sort(pts.begin(), pts.end(), [](const FreqPoint& a, const FreqPoint& b) { return a.freq_mhz > b.freq_mhz; });

@@ -163,7 +163,7 @@ TEST(ProfileParse, MissingValue) {
   EXPECT_EQ(ParseError(std::string(kHeader) + "0,forward,1410,0.01\n"), "x.csv:2: column 'energy': missing value");
   EXPECT_EQ(ParseError(std::string(kHeader) + "0,forward,1410,,2.0\n"), "x.csv:2: column 'time': missing value");
   EXPECT_EQ(ParseError(std::string(kHeader) + "0\n"),
-            "x.csv:2: column 'instruction': expected 'forward' or 'backward', got ''");
+            "x.csv:2: column 'instruction': expected 'forward', 'backward', 'backward_input' or 'backward_weight', got ''");
 }
 
 TEST(ProfileParse, NonPositiveTimeOrEnergy) {
@@ -192,9 +192,9 @@ TEST(ProfileParse, NonIntegerFrequencyOrStage) {
 
 TEST(ProfileParse, UnknownInstruction) {
   EXPECT_EQ(ParseError(std::string(kHeader) + "0,forward,1410,0.01,2.0\n0,fwd,1410,0.01,2.0\n"),
-            "x.csv:3: column 'instruction': expected 'forward' or 'backward', got 'fwd'");
+            "x.csv:3: column 'instruction': expected 'forward', 'backward', 'backward_input' or 'backward_weight', got 'fwd'");
   EXPECT_EQ(ParseError(std::string(kHeader) + "0,Forward,1410,0.01,2.0\n"),
-            "x.csv:2: column 'instruction': expected 'forward' or 'backward', got 'Forward'");
+            "x.csv:2: column 'instruction': expected 'forward', 'backward', 'backward_input' or 'backward_weight', got 'Forward'");
 }
 
 TEST(ProfileParse, HugeStageIndexIsRejectedNotAllocated) {
@@ -351,6 +351,66 @@ TEST(ProfileToCsv, RoundTripsExactly) {
 TEST(Profile, InstructionNames) {
   EXPECT_STREQ(InstructionName(Instruction::kForward), "forward");
   EXPECT_STREQ(InstructionName(Instruction::kBackward), "backward");
+  EXPECT_STREQ(InstructionName(Instruction::kBackwardInput), "backward_input");
+  EXPECT_STREQ(InstructionName(Instruction::kBackwardWeight), "backward_weight");
+  for (int i = 0; i < kNumInstructions; ++i) {
+    const Instruction ins = static_cast<Instruction>(i);
+    EXPECT_EQ(*ParseInstruction(InstructionName(ins)), ins);
+  }
+  EXPECT_STREQ(InstructionSymbol(Instruction::kBackwardInput), "Bi");
+  EXPECT_STREQ(InstructionSymbol(Instruction::kBackwardWeight), "W");
+}
+
+// The zero-bubble extension: backward_input and backward_weight rows.
+TEST(ProfileParse, SplitBackwardRowsAreKeptAndTheWholeBackwardDerivedFromThem) {
+  const std::string text = std::string(kHeader) +
+                           "0,forward,1410,0.010,2.0\n"
+                           "0,backward_input,1410,0.009,1.9\n"
+                           "0,backward_weight,1410,0.011,2.1\n"
+                           "0,backward_input,1200,0.011,1.7\n"
+                           "0,backward_weight,1200,0.013,1.9\n"
+                           "0,backward_weight,1000,0.016,1.8\n";  // no input half at 1000 MHz
+  Result<Profile> p = ParseProfileCsv(text, "x.csv", 1);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  const auto& whole = p->stages[0].at(Instruction::kBackward);
+  ASSERT_EQ(whole.size(), 2u);  // only the clocks both halves list
+  EXPECT_EQ(whole[0].freq_mhz, 1410);
+  EXPECT_DOUBLE_EQ(whole[0].time_s, 0.020);
+  EXPECT_DOUBLE_EQ(whole[0].energy_j, 4.0);
+  EXPECT_EQ(whole[1].freq_mhz, 1200);
+  EXPECT_DOUBLE_EQ(whole[1].time_s, 0.024);
+  EXPECT_DOUBLE_EQ(whole[1].energy_j, 3.6);
+  EXPECT_EQ(p->stages[0].at(Instruction::kBackwardWeight).size(), 3u);
+  EXPECT_EQ(p->stages[0].at(Instruction::kBackwardInput).front().freq_mhz, 1410);
+  // Written back with the derived rows, it reads the same.
+  Result<Profile> again = ParseProfileCsv(ProfileToCsv(*p), "y.csv", 1);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(ProfileToCsv(*again), ProfileToCsv(*p));
+}
+
+TEST(ProfileParse, ListedBackwardRowsWinOverTheHalves) {
+  const std::string text = std::string(kHeader) +
+                           "0,forward,1410,0.010,2.0\n"
+                           "0,backward,1410,0.019,3.5\n"
+                           "0,backward_input,1410,0.009,1.9\n"
+                           "0,backward_weight,1410,0.011,2.1\n";
+  Result<Profile> p = ParseProfileCsv(text, "x.csv", 1);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_DOUBLE_EQ(p->stages[0].at(Instruction::kBackward)[0].time_s, 0.019);
+}
+
+TEST(ProfileParse, SplitBackwardErrorsNameTheStage) {
+  EXPECT_EQ(ParseError(std::string(kHeader) + "0,forward,1410,0.01,2\n0,backward_input,1410,0.01,2\n"),
+            "x.csv: stage 0: 'backward_input' rows without 'backward_weight' rows (list both halves of the "
+            "backward, or neither)");
+  EXPECT_EQ(ParseError(std::string(kHeader) + "0,forward,1410,0.01,2\n0,backward,1410,0.02,4\n"
+                                              "0,backward_weight,1410,0.01,2\n"),
+            "x.csv: stage 0: 'backward_weight' rows without 'backward_input' rows (list both halves of the "
+            "backward, or neither)");
+  EXPECT_EQ(ParseError(std::string(kHeader) + "0,forward,1410,0.01,2\n0,backward_input,1410,0.01,2\n"
+                                              "0,backward_weight,1200,0.01,2\n"),
+            "x.csv: stage 0: no 'backward' rows, and its 'backward_input' and 'backward_weight' rows share no "
+            "frequency to derive them from");
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
-// The three pipeline schedules.
+// The pipeline schedules' per-GPU orders.
 #include "perseus/schedule.h"
 
 #include <algorithm>
+#include <deque>
+#include <utility>
 
 namespace perseus {
 
@@ -10,6 +12,8 @@ const char* ScheduleName(ScheduleKind kind) {
     case ScheduleKind::k1F1B: return "1f1b";
     case ScheduleKind::kGPipe: return "gpipe";
     case ScheduleKind::kInterleaved1F1B: return "interleaved-1f1b";
+    case ScheduleKind::kZBH1: return "zb-h1";
+    case ScheduleKind::kDualPipeV: return "dualpipev";
   }
   return "?";
 }
@@ -18,8 +22,13 @@ Result<ScheduleKind> ParseScheduleKind(const std::string& name) {
   if (name == "1f1b") return ScheduleKind::k1F1B;
   if (name == "gpipe") return ScheduleKind::kGPipe;
   if (name == "interleaved-1f1b" || name == "interleaved") return ScheduleKind::kInterleaved1F1B;
-  return Status::InvalidArgument("schedule: expected '1f1b', 'gpipe' or 'interleaved-1f1b', got '" + name + "'");
+  if (name == "zb-h1") return ScheduleKind::kZBH1;
+  if (name == "dualpipev") return ScheduleKind::kDualPipeV;
+  return Status::InvalidArgument(
+      "schedule: expected '1f1b', 'gpipe', 'interleaved-1f1b', 'zb-h1' or 'dualpipev', got '" + name + "'");
 }
+
+bool SplitsBackward(ScheduleKind kind) { return kind == ScheduleKind::kZBH1 || kind == ScheduleKind::kDualPipeV; }
 
 namespace {
 
@@ -34,8 +43,17 @@ Status Validate(const ScheduleSpec& s) {
     return Status::InvalidArgument("microbatches: expected 1.." + std::to_string(kMaxMicrobatches) + ", got " +
                                    std::to_string(s.microbatches));
   }
-  if (s.kind != ScheduleKind::kInterleaved1F1B && s.chunks != 1) {
-    return Status::InvalidArgument("chunks: only the interleaved-1f1b schedule takes model chunks, got " +
+  if (s.kind == ScheduleKind::kDualPipeV) {
+    if (s.chunks != 2) {
+      return Status::InvalidArgument("chunks: dualpipev runs 2 model chunks per GPU (a V), got " +
+                                     std::to_string(s.chunks));
+    }
+    if (s.microbatches < 2 * s.stages) {
+      return Status::InvalidArgument("microbatches: dualpipev needs at least twice the stages (" +
+                                     std::to_string(2 * s.stages) + "), got " + std::to_string(s.microbatches));
+    }
+  } else if (s.kind != ScheduleKind::kInterleaved1F1B && s.chunks != 1) {
+    return Status::InvalidArgument("chunks: only the interleaved-1f1b and dualpipev schedules take model chunks, got " +
                                    std::to_string(s.chunks));
   }
   if (s.kind == ScheduleKind::kInterleaved1F1B) {
@@ -92,6 +110,77 @@ std::vector<Computation> Interleaved(int s, int S, int M, int v) {
   return order;
 }
 
+// ZB-H1: at step x, F(x), Bi(x-(S-1-s)), W(x-(S-1)) where in range.
+std::vector<Computation> ZeroBubbleH1(int s, int S, int M) {
+  std::vector<Computation> order;
+  for (int x = 0; x <= M + S - 2; ++x) {
+    if (x < M) order.push_back({Instruction::kForward, x, 0});
+    const int b = x - (S - 1 - s), w = x - (S - 1);
+    if (b >= 0 && b < M) order.push_back({Instruction::kBackwardInput, b, 0});
+    if (w >= 0 && w < M) order.push_back({Instruction::kBackwardWeight, w, 0});
+  }
+  return order;
+}
+
+// DualPipeV on GPU i: DeepSeek's dualpipev.py steps 1-8. Each chunk's
+// forwards and backwards go in microbatch order; a split backward leaves its
+// weight gradient in a queue that W() runs oldest first.
+class DualPipeVOrder {
+ public:
+  std::vector<Computation> Build(int i, int S, int M) {
+    for (int k = 0; k < 2 * (S - i - 1); ++k) F(0);  // 1: nF0
+    for (int k = 0; k < i + 1; ++k) {                  // 2: nF0F1
+      F(0);
+      F(1);
+    }
+    for (int k = 0; k < S - i - 1; ++k) {  // 3: nB1W1F1
+      B(1, true);
+      W();
+      F(1);
+    }
+    for (int k = 0; k < M - 2 * S + i + 1; ++k) {  // 4: nF0B1F1B0, the steady state
+      F(0);
+      B(1, false);
+      F(1);
+      B(0, false);
+    }
+    for (int k = 0; k < S - i - 1; ++k) {  // 5: nB1F1B0
+      B(1, false);
+      F(1);
+      B(0, false);
+    }
+    bool split = false;  // 6: nB1B0, the second half split
+    for (int k = 0; k < i + 1; ++k) {
+      if (k == (i + 1) / 2 && i % 2 == 1) split = true;
+      B(1, split);
+      if (k == (i + 1) / 2 && i % 2 == 0) split = true;
+      B(0, split);
+    }
+    for (int k = 0; k < S - i - 1; ++k) {  // 7: nWB0
+      W();
+      B(0, true);
+    }
+    for (int k = 0; k < i + 1; ++k) W();  // 8: nW
+    return std::move(order_);
+  }
+
+ private:
+  void F(int chunk) { order_.push_back({Instruction::kForward, next_forward_[chunk]++, chunk}); }
+  void B(int chunk, bool split) {
+    const int m = next_backward_[chunk]++;
+    order_.push_back({split ? Instruction::kBackwardInput : Instruction::kBackward, m, chunk});
+    if (split) weights_.push_back({chunk, m});
+  }
+  void W() {
+    order_.push_back({Instruction::kBackwardWeight, weights_.front().second, weights_.front().first});
+    weights_.pop_front();
+  }
+
+  std::vector<Computation> order_;
+  int next_forward_[2] = {0, 0}, next_backward_[2] = {0, 0};
+  std::deque<std::pair<int, int>> weights_;  // (chunk, microbatch) of split backwards
+};
+
 }  // namespace
 
 Result<Schedule> BuildSchedule(const ScheduleSpec& spec) {
@@ -105,6 +194,10 @@ Result<Schedule> BuildSchedule(const ScheduleSpec& spec) {
       case ScheduleKind::kGPipe: sched.per_stage[s] = GPipe(spec.microbatches); break;
       case ScheduleKind::kInterleaved1F1B:
         sched.per_stage[s] = Interleaved(s, spec.stages, spec.microbatches, spec.chunks);
+        break;
+      case ScheduleKind::kZBH1: sched.per_stage[s] = ZeroBubbleH1(s, spec.stages, spec.microbatches); break;
+      case ScheduleKind::kDualPipeV:
+        sched.per_stage[s] = DualPipeVOrder().Build(s, spec.stages, spec.microbatches);
         break;
     }
   }

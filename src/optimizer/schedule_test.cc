@@ -1,5 +1,6 @@
 // Tests of the pipeline schedules: exact 1F1B and GPipe orders, Megatron's
-// interleaved 1F1B, and validation of the schedule spec.
+// interleaved 1F1B, the zero-bubble ZB-H1 and DualPipeV orders, and
+// validation of the schedule spec.
 #include "perseus/schedule.h"
 
 #include <gtest/gtest.h>
@@ -15,12 +16,12 @@ namespace perseus {
 namespace {
 
 // A compact text form of an execution order: "F0 F1 B0 ..." or, with chunks,
-// "F0.1" (chunk 0, microbatch 1).
+// "F0.1" (chunk 0, microbatch 1); split backwards are "Bi" and "W".
 std::string Render(const std::vector<Computation>& order, bool chunks = false) {
   std::string out;
   for (const Computation& c : order) {
     if (!out.empty()) out += ' ';
-    out += c.instruction == Instruction::kForward ? 'F' : 'B';
+    out += InstructionSymbol(c.instruction);
     if (chunks) out += std::to_string(c.chunk) + ".";
     out += std::to_string(c.microbatch);
   }
@@ -174,6 +175,95 @@ TEST(Interleaved, MicrobatchesEqualStagesRunsAllForwardsFirst) {
   EXPECT_EQ(s.spec.virtual_stages(), 4);
 }
 
+// Qi et al., ICLR '24, Figure 3 (ZB-H1, 4 stages): the first stage runs each
+// input gradient's weight gradient right after it; the last stage defers its
+// weight gradients by S-1 steps and runs the remaining ones at the end.
+TEST(ZeroBubbleH1, FirstAndLastStageOrdersForFourStagesEightMicrobatches) {
+  Schedule s = Build(ScheduleKind::kZBH1, 4, 8);
+  ASSERT_EQ(s.per_stage.size(), 4u);
+  EXPECT_EQ(Render(s.per_stage[0]),
+            "F0 F1 F2 F3 Bi0 W0 F4 Bi1 W1 F5 Bi2 W2 F6 Bi3 W3 F7 Bi4 W4 Bi5 W5 Bi6 W6 Bi7 W7");
+  EXPECT_EQ(Render(s.per_stage[1]),
+            "F0 F1 F2 Bi0 F3 Bi1 W0 F4 Bi2 W1 F5 Bi3 W2 F6 Bi4 W3 F7 Bi5 W4 Bi6 W5 Bi7 W6 W7");
+  EXPECT_EQ(Render(s.per_stage[3]),
+            "F0 Bi0 F1 Bi1 F2 Bi2 F3 Bi3 W0 F4 Bi4 W1 F5 Bi5 W2 F6 Bi6 W3 F7 Bi7 W4 W5 W6 W7");
+}
+
+// Every computation once, a weight gradient after its input gradient, and
+// no more activations held (forwards whose weight gradient has not run) on
+// any stage than 1F1B holds on its first stage: 1F1B's peak memory.
+TEST(ZeroBubbleH1, EveryComputationOnceAndOneFOneBsPeakMemory) {
+  for (int S = 1; S <= 6; ++S) {
+    for (int M = 1; M <= 12; ++M) {
+      Schedule s = Build(ScheduleKind::kZBH1, S, M);
+      for (int stage = 0; stage < S; ++stage) {
+        std::set<std::pair<Instruction, int>> seen;
+        int held = 0, peak = 0;
+        for (const Computation& c : s.per_stage[stage]) {
+          EXPECT_TRUE(seen.insert({c.instruction, c.microbatch}).second) << S << "x" << M;
+          if (c.instruction == Instruction::kBackwardWeight) {
+            EXPECT_TRUE(seen.count({Instruction::kBackwardInput, c.microbatch})) << S << "x" << M;
+            --held;
+          }
+          if (c.instruction == Instruction::kForward) peak = std::max(peak, ++held);
+        }
+        EXPECT_EQ(seen.size(), 3u * M) << S << "x" << M << " stage " << stage;
+        EXPECT_LE(peak, std::min(S, M)) << S << "x" << M << " stage " << stage;
+      }
+    }
+  }
+}
+
+// DeepSeek's dualpipev.py steps, worked by hand for 2 GPUs and 4 microbatches:
+// GPU 0 runs 2 forwards of chunk 0 to wait for chunk 1's first, splits its
+// first chunk-1 backward (step 3) and the second half of its cool-down
+// backwards (steps 6-7); GPU 1 splits the last pair.
+TEST(DualPipeV, TwoStagesFourMicrobatchesExactOrder) {
+  Schedule s = Build(ScheduleKind::kDualPipeV, 2, 4, 2);
+  ASSERT_EQ(s.per_stage.size(), 2u);
+  EXPECT_EQ(Render(s.per_stage[0], true),
+            "F0.0 F0.1 F0.2 F1.0 Bi1.0 W1.0 F1.1 F0.3 B1.1 F1.2 B0.0 B1.2 F1.3 B0.1 B1.3 Bi0.2 W0.2 Bi0.3 W0.3");
+  EXPECT_EQ(Render(s.per_stage[1], true),
+            "F0.0 F1.0 F0.1 F1.1 F0.2 B1.0 F1.2 B0.0 F0.3 B1.1 F1.3 B0.1 B1.2 B0.2 Bi1.3 Bi0.3 W1.3 W0.3");
+  EXPECT_EQ(s.spec.VirtualStage(0, 0), 0);
+  EXPECT_EQ(s.spec.VirtualStage(1, 0), 1);
+  EXPECT_EQ(s.spec.VirtualStage(1, 1), 2);
+  EXPECT_EQ(s.spec.VirtualStage(0, 1), 3);
+}
+
+// Per GPU and chunk: every microbatch's forward once and its backward once,
+// whole or as an input half followed (later) by its weight half.
+TEST(DualPipeV, EveryComputationOnceInMicrobatchOrder) {
+  for (int S = 1; S <= 6; ++S) {
+    for (int M = 2 * S; M <= 2 * S + 5; ++M) {
+      Schedule s = Build(ScheduleKind::kDualPipeV, S, M, 2);
+      for (int stage = 0; stage < S; ++stage) {
+        int forwards[2] = {0, 0}, backwards[2] = {0, 0};
+        std::set<std::pair<int, int>> split_pending;
+        for (const Computation& c : s.per_stage[stage]) {
+          const std::string where = std::to_string(S) + "x" + std::to_string(M) + " GPU " + std::to_string(stage);
+          switch (c.instruction) {
+            case Instruction::kForward: EXPECT_EQ(c.microbatch, forwards[c.chunk]++) << where; break;
+            case Instruction::kBackward: EXPECT_EQ(c.microbatch, backwards[c.chunk]++) << where; break;
+            case Instruction::kBackwardInput:
+              EXPECT_EQ(c.microbatch, backwards[c.chunk]++) << where;
+              split_pending.insert({c.chunk, c.microbatch});
+              break;
+            case Instruction::kBackwardWeight:
+              EXPECT_EQ(split_pending.erase({c.chunk, c.microbatch}), 1u) << where;
+              break;
+          }
+        }
+        EXPECT_TRUE(split_pending.empty());
+        for (int chunk = 0; chunk < 2; ++chunk) {
+          EXPECT_EQ(forwards[chunk], M);
+          EXPECT_EQ(backwards[chunk], M);
+        }
+      }
+    }
+  }
+}
+
 TEST(ScheduleValidation, ErrorsNameTheField) {
   EXPECT_EQ(Error({ScheduleKind::k1F1B, 0, 4, 1}), "stages: expected 1..4096, got 0");
   EXPECT_EQ(Error({ScheduleKind::kGPipe, -2, 4, 1}), "stages: expected 1..4096, got -2");
@@ -181,9 +271,9 @@ TEST(ScheduleValidation, ErrorsNameTheField) {
   EXPECT_EQ(Error({ScheduleKind::k1F1B, 4, 0, 1}), "microbatches: expected 1..65536, got 0");
   EXPECT_EQ(Error({ScheduleKind::kInterleaved1F1B, 2, 0, 2}), "microbatches: expected 1..65536, got 0");
   EXPECT_EQ(Error({ScheduleKind::k1F1B, 4, 8, 2}),
-            "chunks: only the interleaved-1f1b schedule takes model chunks, got 2");
+            "chunks: only the interleaved-1f1b and dualpipev schedules take model chunks, got 2");
   EXPECT_EQ(Error({ScheduleKind::kGPipe, 4, 8, 0}),
-            "chunks: only the interleaved-1f1b schedule takes model chunks, got 0");
+            "chunks: only the interleaved-1f1b and dualpipev schedules take model chunks, got 0");
   EXPECT_EQ(Error({ScheduleKind::kInterleaved1F1B, 2, 3, 2}),
             "microbatches: interleaved-1f1b needs a multiple of stages (2), got 3");
   EXPECT_EQ(Error({ScheduleKind::kInterleaved1F1B, 4, 2, 2}),
@@ -191,7 +281,11 @@ TEST(ScheduleValidation, ErrorsNameTheField) {
   EXPECT_EQ(Error({ScheduleKind::kInterleaved1F1B, 2, 4, 0}), "chunks: expected 1..64, got 0");
   EXPECT_EQ(Error({ScheduleKind::kInterleaved1F1B, 2, 4, 65}), "chunks: expected 1..64, got 65");
   EXPECT_EQ(Error({ScheduleKind::kInterleaved1F1B, 4096, 65536, 64}),
-            "stages x microbatches x chunks: too many computations (over 50 million)");
+            "stages x microbatches x chunks: too many computations (over 50 million)");  EXPECT_EQ(Error({ScheduleKind::kDualPipeV, 4, 8, 1}), "chunks: dualpipev runs 2 model chunks per GPU (a V), got 1");
+  EXPECT_EQ(Error({ScheduleKind::kDualPipeV, 4, 7, 2}),
+            "microbatches: dualpipev needs at least twice the stages (8), got 7");
+  EXPECT_EQ(Error({ScheduleKind::kZBH1, 4, 8, 2}),
+            "chunks: only the interleaved-1f1b and dualpipev schedules take model chunks, got 2");
 }
 
 TEST(ScheduleValidation, BuildsAtTheLimits) {
@@ -204,7 +298,8 @@ TEST(ScheduleKindNames, ParseAndName) {
   EXPECT_EQ(*ParseScheduleKind("gpipe"), ScheduleKind::kGPipe);
   EXPECT_EQ(*ParseScheduleKind("interleaved-1f1b"), ScheduleKind::kInterleaved1F1B);
   EXPECT_EQ(*ParseScheduleKind("interleaved"), ScheduleKind::kInterleaved1F1B);
-  for (ScheduleKind k : {ScheduleKind::k1F1B, ScheduleKind::kGPipe, ScheduleKind::kInterleaved1F1B}) {
+  for (ScheduleKind k : {ScheduleKind::k1F1B, ScheduleKind::kGPipe, ScheduleKind::kInterleaved1F1B,
+                         ScheduleKind::kZBH1, ScheduleKind::kDualPipeV}) {
     Result<ScheduleKind> back = ParseScheduleKind(ScheduleName(k));
     ASSERT_TRUE(back.ok());
     EXPECT_EQ(*back, k);
@@ -212,12 +307,17 @@ TEST(ScheduleKindNames, ParseAndName) {
   EXPECT_STREQ(ScheduleName(ScheduleKind::k1F1B), "1f1b");
   EXPECT_STREQ(ScheduleName(ScheduleKind::kGPipe), "gpipe");
   EXPECT_STREQ(ScheduleName(ScheduleKind::kInterleaved1F1B), "interleaved-1f1b");
+  EXPECT_STREQ(ScheduleName(ScheduleKind::kZBH1), "zb-h1");
+  EXPECT_STREQ(ScheduleName(ScheduleKind::kDualPipeV), "dualpipev");
+  EXPECT_FALSE(SplitsBackward(ScheduleKind::kInterleaved1F1B));
+  EXPECT_TRUE(SplitsBackward(ScheduleKind::kZBH1));
+  EXPECT_TRUE(SplitsBackward(ScheduleKind::kDualPipeV));
   for (const char* bad : {"1F1B", "pipedream", "", " gpipe"}) {
     Result<ScheduleKind> k = ParseScheduleKind(bad);
     ASSERT_FALSE(k.ok()) << bad;
     EXPECT_EQ(k.status().code(), Status::Code::kInvalidArgument);
     EXPECT_EQ(k.status().message(),
-              std::string("schedule: expected '1f1b', 'gpipe' or 'interleaved-1f1b', got '") + bad + "'");
+              std::string("schedule: expected '1f1b', 'gpipe', 'interleaved-1f1b', 'zb-h1' or 'dualpipev', got '") + bad + "'");
   }
 }
 

@@ -109,8 +109,8 @@ Profile Gpt3LikeProfile(int stages, int clocks, std::mt19937& rng, bool identica
 }
 
 // Random profile, with some stages copied and some values repeated.
-Profile DegenerateRandomProfile(std::mt19937& rng, int stages, int options) {
-  Profile p = testing::RandomProfile(rng, stages, options);
+Profile DegenerateRandomProfile(std::mt19937& rng, int stages, int options, bool split = false) {
+  Profile p = testing::RandomProfile(rng, stages, options, split);
   std::uniform_int_distribution<int> coin(0, 3);
   if (coin(rng) == 0) {
     for (int s = 1; s < stages; ++s) p.stages[s] = p.stages[0];
@@ -118,6 +118,7 @@ Profile DegenerateRandomProfile(std::mt19937& rng, int stages, int options) {
   if (coin(rng) == 0 && options > 1) {  // two clocks with the same time, or the same energy
     for (auto& stage : p.stages) {
       for (auto& points : stage.points) {
+        if (points.size() < 2) continue;  // split halves the profile does not list
         if (coin(rng) < 2) points[1].time_s = points[0].time_s;
         else points[1].energy_j = points[0].energy_j;
       }
@@ -161,6 +162,25 @@ Case RandomCase(uint32_t seed) {
   return c;
 }
 
+// Zero-bubble schedules (split backwards): ZB-H1 and DualPipeV.
+Case RandomSplitCase(uint32_t seed) {
+  std::mt19937 rng(seed);
+  Case c;
+  c.kind = seed % 2 == 0 ? ScheduleKind::kZBH1 : ScheduleKind::kDualPipeV;
+  c.stages = std::uniform_int_distribution<int>(1, 4)(rng);
+  c.chunks = c.kind == ScheduleKind::kDualPipeV ? 2 : 1;
+  c.microbatches = c.kind == ScheduleKind::kDualPipeV ? 2 * c.stages + std::uniform_int_distribution<int>(0, 3)(rng)
+                                                      : std::uniform_int_distribution<int>(1, 6)(rng);
+  static const double kBlocking[] = {0, 20, 83.64, 300};
+  c.blocking_w = kBlocking[std::uniform_int_distribution<int>(0, 3)(rng)];
+  const int options = std::uniform_int_distribution<int>(1, 4)(rng);
+  c.profile = DegenerateRandomProfile(rng, seed % 3 == 0 ? c.stages * c.chunks : c.stages, options, true);
+  c.label = "seed " + std::to_string(seed) + " (" + ScheduleName(c.kind) + ", " + std::to_string(c.stages) + " x " +
+            std::to_string(c.microbatches) + ", " + std::to_string(options) + " clocks, blocking " +
+            std::to_string(c.blocking_w) + " W)";
+  return c;
+}
+
 // The case that was reported: 4 x 4 GPipe, identical stages at 1410/1230/1050/870 MHz, no blocking power.
 TEST(SolverFuzz, TheReportedGPipeHangFinishes) {
   Watchdog watchdog;
@@ -182,8 +202,8 @@ TEST(SolverFuzz, EveryRandomSmallProblemOfEverySchedulesFinishesWithACheckedBoun
   Watchdog watchdog;
   int solved = 0, checked = 0;
   double max_error = 0;
-  for (uint32_t seed = 1; seed <= 600; ++seed) {
-    Case c = RandomCase(seed);
+  for (uint32_t seed = 1; seed <= 800; ++seed) {
+    Case c = seed <= 600 ? RandomCase(seed) : RandomSplitCase(seed);
     ProblemSpec spec;
     spec.schedule = {c.kind, c.stages, c.microbatches, c.chunks};
     spec.blocking_power_w = c.blocking_w;

@@ -58,7 +58,7 @@ std::string RenderTimelineSvg(const Problem& problem, const FrontierPlan& plan, 
   for (int i = 0; i < problem.num_nodes(); ++i) {
     const ProblemNode& n = problem.nodes[i];
     const FreqPoint& o = n.options[plan.choice[i]];
-    std::string label = (n.comp.instruction == Instruction::kForward ? "F" : "B") + std::to_string(n.comp.microbatch);
+    std::string label = std::string(InstructionSymbol(n.comp.instruction)) + std::to_string(n.comp.microbatch);
     chart.boxes.push_back({n.stage, start[i], start[i] + o.time_s, label, static_cast<double>(o.freq_mhz), ""});
     for (const FreqPoint& opt : n.options) lo = std::min(lo, opt.freq_mhz), hi = std::max(hi, opt.freq_mhz);
   }

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -341,7 +342,7 @@ TEST_F(OptimizeCli, UnknownScheduleIsRejected) {
                    "--schedule", "zigzag", "--out", out_.string()});
   EXPECT_NE(r.exit_code, 0);
   EXPECT_EQ(r.err,
-            "perseus: error: --schedule: schedule: expected '1f1b', 'gpipe' or 'interleaved-1f1b', got 'zigzag'\n");
+            "perseus: error: --schedule: schedule: expected '1f1b', 'gpipe', 'interleaved-1f1b', 'zb-h1' or 'dualpipev', got 'zigzag'\n");
 }
 
 TEST_F(OptimizeCli, ChunksNeedTheInterleavedSchedule) {
@@ -349,7 +350,7 @@ TEST_F(OptimizeCli, ChunksNeedTheInterleavedSchedule) {
   CliRun r = Perseus({"optimize", profile, "--stages", "2", "--microbatches", "4", "--blocking-power", "60",
                       "--chunks", "2", "--out", out_.string()});
   EXPECT_NE(r.exit_code, 0);
-  EXPECT_EQ(r.err, "perseus: error: chunks: only the interleaved-1f1b schedule takes model chunks, got 2\n");
+  EXPECT_EQ(r.err, "perseus: error: chunks: only the interleaved-1f1b and dualpipev schedules take model chunks, got 2\n");
   EXPECT_TRUE(FilesUnder(out_).empty());
 }
 
@@ -408,6 +409,54 @@ TEST_F(OptimizeCli, SmallProfileWithInterleaved1F1B) {
     ASSERT_EQ(stage.size(), 16u);
     for (const auto& c : stage) EXPECT_EQ(c.size(), 3u);  // instruction, microbatch, chunk
   }
+}
+
+// The small profile with its backwards split into input and weight halves
+// (the whole backward left for perseus to derive).
+std::string SmallSplitProfile() {
+  std::string text = "stage,instruction,frequency,time,energy\n";
+  for (int s = 0; s < 2; ++s) {
+    for (int f : {1410, 1200, 1000}) {
+      const double t = 0.010 * (1 + 0.1 * s) * 1410.0 / f, power_w = 280.0 * (f / 1410.0) * (f / 1410.0);
+      char rows[320];
+      std::snprintf(rows, sizeof rows, "%d,forward,%d,%.6f,%.6f\n%d,backward_input,%d,%.6f,%.6f\n"
+                                       "%d,backward_weight,%d,%.6f,%.6f\n",
+                    s, f, t, t * power_w, s, f, t, t * power_w, s, f, 1.1 * t, 1.1 * t * power_w);
+      text += rows;
+    }
+  }
+  return text;
+}
+
+TEST_F(OptimizeCli, ZeroBubbleSchedulesWriteSplitPlansAndCompareWith1F1B) {
+  const std::string profile = WriteProfile("split.csv", SmallSplitProfile());
+  for (const char* schedule : {"zb-h1", "dualpipev"}) {
+    SCOPED_TRACE(schedule);
+    std::filesystem::remove_all(out_);
+    CliRun r = Perseus({"optimize", profile, "--stages", "2", "--microbatches", "4", "--blocking-power", "60",
+                        "--schedule", schedule, "--out", out_.string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("vs 1f1b all-max:"), std::string::npos) << r.out;
+    json j = ExpectOutputs();
+    ASSERT_FALSE(j.is_discarded());
+    EXPECT_EQ(j["schedule"], schedule);
+    std::set<std::string> names;
+    for (const auto& stage : j["computations"]) {
+      for (const auto& c : stage) names.insert(c[0].get<std::string>());
+    }
+    EXPECT_TRUE(names.count("backward_input") && names.count("backward_weight")) << j["computations"].dump();
+  }
+}
+
+TEST_F(OptimizeCli, ZeroBubbleScheduleWithoutSplitRowsFailsAndWritesNothing) {
+  const std::string profile = WriteProfile("p.csv", SmallProfile());
+  CliRun r = Perseus({"optimize", profile, "--stages", "2", "--microbatches", "4", "--blocking-power", "60",
+                      "--schedule", "zb-h1", "--out", out_.string()});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_EQ(r.err,
+            "perseus: error: profile: stage 0 has no 'backward_input' and 'backward_weight' rows, which the zb-h1 "
+            "schedule runs (docs/formats.md)\n");
+  EXPECT_TRUE(FilesUnder(out_).empty());
 }
 
 TEST_F(OptimizeCli, InterleavedProfileWithWrongStageCount) {

@@ -35,12 +35,12 @@ double ExactEnergyAtMost(const std::vector<ExactPoint>& frontier, double time_s)
   return best;
 }
 
-Profile RandomProfile(std::mt19937& rng, int stages, int options) {
+Profile RandomProfile(std::mt19937& rng, int stages, int options, bool split_backward) {
   std::uniform_real_distribution<double> u(0, 1);
   Profile profile;
   profile.stages.resize(stages);
   for (int s = 0; s < stages; ++s) {
-    for (int ins = 0; ins < kNumInstructions; ++ins) {
+    for (int ins = 0; ins < 2; ++ins) {  // forward, backward
       double base_s = (ins ? 0.08 : 0.04) * (0.6 + 0.8 * u(rng));
       double power_w = 200 + 200 * u(rng);
       for (int k = 0; k < options; ++k) {
@@ -51,6 +51,15 @@ Profile RandomProfile(std::mt19937& rng, int stages, int options) {
         double watts = power_w * (1.0 - 0.18 * k * (0.4 + u(rng)));
         profile.stages[s].points[ins].push_back({freq, time_s, watts * time_s});
       }
+    }
+    if (!split_backward) continue;
+    // Halves of uneven size and power; the whole backward is their sum.
+    StageProfile& sp = profile.stages[s];
+    for (FreqPoint& whole : sp.at(Instruction::kBackward)) {
+      const double time_share = 0.35 + 0.3 * u(rng), energy_share = 0.35 + 0.3 * u(rng);
+      sp.at(Instruction::kBackwardInput).push_back({whole.freq_mhz, whole.time_s * time_share, whole.energy_j * energy_share});
+      sp.at(Instruction::kBackwardWeight)
+          .push_back({whole.freq_mhz, whole.time_s * (1 - time_share), whole.energy_j * (1 - energy_share)});
     }
   }
   return profile;

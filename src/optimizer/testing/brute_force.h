@@ -25,7 +25,9 @@ double ExactEnergyAtMost(const std::vector<ExactPoint>& frontier, double time_s)
 
 // A random profile with `options` frequencies per stage and instruction:
 // time grows as the frequency falls, energy is noisy and not always convex,
-// and sometimes the highest frequency is not the fastest.
-Profile RandomProfile(std::mt19937& rng, int stages, int options);
+// and sometimes the highest frequency is not the fastest. With
+// `split_backward` it also lists backward_input and backward_weight rows,
+// random shares of the backward that sum to it.
+Profile RandomProfile(std::mt19937& rng, int stages, int options, bool split_backward = false);
 
 }  // namespace perseus::testing

@@ -145,6 +145,7 @@ void RankClient::BeginWindowStep(double now_s) {
       record_->window = w;
       record_->first_iteration = iteration_;
       record_->computations.reserve(current_->steps.size() * static_cast<size_t>(w.iterations));
+      record_->step_begin_s.reserve(static_cast<size_t>(w.iterations) + 1);
     }
     record_->step_begin_s.push_back(now_s);
   }

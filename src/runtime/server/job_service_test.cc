@@ -51,6 +51,10 @@ TEST_F(JobServiceTest, JobSpecErrorsNameTheField) {
   body["schedule"] = "zigzag";
   EXPECT_EQ(service_->RegisterJob(body).status().message(),
             "field 'schedule': expected '1f1b', 'gpipe' or 'interleaved-1f1b', got \"zigzag\"");
+  body["schedule"] = "zb-h1";  // a real schedule, but the runtime does not run split backwards
+  EXPECT_EQ(service_->RegisterJob(body).status().message(),
+            "field 'schedule': expected '1f1b', 'gpipe' or 'interleaved-1f1b', got \"zb-h1\" (split-backward "
+            "schedules are offline only: perseus optimize)");
   EXPECT_TRUE(service_->AllSummaries().empty());
 }
 
