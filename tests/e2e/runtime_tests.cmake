@@ -4,7 +4,7 @@
 if(PERSEUS_BUILD_TESTS)
   add_library(perseus_runtime_e2e_support STATIC
     ${CMAKE_SOURCE_DIR}/tests/e2e/runtime_server_process.cc ${CMAKE_SOURCE_DIR}/tests/e2e/runtime_emulation.cc)
-  target_include_directories(perseus_runtime_e2e_support PUBLIC ${CMAKE_SOURCE_DIR})
+  perseus_component_headers(perseus_runtime_e2e_support tests .)
   target_link_libraries(perseus_runtime_e2e_support PUBLIC perseus_client perseus_simulated_gpu perseus_optimizer
                         perseus_httplib nlohmann_json::nlohmann_json Threads::Threads)
   target_compile_definitions(perseus_runtime_e2e_support PRIVATE PERSEUS_CLI_PATH="$<TARGET_FILE:perseus>")
