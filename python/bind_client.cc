@@ -30,8 +30,8 @@ Instruction ParseInstruction(py::handle name) {
   const char* text = PyUnicode_Check(name.ptr()) ? PyUnicode_AsUTF8AndSize(name.ptr(), &size) : nullptr;
   if (text != nullptr) {
     std::string_view v(text, static_cast<size_t>(size));
-    if (v == "forward") return Instruction::kForward;
-    if (v == "backward") return Instruction::kBackward;
+    if (v == InstructionName(Instruction::kForward)) return Instruction::kForward;
+    if (v == InstructionName(Instruction::kBackward)) return Instruction::kBackward;
   }
   PyErr_Clear();
   throw py::value_error("instruction: expected 'forward' or 'backward', got " +

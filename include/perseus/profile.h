@@ -26,7 +26,8 @@ namespace perseus {
 // kBackwardWeight (the weight gradient, deferrable).
 enum class Instruction { kForward = 0, kBackward = 1, kBackwardInput = 2, kBackwardWeight = 3 };
 inline constexpr int kNumInstructions = 4;
-// "forward", "backward", "backward_input", "backward_weight".
+// "forward", "backward", "backward_input", "backward_weight" (these three
+// functions live in perseus_common, src/common/instruction.cc).
 const char* InstructionName(Instruction ins);
 // Short labels for timelines and docs: "F", "B", "Bi", "W".
 const char* InstructionSymbol(Instruction ins);

@@ -13,24 +13,6 @@
 namespace perseus {
 
 namespace {
-constexpr const char* kInstructionNames[kNumInstructions] = {"forward", "backward", "backward_input",
-                                                             "backward_weight"};
-constexpr const char* kInstructionSymbols[kNumInstructions] = {"F", "B", "Bi", "W"};
-}  // namespace
-
-const char* InstructionName(Instruction ins) { return kInstructionNames[static_cast<int>(ins)]; }
-
-const char* InstructionSymbol(Instruction ins) { return kInstructionSymbols[static_cast<int>(ins)]; }
-
-Result<Instruction> ParseInstruction(const std::string& name) {
-  for (int i = 0; i < kNumInstructions; ++i) {
-    if (name == kInstructionNames[i]) return static_cast<Instruction>(i);
-  }
-  return Status::InvalidArgument("expected 'forward', 'backward', 'backward_input' or 'backward_weight', got '" +
-                                 name + "'");
-}
-
-namespace {
 
 constexpr int kMaxProfileStages = 4096 * 64;  // stages x model chunks the schedules accept
 

@@ -35,14 +35,9 @@ Result<PlanKind> ParseKind(const std::string& name) {
 
 Result<PlanStep> ParseStep(const Json& j, size_t i) {
   PlanStep s;
-  const std::string ins = j.at("instruction").get<std::string>();
-  if (ins == "forward") {
-    s.instruction = Instruction::kForward;
-  } else if (ins == "backward") {
-    s.instruction = Instruction::kBackward;
-  } else {
-    return Status::InvalidArgument("plan: instructions[" + std::to_string(i) + "]: unknown instruction '" + ins + "'");
-  }
+  Result<Instruction> ins = ParseInstruction(j.at("instruction").get<std::string>());
+  if (!ins.ok()) return ins.status().WithContext("plan: instructions[" + std::to_string(i) + "]");
+  s.instruction = *ins;
   s.microbatch = j.at("microbatch").get<int>();
   s.chunk = j.value("chunk", 0);
   s.sm_clock_mhz = j.at("sm_clock_mhz").get<int>();

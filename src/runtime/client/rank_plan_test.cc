@@ -52,7 +52,8 @@ TEST(RankPlanTest, Errors) {
             "plan: unknown kind 'turbo'");
   EXPECT_EQ(ParseRankPlan(R"({"changed":true,"version":1,"kind":"max","instructions":[
               {"instruction":"sideways","microbatch":0,"sm_clock_mhz":1}]})").status().message(),
-            "plan: instructions[0]: unknown instruction 'sideways'");
+            "plan: instructions[0]: expected 'forward', 'backward', 'backward_input' or 'backward_weight', got "
+            "'sideways'");
 }
 
 }  // namespace
