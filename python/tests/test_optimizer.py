@@ -60,3 +60,35 @@ def test_errors_become_exceptions_with_the_message():
         perseus.load_profile("/nonexistent/profile.csv")
     with pytest.raises(ValueError, match="instruction"):
         perseus.parse_profile_csv(CSV).points(0, "sideways")
+
+
+SPLIT_CSV = """stage,instruction,frequency,time,energy
+0,forward,1410,0.010,3.0
+0,forward,1000,0.013,2.5
+0,backward_input,1410,0.010,3.0
+0,backward_input,1000,0.013,2.5
+0,backward_weight,1410,0.011,3.1
+0,backward_weight,1000,0.014,2.6
+1,forward,1410,0.014,4.2
+1,forward,1000,0.018,3.4
+1,backward_input,1410,0.014,4.2
+1,backward_input,1000,0.018,3.4
+1,backward_weight,1410,0.015,4.3
+1,backward_weight,1000,0.019,3.5
+"""
+
+
+def test_zero_bubble_schedule_from_split_rows():
+    profile = perseus.parse_profile_csv(SPLIT_CSV)
+    # The whole backward is derived from its halves.
+    assert [round(p.time_s, 6) for p in profile.points(0, "backward")] == [0.021, 0.027]
+    assert [p.freq_mhz for p in profile.points(1, "backward_weight")] == [1410, 1000]
+    problem = perseus.build_problem(profile, schedule="zb-h1", microbatches=4, blocking_power_w=60)
+    assert problem.num_nodes == 2 * 4 * 3
+    frontier = perseus.solve_frontier(problem, unit_time_s=1e-3)
+    stages = perseus.stage_plans(problem, frontier.no_slowdown_plan())
+    assert {ins for ins, _, _ in stages[0]} == {"forward", "backward_input", "backward_weight"}
+    one_f_one_b = perseus.build_problem(profile, schedule="1f1b", microbatches=4, blocking_power_w=60)
+    assert frontier.all_max.time_s < perseus.solve_frontier(one_f_one_b).all_max.time_s
+    with pytest.raises(ValueError, match="backward_input"):
+        perseus.build_problem(perseus.parse_profile_csv(CSV), schedule="zb-h1", microbatches=4)
