@@ -95,6 +95,7 @@ int RunServe(const ServeArgs& args) {
   options.max_body_bytes = args.max_body_bytes;
   options.threads = args.threads;
   options.idle_timeout_s = args.idle_timeout_s;
+  options.request_deadline_s = args.request_deadline_s;
   options.allowed_hosts = args.allowed_hosts;
   options.log_all_requests = args.log_requests;
   options.tls_cert_path = args.tls_cert;
@@ -145,6 +146,11 @@ void RegisterServeCommand(CLI::App& app) {
                   "Close a connection idle, or stalled in a read or write, this long")
       ->capture_default_str()
       ->check(CLI::Range(1, 3600));
+  cmd->add_option("--request-deadline-s", args->request_deadline_s,
+                  "Close a connection whose request has not arrived in full and been answered this long after it "
+                  "connected or got its previous reply (a client trickling a byte at a time)")
+      ->capture_default_str()
+      ->check(CLI::Range(1.0, 3600.0));
   cmd->add_option("--allowed-host", args->allowed_hosts,
                   "A Host name clients use to reach the server (repeatable; loopback names are always accepted "
                   "when listening on loopback)");

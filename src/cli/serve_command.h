@@ -29,6 +29,7 @@ struct ServeArgs {
   size_t max_body_bytes = 1 << 20;
   int threads = 256;
   int idle_timeout_s = 5;
+  double request_deadline_s = 30;
   std::vector<std::string> allowed_hosts;
   int max_jobs = 1000;
   int max_frontier_plans = 1000;

@@ -6,10 +6,16 @@
 #include <openssl/err.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
 
 #include "runtime/server/admission.h"
 #include "runtime/server/http_util.h"
@@ -61,24 +67,127 @@ std::unique_ptr<httplib::Server> MakeServer(const ServerOptions& o, std::string*
   return server;
 }
 
-// httplib's thread pool, counting the accepted connections (one task each)
-// that wait for a worker.
-class CountingPool : public httplib::TaskQueue {
+// The socket the calling thread accepted last (accept() below), and the
+// connection the calling worker serves.
+thread_local int t_accepted_fd = -1;
+thread_local uint64_t t_connection = 0;
+
+void NoteAccepted(int fd) { t_accepted_fd = fd; }
+
+}  // namespace
+
+// The server's connections: how many wait for a worker, and since when each
+// worker's connection has waited for its current request to arrive in full
+// and be answered. One past the request deadline is shut down, which ends
+// the worker's blocked read: a client trickling its headers or body a byte at
+// a time cannot keep a worker (cpp-httplib's timeouts restart at every byte).
+class ConnectionTracker {
  public:
-  CountingPool(int threads, std::shared_ptr<std::atomic<int>> waiting)
-      : pool_(static_cast<size_t>(threads)), waiting_(std::move(waiting)) {}
-  void enqueue(std::function<void()> fn) override {
-    waiting_->fetch_add(1);
-    pool_.enqueue([fn = std::move(fn), waiting = waiting_] {
-      waiting->fetch_sub(1);
-      fn();
-    });
+  using Clock = std::chrono::steady_clock;
+  explicit ConnectionTracker(double deadline_s) : deadline_(std::chrono::duration<double>(deadline_s)) {}
+  std::atomic<int> waiting{0};  // accepted connections no worker has taken yet
+
+  uint64_t Begin(int fd) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const uint64_t id = next_id_++;
+    open_[id] = {fd, Clock::now(), false};
+    return id;
   }
-  void shutdown() override { pool_.shutdown(); }
+  void Answered(uint64_t id) {  // a reply went out: the next request's clock starts
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = open_.find(id);
+    if (it != open_.end()) it->second.since = Clock::now();
+  }
+  void End(uint64_t id) {
+    std::lock_guard<std::mutex> lock(mu_);
+    open_.erase(id);
+  }
+  // Shuts down the connections past the deadline (each once); how many.
+  // (A worker ends its entry just after closing the socket, so in that
+  // instant a reused descriptor could be hit: its client sees a reset and
+  // retries, as after any dropped connection.)
+  int CloseOverdue() {
+    std::lock_guard<std::mutex> lock(mu_);
+    int closed = 0;
+    const Clock::time_point now = Clock::now();
+    for (auto& [id, c] : open_) {
+      if (c.closed || now - c.since < deadline_) continue;
+      ::shutdown(c.fd, SHUT_RDWR);
+      c.closed = true;
+      ++closed;
+    }
+    return closed;
+  }
+  Clock::duration check_interval() const {
+    return std::min<Clock::duration>(std::chrono::milliseconds(250),
+                                      std::chrono::duration_cast<Clock::duration>(deadline_ / 4));
+  }
 
  private:
+  struct Connection {
+    int fd;
+    Clock::time_point since;
+    bool closed;
+  };
+  const std::chrono::duration<double> deadline_;
+  std::mutex mu_;
+  uint64_t next_id_ = 1;
+  std::unordered_map<uint64_t, Connection> open_;
+};
+
+namespace {
+
+// httplib's thread pool, with the connection tracker: it counts the accepted
+// connections (one task each) waiting for a worker, registers each one a
+// worker takes, and runs the thread that closes overdue ones.
+class TrackingPool : public httplib::TaskQueue {
+ public:
+  TrackingPool(int threads, std::shared_ptr<ConnectionTracker> tracker)
+      : pool_(static_cast<size_t>(threads)), tracker_(std::move(tracker)), watchdog_([this] { Watch(); }) {}
+  ~TrackingPool() override { StopWatching(); }
+
+  void enqueue(std::function<void()> fn) override {
+    // Called on the accepting thread right after accept(): its socket.
+    const int fd = t_accepted_fd;
+    t_accepted_fd = -1;
+    tracker_->waiting.fetch_add(1);
+    pool_.enqueue([fn = std::move(fn), fd, tracker = tracker_] {
+      tracker->waiting.fetch_sub(1);
+      const uint64_t id = fd >= 0 ? tracker->Begin(fd) : 0;
+      t_connection = id;
+      fn();
+      if (id != 0) tracker->End(id);
+      t_connection = 0;
+    });
+  }
+  void shutdown() override {
+    StopWatching();
+    pool_.shutdown();
+  }
+
+ private:
+  void Watch() {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!stop_) {
+      cv_.wait_for(lock, tracker_->check_interval());
+      if (!stop_) tracker_->CloseOverdue();
+    }
+  }
+  void StopWatching() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    if (watchdog_.joinable()) watchdog_.join();
+  }
+
   httplib::ThreadPool pool_;
-  std::shared_ptr<std::atomic<int>> waiting_;
+  std::shared_ptr<ConnectionTracker> tracker_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::thread watchdog_;  // last: started once the rest exists
 };
 
 }  // namespace
@@ -87,7 +196,8 @@ HttpServer::HttpServer(JobService* service, JsonLog* log, ServerOptions options)
     : service_(service), log_(log), options_(std::move(options)), server_(MakeServer(options_, &tls_error_)) {
   httplib::Server& s = *server_;
   const int threads = options_.threads;
-  s.new_task_queue = [threads, waiting = waiting_connections_] { return new CountingPool(threads, waiting); };
+  connections_ = std::make_shared<ConnectionTracker>(options_.request_deadline_s);
+  s.new_task_queue = [threads, tracker = connections_] { return new TrackingPool(threads, tracker); };
   s.set_payload_max_length(options_.max_body_bytes);
   s.set_keep_alive_max_count(1000000);
   // A connection holds a worker while open: idle or slow clients let go soon.
@@ -133,8 +243,8 @@ HttpServer::HttpServer(JobService* service, JsonLog* log, ServerOptions options)
   // A connection that waits for a worker gets one as soon as any reply goes
   // out: that reply closes its connection (the client reconnects for its next
   // request, joining the queue behind the ones that waited).
-  s.set_post_routing_handler([waiting = waiting_connections_](const httplib::Request&, httplib::Response& res) {
-    if (waiting->load() > 0) res.set_header("Connection", "close");
+  s.set_post_routing_handler([tracker = connections_](const httplib::Request&, httplib::Response& res) {
+    if (tracker->waiting.load() > 0) res.set_header("Connection", "close");
   });
   s.set_error_handler([max = options_.max_body_bytes](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;
@@ -157,6 +267,7 @@ HttpServer::HttpServer(JobService* service, JsonLog* log, ServerOptions options)
     SendJson(res, 500, ErrorBody("internal", what));
   });
   s.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
+    connections_->Answered(t_connection);  // called once the reply is written
     if (log_ == nullptr) return;
     const LogLevel level = RequestLogLevel(req.method, req.path, res.status, options_.log_all_requests);
     if (!log_->Enabled(level)) return;
@@ -209,3 +320,13 @@ void HttpServer::Stop() {
 }
 
 }  // namespace perseus::server
+
+// Interposes libc's accept(): cpp-httplib, a shared library, accepts every
+// connection through it on its listening thread and hands the socket to the
+// task queue without showing it; this lets TrackingPool::enqueue see it.
+// Everything else calling accept() gets exactly libc's behaviour.
+extern "C" int accept(int fd, sockaddr* __restrict addr, socklen_t* __restrict len) {
+  const int s = ::accept4(fd, addr, len, 0);
+  perseus::server::NoteAccepted(s);
+  return s;
+}

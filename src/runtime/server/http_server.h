@@ -22,6 +22,8 @@ class Server;
 
 namespace perseus::server {
 
+class ConnectionTracker;  // http_server.cc
+
 struct ServerOptions {
   std::string host = "127.0.0.1";
   int port = 7787;  // 0: any free port
@@ -34,6 +36,11 @@ struct ServerOptions {
   // any number of ranks is served (docs/http_api.md, --threads).
   int threads = 256;
   int idle_timeout_s = 5;  // keep-alive idle time, and the longest wait for one read or write
+  // A connection must deliver each request in full and get its reply within
+  // this long of connecting or of its previous reply, or it is closed: a
+  // client that trickles its headers or body a byte at a time cannot keep a
+  // worker (docs/http_api.md, --request-deadline-s).
+  double request_deadline_s = 30;
   std::vector<std::string> allowed_hosts;  // Host names accepted besides the loopback ones
   bool log_all_requests = false;
   // HTTPS when both are set: PEM certificate (chain) and private key files.
@@ -56,9 +63,8 @@ class HttpServer {
   JsonLog* log_;
   ServerOptions options_;
   std::string tls_error_;  // why the TLS setup failed, reported by Bind(); set while server_ is made
-  // Accepted connections waiting for a worker (shared with the task queue,
-  // which httplib owns and may outlive a Stop()).
-  std::shared_ptr<std::atomic<int>> waiting_connections_ = std::make_shared<std::atomic<int>>(0);
+  // Shared with the task queue, which httplib owns and may outlive a Stop().
+  std::shared_ptr<ConnectionTracker> connections_;
   std::unique_ptr<httplib::Server> server_;
   int listen_fd_ = -1;
 };

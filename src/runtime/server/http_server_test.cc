@@ -315,7 +315,6 @@ TEST_F(HttpServerTest, TheDashboardIsServedFromTheBinaryWithAStrictPolicy) {
   EXPECT_EQ(rebound->status, 403);
 }
 
-// serve --token-for-reads: every read but the dashboard's files and /healthz needs the token.
 // More keep-alive clients than workers, all polling as ranks do: each is
 // served, because while connections wait every reply closes its own. (Before,
 // the first --threads clients kept their workers for as long as they polled,
@@ -359,6 +358,62 @@ TEST(HttpServerWorkersTest, MoreKeepAliveClientsThanWorkersAreAllServed) {
   EXPECT_GT(closing_replies.load(), 0);
 }
 
+// A client that sends its request a byte at a time (each byte restarts
+// cpp-httplib's read timeout) as many times as there are workers: before the
+// request deadline, every worker stayed with them and nobody else was served.
+TEST(HttpServerWorkersTest, TricklingClientsAreCutOffAtTheRequestDeadline) {
+  std::unique_ptr<Store> store = Store::Open(":memory:", false).value();
+  std::unique_ptr<JobService> service = JobService::Create(store.get(), nullptr, testing::UniformPlansSolver).value();
+  ServerOptions options;
+  options.port = 0;
+  options.threads = 2;
+  options.idle_timeout_s = 5;
+  options.request_deadline_s = 1.5;
+  HttpServer server(service.get(), nullptr, options);
+  const int port = server.Bind().value();
+  std::thread serve([&] { server.Serve(); });
+  std::atomic<bool> stop{false};
+  std::atomic<int> cut_off{0};
+  std::vector<std::thread> tricklers;
+  for (int c = 0; c < options.threads; ++c) {
+    tricklers.emplace_back([&] {
+      const int fd = socket(AF_INET, SOCK_STREAM, 0);
+      sockaddr_in addr{};
+      addr.sin_family = AF_INET;
+      addr.sin_port = htons(static_cast<uint16_t>(port));
+      addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+      const std::string head = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ";
+      ASSERT_EQ(send(fd, head.data(), head.size(), MSG_NOSIGNAL), static_cast<ssize_t>(head.size()));
+      const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+      while (!stop.load() && std::chrono::steady_clock::now() < give_up) {
+        char byte;
+        // The server's shutdown shows as end of stream (or a reset).
+        if (send(fd, "x", 1, MSG_NOSIGNAL) != 1 || recv(fd, &byte, 1, MSG_DONTWAIT) == 0) {
+          cut_off.fetch_add(1);
+          break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      }
+      close(fd);
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // both workers taken
+  httplib::Client client("127.0.0.1", port);
+  client.set_read_timeout(15, 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  httplib::Result r = client.Get("/healthz");
+  const double waited_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  for (std::thread& t : tricklers) t.join();  // each ends when cut off (or after 20 s)
+  server.Stop();
+  serve.join();
+  ASSERT_TRUE(r) << "not served while clients trickled";
+  EXPECT_EQ(r->status, 200);
+  EXPECT_LT(waited_s, 10.0);
+  EXPECT_EQ(cut_off.load(), options.threads);
+}
+
+// serve --token-for-reads: every read but the dashboard's files and /healthz needs the token.
 TEST(HttpServerReadTokenTest, ReadsNeedTheTokenButTheDashboardShellDoesNot) {
   std::unique_ptr<Store> store = Store::Open(":memory:", false).value();
   std::unique_ptr<JobService> service = JobService::Create(store.get(), nullptr, testing::UniformPlansSolver).value();
