@@ -17,6 +17,34 @@
 namespace perseus::server {
 namespace {
 
+// A server on a free port over an in-memory store, serving from a thread
+// until destroyed.
+class ServingServer {
+ public:
+  explicit ServingServer(ServerOptions options, JsonLog* log = nullptr)
+      : store_(Store::Open(":memory:", false).value()),
+        service_(JobService::Create(store_.get(), nullptr, testing::UniformPlansSolver).value()),
+        server_(service_.get(), log, OnAnyPort(std::move(options))),
+        port_(server_.Bind().value()),
+        thread_([this] { server_.Serve(); }) {}
+  ~ServingServer() {
+    server_.Stop();
+    thread_.join();
+  }
+  int port() const { return port_; }
+
+ private:
+  static ServerOptions OnAnyPort(ServerOptions options) {
+    options.port = 0;
+    return options;
+  }
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<JobService> service_;
+  HttpServer server_;
+  int port_;
+  std::thread thread_;
+};
+
 class HttpServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -200,21 +228,15 @@ TEST(HttpServerLogTest, RankReportsAreLoggedAtDebugOnly) {
     std::FILE* out = std::tmpfile();
     ASSERT_NE(out, nullptr);
     JsonLog log(out, level);
-    std::unique_ptr<Store> store = Store::Open(":memory:", false).value();
-    std::unique_ptr<JobService> service = JobService::Create(store.get(), nullptr, testing::UniformPlansSolver).value();
-    ServerOptions options;
-    options.port = 0;
-    HttpServer server(service.get(), &log, options);
-    const int port = server.Bind().value();
-    std::thread serving([&] { server.Serve(); });
-    httplib::Client c("127.0.0.1", port);
-    ASSERT_EQ(c.Post("/jobs", testing::JobBody("j", 1, 1, 4).dump(), "application/json")->status, 201);
-    ASSERT_EQ(c.Post("/jobs/j/ranks", testing::RankBody(0, 0, 0).dump(), "application/json")->status, 201);
-    Json report = {{"iterations", {{{"iteration", 1}, {"compute_time_s", 0.5}, {"plan_version", 1}}}}};
-    ASSERT_EQ(c.Post("/jobs/j/ranks/0/iterations", report.dump(), "application/json")->status, 200);
-    ASSERT_EQ(c.Get("/jobs/nope")->status, 404);
-    server.Stop();
-    serving.join();
+    {
+      ServingServer server(ServerOptions{}, &log);
+      httplib::Client c("127.0.0.1", server.port());
+      ASSERT_EQ(c.Post("/jobs", testing::JobBody("j", 1, 1, 4).dump(), "application/json")->status, 201);
+      ASSERT_EQ(c.Post("/jobs/j/ranks", testing::RankBody(0, 0, 0).dump(), "application/json")->status, 201);
+      Json report = {{"iterations", {{{"iteration", 1}, {"compute_time_s", 0.5}, {"plan_version", 1}}}}};
+      ASSERT_EQ(c.Post("/jobs/j/ranks/0/iterations", report.dump(), "application/json")->status, 200);
+      ASSERT_EQ(c.Get("/jobs/nope")->status, 404);
+    }
     std::rewind(out);
     std::string text;
     char buf[4096];
@@ -320,15 +342,11 @@ TEST_F(HttpServerTest, TheDashboardIsServedFromTheBinaryWithAStrictPolicy) {
 // the first --threads clients kept their workers for as long as they polled,
 // and the rest were never served.)
 TEST(HttpServerWorkersTest, MoreKeepAliveClientsThanWorkersAreAllServed) {
-  std::unique_ptr<Store> store = Store::Open(":memory:", false).value();
-  std::unique_ptr<JobService> service = JobService::Create(store.get(), nullptr, testing::UniformPlansSolver).value();
   ServerOptions options;
-  options.port = 0;
   options.threads = 2;
   options.idle_timeout_s = 30;  // so only the closing replies can free a worker
-  HttpServer server(service.get(), nullptr, options);
-  const int port = server.Bind().value();
-  std::thread serve([&] { server.Serve(); });
+  auto server = std::make_unique<ServingServer>(options);
+  const int port = server->port();
   constexpr int kClients = 8, kRequests = 10;
   std::atomic<int> done{0}, closing_replies{0};
   std::vector<int> served(kClients, 0);
@@ -352,8 +370,7 @@ TEST(HttpServerWorkersTest, MoreKeepAliveClientsThanWorkersAreAllServed) {
     });
   }
   for (std::thread& t : clients) t.join();
-  server.Stop();
-  serve.join();
+  server.reset();
   for (int c = 0; c < kClients; ++c) EXPECT_GE(served[c], kRequests) << "client " << c;
   EXPECT_GT(closing_replies.load(), 0);
 }
@@ -362,17 +379,12 @@ TEST(HttpServerWorkersTest, MoreKeepAliveClientsThanWorkersAreAllServed) {
 // cpp-httplib's read timeout) as many times as there are workers: before the
 // request deadline, every worker stayed with them and nobody else was served.
 TEST(HttpServerWorkersTest, TricklingClientsAreCutOffAtTheRequestDeadline) {
-  std::unique_ptr<Store> store = Store::Open(":memory:", false).value();
-  std::unique_ptr<JobService> service = JobService::Create(store.get(), nullptr, testing::UniformPlansSolver).value();
   ServerOptions options;
-  options.port = 0;
   options.threads = 2;
   options.idle_timeout_s = 5;
   options.request_deadline_s = 1.5;
-  HttpServer server(service.get(), nullptr, options);
-  const int port = server.Bind().value();
-  std::thread serve([&] { server.Serve(); });
-  std::atomic<bool> stop{false};
+  auto server = std::make_unique<ServingServer>(options);
+  const int port = server->port();
   std::atomic<int> cut_off{0};
   std::vector<std::thread> tricklers;
   for (int c = 0; c < options.threads; ++c) {
@@ -386,7 +398,7 @@ TEST(HttpServerWorkersTest, TricklingClientsAreCutOffAtTheRequestDeadline) {
       const std::string head = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ";
       ASSERT_EQ(send(fd, head.data(), head.size(), MSG_NOSIGNAL), static_cast<ssize_t>(head.size()));
       const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-      while (!stop.load() && std::chrono::steady_clock::now() < give_up) {
+      while (std::chrono::steady_clock::now() < give_up) {
         char byte;
         // The server's shutdown shows as end of stream (or a reset).
         if (send(fd, "x", 1, MSG_NOSIGNAL) != 1 || recv(fd, &byte, 1, MSG_DONTWAIT) == 0) {
@@ -405,8 +417,7 @@ TEST(HttpServerWorkersTest, TricklingClientsAreCutOffAtTheRequestDeadline) {
   httplib::Result r = client.Get("/healthz");
   const double waited_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   for (std::thread& t : tricklers) t.join();  // each ends when cut off (or after 20 s)
-  server.Stop();
-  serve.join();
+  server.reset();
   ASSERT_TRUE(r) << "not served while clients trickled";
   EXPECT_EQ(r->status, 200);
   EXPECT_LT(waited_s, 10.0);
@@ -415,16 +426,12 @@ TEST(HttpServerWorkersTest, TricklingClientsAreCutOffAtTheRequestDeadline) {
 
 // serve --token-for-reads: every read but the dashboard's files and /healthz needs the token.
 TEST(HttpServerReadTokenTest, ReadsNeedTheTokenButTheDashboardShellDoesNot) {
-  std::unique_ptr<Store> store = Store::Open(":memory:", false).value();
-  std::unique_ptr<JobService> service = JobService::Create(store.get(), nullptr, testing::UniformPlansSolver).value();
   ServerOptions options;
-  options.port = 0;
   options.token = "s3cret";
   options.reads_need_token = true;
   options.threads = 4;
-  HttpServer server(service.get(), nullptr, options);
-  const int port = server.Bind().value();
-  std::thread serve([&] { server.Serve(); });
+  ServingServer server(options);
+  const int port = server.port();
   httplib::Client anon("127.0.0.1", port), authed("127.0.0.1", port), wrong("127.0.0.1", port);
   authed.set_bearer_token_auth("s3cret");
   wrong.set_bearer_token_auth("guess");
@@ -442,8 +449,6 @@ TEST(HttpServerReadTokenTest, ReadsNeedTheTokenButTheDashboardShellDoesNot) {
   auto [status, body] = RawRequest(port, "GET /dashboard/../jobs HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
   EXPECT_NE(status, 200) << body.dump();
   EXPECT_FALSE(body.contains("jobs")) << body.dump();
-  server.Stop();
-  serve.join();
 }
 
 }  // namespace
