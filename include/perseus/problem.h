@@ -68,4 +68,10 @@ std::vector<double> EarliestStarts(const Problem& problem, const PlanChoice& cho
 // The plan that runs every computation at its highest listed frequency.
 PlanChoice AllMaxPlan(const Problem& problem);
 
+// How often each GPU changes its SM clock in one iteration of steady
+// training: between consecutive computations, and from the last computation
+// to the next iteration's first. Each change is a lock call that takes
+// effect after a delay (NCCL is known to stall when clocks change often).
+std::vector<int> ClockChangesPerGpu(const Problem& problem, const PlanChoice& choice);
+
 }  // namespace perseus

@@ -136,6 +136,14 @@ void PrintSummary(const Problem& problem, const Frontier& f, double seconds) {
   const FrontierPlan& m = f.MinEnergyPlan();
   std::printf("min-energy plan:    %.6f s (+%.2f%%), %.2f%% less energy\n", m.time_s,
               100 * (m.time_s / f.all_max.time_s - 1), 100 * (1 - m.energy_j / f.all_max.energy_j));
+  if (ns) {
+    const std::vector<int> changes = ClockChangesPerGpu(problem, ns->choice);
+    const int most = *std::max_element(changes.begin(), changes.end());
+    double mean = 0;
+    for (int c : changes) mean += c / static_cast<double>(changes.size());
+    std::printf("clock changes:      %.1f per GPU per iteration in the no-slowdown plan (at most %d, of %zu "
+                "computations)\n", mean, most, problem.gpu_order.front().size());
+  }
   std::printf("run time:           %.3f s (sweep %.3f s, %d steps; lower bound %.3f s)\n", seconds, f.stats.solve_s,
               f.stats.sweep_steps, f.stats.lower_bound_s);
   if (!f.stats.sweep_complete) {

@@ -31,4 +31,18 @@ PlanCost EvaluatePlan(const Problem& problem, const PlanChoice& choice) {
   return cost;
 }
 
+std::vector<int> ClockChangesPerGpu(const Problem& problem, const PlanChoice& choice) {
+  std::vector<int> changes;
+  for (const std::vector<int>& order : problem.gpu_order) {
+    int n = 0;
+    for (size_t k = 0; k < order.size(); ++k) {
+      const int previous = order[(k + order.size() - 1) % order.size()];  // k = 0: the last, an iteration before
+      const int mhz = problem.nodes[order[k]].options[choice[order[k]]].freq_mhz;
+      n += mhz != problem.nodes[previous].options[choice[previous]].freq_mhz;
+    }
+    changes.push_back(n);
+  }
+  return changes;
+}
+
 }  // namespace perseus

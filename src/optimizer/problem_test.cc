@@ -400,6 +400,20 @@ TEST(EvaluatePlan, TwoStagesTwoMicrobatchesByHand) {
   EXPECT_DOUBLE_EQ(EarliestStarts(p, all_min)[id.at({0, B, 1})], 13.5);
 }
 
+// 1F1B on 2 GPUs x 2 microbatches: GPU 0 runs F0 F1 B0 B1, GPU 1 F0 B0 F1 B1.
+TEST(ClockChanges, CountsChangesBetweenComputationsAndAcrossIterations) {
+  Problem p = Build(TwoStageProfile(), Spec(ScheduleKind::k1F1B, 2, 2));
+  std::map<Key, int> id = IndexNodes(p);
+  EXPECT_EQ(ClockChangesPerGpu(p, AllMaxPlan(p)), (std::vector<int>{0, 0}));
+  PlanChoice plan = AllMaxPlan(p);
+  plan[id.at({0, Instruction::kBackward, 0})] = 1;  // GPU 0: 1000 1000 800 1000 -> 2 changes
+  plan[id.at({1, Instruction::kForward, 0})] = 1;   // GPU 1: 800 1000 1000 800 -> 2 (none across
+  plan[id.at({1, Instruction::kBackward, 1})] = 1;  // iterations: the last and the first are both 800)
+  EXPECT_EQ(ClockChangesPerGpu(p, plan), (std::vector<int>{2, 2}));
+  for (int& c : plan) c = 1;
+  EXPECT_EQ(ClockChangesPerGpu(p, plan), (std::vector<int>{0, 0}));  // one clock throughout
+}
+
 TEST(EvaluatePlan, GpusPerStageScalesEnergyOnly) {
   Problem one = Build(TwoStageProfile(), Spec(ScheduleKind::k1F1B, 2, 2, 1, 50, 1));
   Problem two = Build(TwoStageProfile(), Spec(ScheduleKind::k1F1B, 2, 2, 1, 50, 2));
