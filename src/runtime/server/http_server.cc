@@ -102,21 +102,18 @@ class ConnectionTracker {
     std::lock_guard<std::mutex> lock(mu_);
     open_.erase(id);
   }
-  // Shuts down the connections past the deadline (each once); how many.
-  // (A worker ends its entry just after closing the socket, so in that
-  // instant a reused descriptor could be hit: its client sees a reset and
-  // retries, as after any dropped connection.)
-  int CloseOverdue() {
+  // Shuts down the connections past the deadline, each once. (A worker ends
+  // its entry just after closing the socket, so in that instant a reused
+  // descriptor could be hit: its client sees a reset and retries, as after
+  // any dropped connection.)
+  void CloseOverdue() {
     std::lock_guard<std::mutex> lock(mu_);
-    int closed = 0;
     const Clock::time_point now = Clock::now();
     for (auto& [id, c] : open_) {
       if (c.closed || now - c.since < deadline_) continue;
       ::shutdown(c.fd, SHUT_RDWR);
       c.closed = true;
-      ++closed;
     }
-    return closed;
   }
   Clock::duration check_interval() const {
     return std::min<Clock::duration>(std::chrono::milliseconds(250),
