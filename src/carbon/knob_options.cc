@@ -49,7 +49,8 @@ KnobSet FrontierKnobs(const Frontier& frontier) {
   set.reference = {"all-max", frontier.all_max.time_s, frontier.all_max.energy_j};
   std::vector<KnobOption> all;
   for (size_t i = 0; i < frontier.plans.size(); ++i) {
-    all.push_back({"frontier plan " + std::to_string(i), frontier.plans[i].time_s, frontier.plans[i].energy_j});
+    all.push_back({"frontier plan " + std::to_string(i), frontier.plans[i].time_s, frontier.plans[i].energy_j,
+                   static_cast<int>(i)});
   }
   set.pareto = ParetoFront(all);
   set.options = LowerConvexHull(std::move(all));

@@ -20,6 +20,7 @@ struct KnobOption {
   std::string label;     // e.g. "frontier plan 12", "1260 MHz", "175 W"
   double time_s = 0;     // per unit of work (an iteration or a profiling window)
   double energy_j = 0;   // per unit of work
+  int plan_index = -1;   // the Frontier::plans index it stands for; -1: not a frontier plan
 };
 
 struct KnobSet {

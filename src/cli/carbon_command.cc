@@ -8,7 +8,7 @@
 #include <cmath>
 #include <memory>
 
-#include "carbon/carbon_report.h"
+#include "emulator/carbon_report.h"
 #include "carbon/electricitymaps_source.h"
 #include "carbon/power_limit_profile.h"
 #include "cli/cli_util.h"

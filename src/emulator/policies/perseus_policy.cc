@@ -1,13 +1,13 @@
 // Perseus, intrinsic and extrinsic bloat: every pipeline starts from the
-// fastest frontier plan; when some pipeline straggles and the job's iteration
-// takes T_s, every pipeline that would finish earlier switches to the
-// least-energy frontier plan with time min(T_s, T*) (divided by its own
-// slowdown, if it has one), T* being the minimum-energy time. When the
-// straggler recovers the conditions change and the fastest plan returns.
+// no-slowdown frontier plan; when some pipeline straggles, the others slow to
+// meet it, never past T* (control::AssignPipelinePlans, the rule the server
+// runs). When the straggler recovers the conditions change and the no-slowdown
+// plan returns.
 // A pipeline with a throttled GPU is re-planned: of the frontier plans and
 // all-max, the least-energy one no slower under the cap than all-max is.
 #include <algorithm>
 
+#include "control/plan_assignment.h"
 #include "emulator/job_evaluation.h"
 #include "emulator/pipeline_run.h"
 #include "emulator/policy.h"
@@ -18,30 +18,34 @@ namespace {
 class PerseusPolicy : public Policy {
  public:
   PerseusPolicy(const Problem& problem, const Frontier& frontier)
-      : problem_(problem), frontier_(frontier), fastest_(*frontier.NoSlowdownPlan()) {}
+      : problem_(problem), frontier_(frontier), no_slowdown_(frontier.plans[control::NoSlowdownPlanIndex(frontier)]) {}
   std::string name() const override { return "perseus"; }
   std::string description() const override {
-    return "Perseus: fastest frontier plan; on-time pipelines slow to min(T_straggler, T*) while one straggles";
+    return "Perseus: no-slowdown frontier plan; on-time pipelines slow to min(T_straggler, T*) while one straggles";
   }
 
+  // The straggler response is the control library's (control/plan_assignment.h),
+  // the server's: each class's pace is its time at its starting plan over the
+  // no-slowdown plan's without any slowdown (both as emulated, so the pace does
+  // not depend on how the frontier's own times were computed); throttled
+  // classes keep their plan under the caps.
   Decision Decide(const JobConditions& conditions) override {
     const size_t classes = conditions.classes.size();
-    std::vector<const FrontierPlan*> start(classes, &fastest_);
-    std::vector<double> time_s(classes, 0.0);
-    double straggler_s = 0;
+    std::vector<const FrontierPlan*> start(classes, &no_slowdown_);
+    std::vector<control::PipelinePace> paces(classes);
+    const double nominal_s = RunPipeline(problem_, no_slowdown_.choice, PipelineConditions{}).time_s;
     for (size_t c = 0; c < classes; ++c) {
-      if (!conditions.classes[c].caps.empty()) start[c] = PlanUnderCaps(conditions.classes[c]);
-      time_s[c] = RunPipeline(problem_, start[c]->choice, conditions.classes[c]).time_s;
-      if (conditions.pipeline_count[c] > 0) straggler_s = std::max(straggler_s, time_s[c]);
+      const PipelineConditions& cond = conditions.classes[c];
+      if (!cond.caps.empty()) start[c] = PlanUnderCaps(cond);
+      const double time_s = RunPipeline(problem_, start[c]->choice, cond).time_s;
+      // A class without pipelines (the nominal class may have none) sets no pace.
+      paces[c] = {conditions.pipeline_count[c] > 0 ? time_s / nominal_s : 1.0, !cond.caps.empty()};
     }
+    const std::vector<int> assigned = control::AssignPipelinePlans(frontier_, paces);
     Decision d;
     for (size_t c = 0; c < classes; ++c) {
       const PipelineConditions& cond = conditions.classes[c];
-      const FrontierPlan* plan = start[c];
-      if (cond.caps.empty() && time_s[c] < straggler_s * (1 - 1e-9)) {
-        const double target_s = std::min(straggler_s / cond.slowdown, frontier_.MinEnergyPlan().time_s);
-        if (const FrontierPlan* p = frontier_.PlanForTime(target_s)) plan = p;
-      }
+      const FrontierPlan* plan = assigned[c] == control::kPinnedPipeline ? start[c] : &frontier_.plans[assigned[c]];
       d.plans.push_back(plan->choice);
       d.lower_bound_j.push_back(cond.caps.empty() ? plan->lower_bound_j * cond.slowdown : -1);
     }
@@ -71,7 +75,7 @@ class PerseusPolicy : public Policy {
 
   const Problem& problem_;
   const Frontier& frontier_;
-  const FrontierPlan& fastest_;
+  const FrontierPlan& no_slowdown_;
 };
 
 }  // namespace

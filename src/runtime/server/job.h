@@ -48,6 +48,7 @@ struct Job {
   // [pipeline] iteration -> sample; only iterations run under the current plan.
   std::vector<std::map<int64_t, IterationSample>> windows;
   JobHistory history;  // plans, stragglers, carbon decisions and iterations over time (not stored)
+  control::CarbonForecastCache carbon_forecast;  // the carbon decision's forecaster (not stored)
   std::map<int, int64_t> stored_since_prune;  // [rank] iteration rows stored since its history was last cut
   // Set under mu by DeleteJob: a request that found the job before it was
   // deleted changes nothing.

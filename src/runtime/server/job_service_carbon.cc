@@ -1,12 +1,9 @@
 // JobService: the carbon policy applied to running jobs (docs/carbon.md, "In the server").
 //
-// Each window of a job with a carbon config: read the intensity, forecast the
-// next window (BlendForecaster over the stored per-window history), price time
-// with LambdaForWork over the coming day and choose the frontier plan with
-// ChooseOption. Slowdown is counted against the fastest plan; a guard keeps
-// the policy's average slowdown within the budget at every window boundary.
-// The chosen plan is a floor for every pipeline (AssignPlans), so straggler
-// handling still applies on top.
+// Each window of a job with a carbon config: read the intensity (without the
+// job's lock), then make the control library's window decision
+// (control/carbon_window.h) over the frontier's convex-hull plans with the
+// no-slowdown plan as the reference, and assign plans with it as a floor.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -14,33 +11,14 @@
 #include <future>
 #include <mutex>
 
-#include "carbon/blend_forecaster.h"
-#include "carbon/carbon_policy.h"
 #include "carbon/electricitymaps_source.h"
 #include "carbon/iso_time.h"
-#include "carbon/knob_options.h"
+#include "control/carbon_window.h"
 #include "runtime/server/job_service.h"
 
 namespace perseus::server {
 
 namespace {
-
-constexpr int64_t kMaxHorizonWindows = 288;  // LambdaForWork looks a day ahead, at most this many windows
-constexpr size_t kMaxHistory = 28 * 24;      // hours of intensity kept for the forecaster
-constexpr const char* kFrontierLabel = "frontier plan ";
-
-int64_t FloorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
-
-// The frontier's convex-hull plans; slowdown is measured against the fastest plan.
-carbon::KnobSet ServerKnobs(const Frontier& f) {
-  carbon::KnobSet k = carbon::FrontierKnobs(f);
-  k.reference = {"fastest plan", f.plans.front().time_s, f.plans.front().energy_j};
-  return k;
-}
-
-int PlanIndexOf(const carbon::KnobOption& o) {
-  return std::stoi(o.label.substr(std::char_traits<char>::length(kFrontierLabel)));
-}
 
 Result<std::unique_ptr<carbon::IntensitySource>> MakeSource(const CarbonConfig& c, carbon::LogFn log) {
   if (c.source == "fixed") return std::unique_ptr<carbon::IntensitySource>(new carbon::FixedIntensitySource(c.value_g_per_kwh));
@@ -54,45 +32,6 @@ Result<std::unique_ptr<carbon::IntensitySource>> MakeSource(const CarbonConfig& 
   em.zone = c.zone;
   em.token = c.token;
   return std::unique_ptr<carbon::IntensitySource>(new carbon::ElectricityMapsSource(em, std::move(log)));
-}
-
-// Records `value` as the intensity of the UTC hour containing `now`. Hours
-// no decision saw (windows longer than an hour, a server that was down)
-// repeat the last value, so the history stays hourly whatever the window,
-// as the forecaster's daily and weekly lags need.
-void RecordHour(CarbonState& cs, int64_t now, double value) {
-  const int64_t hour = FloorDiv(now, 3600);
-  const int64_t gap = cs.history.empty() ? 0 : hour - cs.history_last_hour - 1;
-  if (cs.history.empty() || cs.history_last_hour < 0 || gap >= static_cast<int64_t>(kMaxHistory)) {
-    cs.history = {value};
-    cs.history_first_hour = carbon::HourOfDayUtc(now);
-  } else if (gap < 0) {
-    cs.history.back() = value;  // another decision in the same hour (or the clock went back)
-  } else {
-    cs.history.insert(cs.history.end(), static_cast<size_t>(gap), cs.history.back());
-    cs.history.push_back(value);
-  }
-  cs.history_last_hour = std::max(cs.history_last_hour, hour);
-  if (cs.history.size() > kMaxHistory) {
-    const size_t drop = cs.history.size() - kMaxHistory;
-    cs.history.erase(cs.history.begin(), cs.history.begin() + static_cast<std::ptrdiff_t>(drop));
-    cs.history_first_hour = static_cast<int>((cs.history_first_hour + drop) % 24);
-  }
-}
-
-// The intensity expected in each of the coming windows: the reading for the
-// rest of this hour, the forecast for the next, then the same hour on the
-// last observed day.
-std::vector<double> ComingWindows(const CarbonState& cs, double now_value, double forecast, int64_t window_s,
-                                  int horizon) {
-  const int64_t last = static_cast<int64_t>(cs.history.size()) - 1;
-  std::vector<double> coming(horizon);
-  for (int k = 0; k < horizon; ++k) {
-    const int64_t ahead_h = k * window_s / 3600;
-    const int64_t idx = last + ahead_h - 24 * ((ahead_h + 23) / 24);
-    coming[k] = ahead_h == 0 ? now_value : ahead_h == 1 || idx < 0 ? forecast : cs.history[idx];
-  }
-  return coming;
 }
 
 }  // namespace
@@ -131,56 +70,16 @@ Status JobService::CarbonDecisionDue(const Job& job, int64_t now, bool forced) c
 Status JobService::DecideCarbon(Job& job, int64_t now, const carbon::IntensityReading& reading) {
   const CarbonConfig& cfg = *job.spec.carbon;
   const std::string job_id = job.spec.id;
-  const Frontier& f = job.plans->frontier();
-  const carbon::KnobSet knobs = ServerKnobs(f);
   ControlState before = job.state, state = job.state;
-  CarbonState& cs = state.carbon;
-  const double budget = cfg.slowdown_budget;
-
-  // Account for the time since the last decision at the plan then chosen.
-  if (cs.evaluated && now > cs.last_eval_unix_s) {
-    const double dt = static_cast<double>(now - cs.last_eval_unix_s) / cfg.window_s;
-    cs.elapsed_windows += dt;
-    cs.work_windows += dt * f.plans.front().time_s / f.plans[cs.plan_index].time_s;
-  }
-  RecordHour(cs, now, reading.carbon_g_per_kwh);
-  carbon::BlendForecaster forecaster(1, cs.history_first_hour);
-  for (double v : cs.history) forecaster.Observe(v);
-  const double forecast = forecaster.Predict();
-  const int horizon = static_cast<int>(std::clamp<int64_t>(86400 / cfg.window_s, 1, kMaxHorizonWindows));
-  const std::vector<double> coming = ComingWindows(cs, reading.carbon_g_per_kwh, forecast, cfg.window_s, horizon);
-  const double need = (cs.elapsed_windows + horizon) / (1 + budget) - cs.work_windows;
-  const carbon::LambdaChoice lambda = carbon::LambdaForWork(knobs, coming, std::max(0.0, need));
-  int option = carbon::ChooseOption(knobs, reading.carbon_g_per_kwh, lambda.lambda_g_per_s);
-  // Budget guard: after the next window the policy's slowdown is still within the budget.
-  while (option > 0 &&
-         cs.work_windows + carbon::WorkPerWindowH(knobs, option) < (cs.elapsed_windows + 1) / (1 + budget) - 1e-9) {
-    --option;
-  }
-  const carbon::KnobOption& o = knobs.options[option];
-  const double so_far = cs.work_windows > 0 ? cs.elapsed_windows / cs.work_windows - 1 : 0;
-  char line[512];
-  std::snprintf(line, sizeof line,
-                "%s: intensity %.1f gCO2/kWh%s (forecast %.1f next window), lambda %.3g g/s -> %s (time %+.2f%%, "
-                "energy %+.2f%% vs %s); slowdown so far %.2f%% of budget %.2f%%",
-                carbon::FormatIsoUtc(now).c_str(), reading.carbon_g_per_kwh, reading.stale ? " (stale)" : "", forecast,
-                lambda.lambda_g_per_s, o.label.c_str(), 100 * (o.time_s / knobs.reference.time_s - 1),
-                100 * (o.energy_j / knobs.reference.energy_j - 1), knobs.reference.label.c_str(), 100 * so_far,
-                100 * budget);
-  cs.plan_index = PlanIndexOf(o);
-  cs.evaluated = true;
-  cs.last_eval_unix_s = now;
-  cs.intensity_g_per_kwh = reading.carbon_g_per_kwh;
-  cs.stale = reading.stale;
-  cs.forecast_g_per_kwh = forecast;
-  cs.lambda_g_per_s = lambda.lambda_g_per_s;
-  cs.explanation = line;
+  control::DecideCarbonWindow(control::FrontierKnobsFromNoSlowdown(job.plans->frontier()), {cfg.slowdown_budget, cfg.window_s}, now,
+                              {reading.carbon_g_per_kwh, reading.stale}, &state.carbon, &job.carbon_forecast);
   AssignPlans(job, &state);
   PERSEUS_RETURN_IF_ERROR(CommitState(job, state, {}));
   ResetStaleWindows(job, before);
+  const CarbonState& cs = state.carbon;
   Log("carbon_decision", {{"job", job_id},
                           {"intensity_g_per_kwh", cs.intensity_g_per_kwh},
-                          {"forecast_g_per_kwh", forecast},
+                          {"forecast_g_per_kwh", cs.forecast_g_per_kwh},
                           {"lambda_g_per_s", cs.lambda_g_per_s},
                           {"plan_index", cs.plan_index},
                           {"explanation", cs.explanation}});
@@ -249,7 +148,7 @@ Json JobService::CarbonSummary(const Job& job) {
   j["next_eval_unix_s"] = cs.evaluated ? Json(cs.last_eval_unix_s + cfg.window_s) : Json(nullptr);
   j["elapsed_windows"] = cs.elapsed_windows;
   j["work_windows"] = cs.work_windows;
-  j["slowdown_so_far"] = cs.work_windows > 0 ? cs.elapsed_windows / cs.work_windows - 1 : 0.0;
+  j["slowdown_so_far"] = control::CarbonSlowdownSoFar(cs);
   j["explanation"] = cs.explanation;
   if (job.plans && cs.evaluated) {
     const FrontierPlan& p = job.plans->frontier().plans[cs.plan_index];

@@ -2,8 +2,10 @@
 #include <algorithm>
 #include <mutex>
 
+#include "common/stats.h"
+#include "control/plan_assignment.h"
+#include "control/straggler_detection.h"
 #include "runtime/server/job_service.h"
-#include "runtime/server/straggler_detector.h"
 
 namespace perseus::server {
 
@@ -50,27 +52,17 @@ Result<std::vector<IterationReport>> ParseIterations(const Json& body, int rank)
 
 void JobService::AssignPlans(const Job& job, ControlState* state) {
   if (!job.plans || state->phase != Phase::kRunning) return;
-  const Frontier& f = job.plans->frontier();
-  const double t_fastest = f.plans.front().time_s, t_min_energy = f.MinEnergyPlan().time_s;
-  double s_max = 1;
-  for (const Straggler& s : state->stragglers) s_max = std::max(s_max, s.slowdown);
-  // The carbon policy's plan (job_service_carbon.cc) is a floor for every
-  // pipeline: a non-straggler runs the slower of it and its straggler plan,
-  // the (worst) straggler, whose straggler plan is the fastest, runs it.
-  const int carbon_index = job.spec.carbon && state->carbon.evaluated
-                               ? std::clamp(state->carbon.plan_index, 0, job.plans->num_plans() - 1)
-                               : 0;
+  std::vector<control::PipelinePace> paces(state->pipelines.size());
+  for (const Straggler& s : state->stragglers) {
+    if (s.pipeline >= 0 && s.pipeline < static_cast<int>(paces.size())) paces[s.pipeline].slowdown = s.slowdown;
+  }
+  const int carbon_floor = job.spec.carbon && state->carbon.evaluated ? state->carbon.plan_index : 0;
+  const std::vector<int> plans = control::AssignPipelinePlans(job.plans->frontier(), paces, carbon_floor);
   int64_t version = 0;
-  for (int p = 0; p < static_cast<int>(state->pipelines.size()); ++p) {
-    const Straggler* own = state->FindStraggler(p);
-    double s_p = own ? std::max(1.0, own->slowdown) : 1.0;
-    // A pipeline slowed by s_p meets the straggler's time T_fastest * s_max
-    // with a plan of time T_fastest * s_max / s_p; never slower than T*.
-    double target_s = std::min(t_fastest * s_max / s_p, t_min_energy) * (1 + 1e-9);
-    int index = std::max(job.plans->PlanIndexForTime(target_s), carbon_index);
-    if (index == state->pipelines[p].plan_index) continue;
+  for (size_t p = 0; p < plans.size(); ++p) {
+    if (plans[p] == state->pipelines[p].plan_index) continue;
     if (version == 0) version = state->NextVersion();
-    state->pipelines[p] = {index, version};
+    state->pipelines[p] = {plans[p], version};
   }
 }
 
@@ -91,16 +83,16 @@ void JobService::AddToWindow(Job& job, const IterationReport& report) {
 }
 
 bool JobService::DetectStragglers(const Job& job, ControlState* state) {
-  std::vector<PipelineSamples> samples(job.spec.dp);
+  std::vector<control::PipelineSamples> samples(job.spec.dp);
   for (int p = 0; p < job.spec.dp; ++p) {
     for (const auto& [iteration, s] : job.windows[p]) {
       if (static_cast<int>(s.ranks.size()) >= job.ranks_per_pipeline()) samples[p].compute_times_s.push_back(s.max_compute_time_s);
     }
     samples[p].predicted_time_s = job.plans->frontier().plans[state->pipelines[p].plan_index].time_s;
   }
-  std::vector<std::optional<double>> slowdowns = EstimateSlowdowns(samples, job.spec.straggler.window);
+  std::vector<std::optional<double>> slowdowns = control::EstimateSlowdowns(samples, job.spec.straggler.window);
   bool changed = false;
-  std::vector<Straggler> next = UpdateDetectedStragglers(state->stragglers, slowdowns, job.spec.straggler, &changed);
+  std::vector<Straggler> next = control::UpdateDetectedStragglers(state->stragglers, slowdowns, job.spec.straggler, &changed);
   if (!changed) return false;
   state->stragglers = std::move(next);
   AssignPlans(job, state);

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "control/straggler_detection.h"
 #include "perseus/schedule.h"
 #include "perseus/status.h"
 #include "runtime/server/json_fields.h"
@@ -28,13 +29,10 @@ struct ProfilingOptions {
   double thermal_time_constant_s = 0;  // the estimator's thermal drift time constant (0: chosen from the data)
 };
 
-struct StragglerOptions {
-  int window = 5;            // iterations per pipeline compared (median)
-  double threshold = 1.05;   // a pipeline this much slower than the others is a straggler
-};
+using control::StragglerOptions;
 
 // Carbon-aware running (docs/carbon.md, "In the server"): where the grid
-// intensity comes from and how much average slowdown (vs the fastest plan)
+// intensity comes from and how much average slowdown (vs the no-slowdown plan)
 // the policy may spend.
 struct CarbonConfig {
   std::string source;            // "fixed", "trace" or "electricitymaps"

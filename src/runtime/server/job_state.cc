@@ -92,7 +92,8 @@ Json ControlStateToJson(const ControlState& state) {
     stragglers.push_back({{"pipeline", s.pipeline}, {"slowdown", s.slowdown}, {"detected", s.detected}});
   }
   const CarbonState& c = state.carbon;
-  Json carbon = {{"plan_index", c.plan_index}, {"evaluated", c.evaluated},
+  Json carbon = {{"plan_index", c.plan_index}, {"option", c.option}, {"option_time_s", c.option_time_s},
+                 {"evaluated", c.evaluated},
                  {"last_eval_unix_s", c.last_eval_unix_s}, {"history_last_hour", c.history_last_hour},
                  {"intensity_g_per_kwh", c.intensity_g_per_kwh}, {"stale", c.stale},
                  {"forecast_g_per_kwh", c.forecast_g_per_kwh}, {"lambda_g_per_s", c.lambda_g_per_s},
@@ -136,6 +137,10 @@ Result<ControlState> ControlStateFromJson(const Json& j) {
       const Json& c = j.at("carbon");
       CarbonState& cs = state.carbon;
       cs.plan_index = c.at("plan_index").get<int>();
+      // Absent in databases written before the control library: the next
+      // decision then charges the last window at the reference's pace.
+      cs.option = c.value("option", 0);
+      cs.option_time_s = c.value("option_time_s", 0.0);
       cs.evaluated = c.at("evaluated").get<bool>();
       cs.last_eval_unix_s = c.at("last_eval_unix_s").get<int64_t>();
       // Databases written before hourly history stored the window index

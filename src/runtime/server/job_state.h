@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "control/carbon_window.h"
+#include "control/straggler_detection.h"
 #include "perseus/status.h"
 #include "runtime/server/json_fields.h"
 
@@ -68,30 +70,8 @@ struct PipelinePlan {
   int64_t version = 0;
 };
 
-struct Straggler {
-  int pipeline = 0;
-  double slowdown = 1;      // iteration time / the other pipelines' time
-  bool detected = false;    // false: declared through the API
-};
-
-// The carbon policy's state (jobs with a carbon config, while running).
-// Accounting is in windows of the fastest plan's work: the policy's own
-// slowdown, elapsed_windows / work_windows - 1, stays within the budget.
-struct CarbonState {
-  int plan_index = 0;                // into Frontier::plans; all pipelines run at least this slow
-  bool evaluated = false;            // false: no decision yet (plan_index 0)
-  int64_t last_eval_unix_s = 0;      // when plan_index was chosen
-  int64_t history_last_hour = -1;    // floor(unix_s / 3600) of history.back()
-  double intensity_g_per_kwh = 0;    // the reading at the last decision
-  bool stale = false;                // the reading was a fallback
-  double forecast_g_per_kwh = 0;     // the next window's forecast at the last decision
-  double lambda_g_per_s = 0;
-  double elapsed_windows = 0;        // wall time under carbon control, in windows
-  double work_windows = 0;           // work done, in windows of the fastest plan
-  std::vector<double> history;       // one intensity per UTC hour, oldest first (at most 4 weeks)
-  int history_first_hour = 0;        // UTC hour of day of history[0]
-  std::string explanation;           // the last decision's log line
-};
+using control::CarbonState;
+using control::Straggler;
 
 struct ControlState {
   Phase phase = Phase::kRegistering;

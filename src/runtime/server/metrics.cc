@@ -123,7 +123,7 @@ void AddCarbonAndFrontier(Exposition& e, const std::string& job, const Json& s) 
     e.Gauge("perseus_carbon_forecast_grams_per_kilowatt_hour",
             "Forecast intensity (gCO2/kWh) of the next window at the last decision.", job, c["forecast_g_per_kwh"]);
     e.Gauge("perseus_carbon_plan_index", "Frontier plan the carbon policy chose (0 = fastest).", job, c["plan_index"]);
-    e.Gauge("perseus_carbon_slowdown_ratio", "The carbon policy's average slowdown vs the fastest plan so far.", job,
+    e.Gauge("perseus_carbon_slowdown_ratio", "The carbon policy's average slowdown vs the no-slowdown plan so far.", job,
             c["slowdown_so_far"]);
   }
   if (s.contains("frontier")) {

@@ -1,9 +1,9 @@
 // Per-window choice and the lambda bisection.
-#include "carbon/carbon_policy.h"
+#include "control/carbon_choice.h"
 
 #include <algorithm>
 
-namespace perseus::carbon {
+namespace perseus::control {
 namespace {
 
 double PlannedWork(const KnobSet& knobs, const std::vector<double>& ci, double lambda, double last_fraction) {
@@ -67,4 +67,4 @@ LambdaChoice LambdaForWork(const KnobSet& knobs, const std::vector<double>& ci, 
   return out;
 }
 
-}  // namespace perseus::carbon
+}  // namespace perseus::control

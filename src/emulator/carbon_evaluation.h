@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "carbon/job_replay.h"
+#include "emulator/carbon_replay.h"
 #include "carbon/knob_options.h"
 #include "perseus/optimizer.h"
 #include "perseus/problem.h"
@@ -59,7 +59,8 @@ std::vector<PolicyOutcome> EvaluateWeeks(const IntensityTrace& trace, const std:
 // carbon-aware global clock (Chase's knob), each knob's best setting within
 // the budget held constant (the same slowdown without carbon awareness),
 // Perseus alone (no-slowdown plan), AllMax and the carbon-aware frontier
-// with a perfect forecast (an upper bound), in that order.
+// told the coming day's actual intensities (the same rule given the
+// future: neither implementable nor a bound), in that order.
 std::vector<PolicySpec> PipelinePolicies(const PipelineKnobs& job, double slowdown_budget);
 
 }  // namespace perseus::carbon

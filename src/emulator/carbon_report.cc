@@ -1,5 +1,5 @@
 // report.json, report.md and the plots.
-#include "carbon/carbon_report.h"
+#include "emulator/carbon_report.h"
 
 #include <cstdio>
 #include <nlohmann/json.hpp>

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "carbon/carbon_evaluation.h"
+#include "emulator/carbon_evaluation.h"
 #include "carbon/forecast_evaluation.h"
 #include "carbon/intensity_trace.h"
 

@@ -1,4 +1,4 @@
-#include "carbon/carbon_evaluation.h"
+#include "emulator/carbon_evaluation.h"
 
 #include <gtest/gtest.h>
 
@@ -49,7 +49,7 @@ TEST(JobReplay, LogsEveryDecisionAndMeetsTheBudget) {
   std::vector<std::string> log;
   ReplayResult r = ReplayJob(trace, 24 * 21, job->frontier_knobs, config, [&](const std::string& l) { log.push_back(l); });
   EXPECT_EQ(log.size(), r.windows.size());
-  EXPECT_NE(log[0].find("2022-01-22T00:00:00Z: forecast "), std::string::npos) << log[0];
+  EXPECT_NE(log[0].find("2022-01-22T00:00:00Z: intensity "), std::string::npos) << log[0];
   EXPECT_NE(log[0].find(" vs all-max)"), std::string::npos) << log[0];
   EXPECT_LE(r.time_h, 72 * 1.05 + 1e-9);
   ReplayConfig allmax;
@@ -100,7 +100,8 @@ TEST(CarbonEvaluation, FrontierBeatsGlobalKnobsAndKeepsTheBudgetOn2022Grids) {
       EXPECT_GT(frontier.carbon_saved_frac, out[4].carbon_saved_frac) << region << " vs Perseus alone";
       EXPECT_GT(out[1].carbon_saved_frac, out[3].carbon_saved_frac) << region << " carbon awareness helps the clock knob";
       EXPECT_NEAR(out[5].carbon_saved_frac, 0, 1e-12);  // AllMax is the baseline
-      EXPECT_GE(out[6].carbon_saved_frac + 1e-9, frontier.carbon_saved_frac) << region << " perfect forecast bounds ours";
+      // Knowing the coming day helps the rule a little (not guaranteed: it is not a bound).
+      EXPECT_NEAR(out[6].carbon_saved_frac, frontier.carbon_saved_frac, 0.002) << region << " told the future";
     }
   }
 }

@@ -11,7 +11,10 @@
 
 #include "carbon/knob_options.h"
 
-namespace perseus::carbon {
+namespace perseus::control {
+
+using carbon::KnobOption;
+using carbon::KnobSet;
 
 inline constexpr double kJoulesPerKwh = 3.6e6;
 
@@ -36,4 +39,4 @@ struct LambdaChoice {
 LambdaChoice LambdaForWork(const KnobSet& knobs, const std::vector<double>& carbon_g_per_kwh, double work_h,
                            double last_window_fraction = 1.0);
 
-}  // namespace perseus::carbon
+}  // namespace perseus::control

@@ -1,5 +1,5 @@
 // Week-by-week evaluation.
-#include "carbon/carbon_evaluation.h"
+#include "emulator/carbon_evaluation.h"
 
 #include <algorithm>
 
@@ -39,7 +39,7 @@ std::vector<PolicySpec> PipelinePolicies(const PipelineKnobs& job, double slowdo
            ConstantSlowdownKnobs(job.global_clock_knobs, slowdown_budget), constant},
           {"Perseus alone (no-slowdown plan)", job.frontier_knobs, perseus_alone},
           {"AllMax", job.frontier_knobs, allmax},
-          {"Perseus frontier, carbon-aware, perfect forecast (bound)", job.frontier_knobs, oracle}};
+          {"Perseus frontier, carbon-aware, told the coming day's intensities (not a bound)", job.frontier_knobs, oracle}};
 }
 
 std::vector<PolicyOutcome> EvaluateWeeks(const IntensityTrace& trace, const std::vector<PolicySpec>& policies,

@@ -6,15 +6,12 @@
 // its work is done (the last window is partial).
 //
 // Policies: kFixed runs one option throughout (AllMax is the reference,
-// "Perseus alone" the no-slowdown plan); kCarbonAware forecasts the window's
-// intensity (BlendForecaster, 1 h ahead, warmed on the preceding three weeks)
-// and chooses by ChooseOption with lambda from LambdaForWork: every
-// `replan_every_h` hours (every hour in the last day before the deadline), on
-// the remaining work and the remaining time to the deadline
-// work_h * (1 + slowdown_budget), with the intensity of the coming windows
-// estimated as the value at the same hour on the last observed day. A guard
-// never picks an option after which even the fastest one could not finish
-// by the deadline, so the budget holds whenever the fastest option can meet it.
+// "Perseus alone" the no-slowdown plan); kCarbonAware makes, at the start of
+// every hour, the decision `perseus serve` makes for a job with a carbon
+// config (control/carbon_window.h) on the reading of that hour, with the
+// preceding three weeks of the trace as the history the server would have
+// kept. The budget is the average slowdown vs the reference; the decision's
+// guard keeps it at every window boundary.
 // Windows past the trace's end use its last value.
 // Thread safety: pure function (the log callback is called on this thread).
 #pragma once
@@ -25,6 +22,7 @@
 #include "carbon/intensity_source.h"
 #include "carbon/intensity_trace.h"
 #include "carbon/knob_options.h"
+#include "control/carbon_window.h"
 
 namespace perseus::carbon {
 
@@ -35,15 +33,14 @@ struct ReplayConfig {
   int fixed_option = -1;          // kFixed: index into options; -1: the reference setting
   double slowdown_budget = 0.05;  // kCarbonAware: allowed average slowdown vs the reference
   double work_h = 168;            // job length at the reference setting
-  int replan_every_h = 24;
-  // kCarbonAware: use the actual future intensities instead of forecasts
-  // (an upper bound on what carbon awareness can gain; not implementable).
+  // kCarbonAware: plan with the actual intensities of the coming day instead
+  // of their estimates (the same heuristic given the future; not a bound).
   bool perfect_forecast = false;
 };
 
 struct WindowDecision {
   int window = 0;                   // trace window index
-  double forecast_g_per_kwh = 0;
+  double forecast_g_per_kwh = 0;   // of the next window, at this decision
   double actual_g_per_kwh = 0;
   double lambda_g_per_s = 0;
   int option = -1;                  // -1: the reference setting

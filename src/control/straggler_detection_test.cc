@@ -1,11 +1,13 @@
-#include "runtime/server/straggler_detector.h"
+#include "control/straggler_detection.h"
 
 #include <gtest/gtest.h>
 
-namespace perseus::server {
+#include "common/stats.h"
+
+namespace perseus::control {
 namespace {
 
-TEST(StragglerDetectorTest, NormalisesByPredictedTime) {
+TEST(StragglerDetection, NormalisesByPredictedTime) {
   // Pipeline 1 runs a plan predicted 20% slower on purpose: not a straggler.
   std::vector<PipelineSamples> p = {
       {{1.0, 1.0, 1.0}, 1.0}, {{1.2, 1.2, 1.2}, 1.2}, {{1.1, 1.1, 1.1}, 1.0}, {{9.0, 1.0, 1.0, 1.0}, 1.0}};
@@ -23,14 +25,14 @@ TEST(StragglerDetectorTest, NormalisesByPredictedTime) {
   EXPECT_TRUE(out[0].detected);
 }
 
-TEST(StragglerDetectorTest, NeedsAFullWindow) {
+TEST(StragglerDetection, NeedsAFullWindow) {
   std::vector<PipelineSamples> p = {{{1.0, 1.0}, 1.0}, {{2.0, 2.0, 2.0}, 1.0}};
   std::vector<std::optional<double>> s = EstimateSlowdowns(p, 3);
   EXPECT_FALSE(s[0].has_value());
   EXPECT_FALSE(s[1].has_value());  // no other pipeline to compare with
 }
 
-TEST(StragglerDetectorTest, RecoversWithHysteresisAndKeepsApiStragglers) {
+TEST(StragglerDetection, RecoversWithHysteresisAndKeepsApiStragglers) {
   StragglerOptions o;  // threshold 1.05, recovery below 1.025
   bool changed = true;
   std::vector<Straggler> cur = {{0, 1.2, true}, {1, 1.5, false}};
@@ -42,7 +44,7 @@ TEST(StragglerDetectorTest, RecoversWithHysteresisAndKeepsApiStragglers) {
   EXPECT_DOUBLE_EQ(out[1].slowdown, 1.5);
 }
 
-TEST(StragglerDetectorTest, UpdatesAndClears) {
+TEST(StragglerDetection, UpdatesAndClears) {
   StragglerOptions o;
   bool changed = false;
   std::vector<Straggler> cur = {{0, 1.2, true}, {1, 1.5, false}};
@@ -64,4 +66,4 @@ TEST(MedianTest, EvenAndOdd) {
 }
 
 }  // namespace
-}  // namespace perseus::server
+}  // namespace perseus::control

@@ -1,8 +1,8 @@
-#include "carbon/carbon_policy.h"
+#include "control/carbon_choice.h"
 
 #include <gtest/gtest.h>
 
-namespace perseus::carbon {
+namespace perseus::control {
 namespace {
 
 KnobSet ThreeOptions() {
@@ -13,7 +13,7 @@ KnobSet ThreeOptions() {
   return k;
 }
 
-TEST(CarbonPolicy, ChoosesByIntensityAndLambda) {
+TEST(CarbonChoice, ChoosesByIntensityAndLambda) {
   KnobSet k = ThreeOptions();
   EXPECT_EQ(ChooseOption(k, 0, 1), 0);      // clean grid: time wins
   EXPECT_EQ(ChooseOption(k, 500, 0), 2);    // lambda 0: least energy
@@ -23,7 +23,7 @@ TEST(CarbonPolicy, ChoosesByIntensityAndLambda) {
   EXPECT_EQ(ChooseOption(k, 100, 1000), 0);
 }
 
-TEST(CarbonPolicy, LambdaMeetsTheWorkAndSlowsDirtyHoursMost) {
+TEST(CarbonChoice, LambdaMeetsTheWorkAndSlowsDirtyHoursMost) {
   KnobSet k = ThreeOptions();
   std::vector<double> ci = {100, 500, 100, 500, 100, 500, 100, 500, 100, 500};
   // 10 windows, 5% slowdown budget: the work of 10 / 1.05 reference hours.
@@ -41,4 +41,4 @@ TEST(CarbonPolicy, LambdaMeetsTheWorkAndSlowsDirtyHoursMost) {
 }
 
 }  // namespace
-}  // namespace perseus::carbon
+}  // namespace perseus::control

@@ -1,9 +1,11 @@
-#include "runtime/server/straggler_detector.h"
+#include "control/straggler_detection.h"
 
 #include <algorithm>
 #include <cmath>
 
-namespace perseus::server {
+#include "common/stats.h"
+
+namespace perseus::control {
 
 std::vector<std::optional<double>> EstimateSlowdowns(const std::vector<PipelineSamples>& pipelines, int window) {
   std::vector<std::optional<double>> ratio(pipelines.size());
@@ -59,4 +61,4 @@ std::vector<Straggler> UpdateDetectedStragglers(const std::vector<Straggler>& cu
   return out;
 }
 
-}  // namespace perseus::server
+}  // namespace perseus::control

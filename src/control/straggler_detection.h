@@ -1,4 +1,5 @@
-// Straggler detection from per-iteration compute times.
+// Straggler detection from per-iteration compute times (part of the control
+// loop; the server runs it on its ranks' iteration reports).
 //
 // Each pipeline's recent iterations (run under its current plan) are
 // normalised by the plan's predicted time, so a pipeline that was slowed on
@@ -13,11 +14,18 @@
 #include <optional>
 #include <vector>
 
-#include "common/stats.h"
-#include "runtime/server/job_spec.h"
-#include "runtime/server/job_state.h"
+namespace perseus::control {
 
-namespace perseus::server {
+struct StragglerOptions {
+  int window = 5;            // iterations per pipeline compared (median)
+  double threshold = 1.05;   // a pipeline this much slower than the others is a straggler
+};
+
+struct Straggler {
+  int pipeline = 0;
+  double slowdown = 1;      // iteration time / the other pipelines' time
+  bool detected = false;    // false: declared through the API
+};
 
 struct PipelineSamples {
   std::vector<double> compute_times_s;  // most recent last; only the current plan
@@ -34,4 +42,4 @@ std::vector<Straggler> UpdateDetectedStragglers(const std::vector<Straggler>& cu
                                                 const std::vector<std::optional<double>>& slowdowns,
                                                 const StragglerOptions& options, bool* changed);
 
-}  // namespace perseus::server
+}  // namespace perseus::control

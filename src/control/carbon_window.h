@@ -1,0 +1,107 @@
+// The carbon window decision (docs/carbon.md, "The window decision"): the
+// one rule `perseus serve` runs for a job with a carbon config and that
+// `perseus carbon` replays on a trace.
+//
+// At the start of each window of `window_s` seconds, given the intensity
+// read now:
+//  1. charge the time since the last decision to the option then chosen:
+//     elapsed_windows += dt, work_windows += dt * T_reference / T_option;
+//  2. record the reading as the intensity of its UTC hour (the history is
+//     hourly whatever the window; hours no decision saw repeat the last value);
+//  3. forecast the next hour (BlendForecaster over the hourly history) and
+//     estimate the coming day of windows: the reading now, the forecast, then
+//     the same hour on the last observed day;
+//  4. price time with LambdaForWork so that the coming day makes up the work
+//     the budget requires by then, (elapsed + horizon) / (1 + budget) - work,
+//     and choose with ChooseOption at the current reading;
+//  5. guard: step to faster options until the average slowdown,
+//     elapsed / work - 1, is within the budget after the next window.
+// Slowdown is counted against knobs.reference (the server: its no-slowdown plan).
+// The decision is pure: time is passed in, nothing is read or written
+// outside the state. Thread safety: none; the caller owns the state.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "carbon/knob_options.h"
+#include "perseus/optimizer.h"
+
+namespace perseus::carbon {
+class BlendForecaster;
+}
+
+namespace perseus::control {
+
+// What the server stores with a job (and a replay keeps per run).
+struct CarbonState {
+  int plan_index = 0;                // knobs.options[option].plan_index (0 when it is not a frontier plan)
+  int option = 0;                    // into knobs.options: the option chosen last
+  double option_time_s = 0;          // its time per unit of work (0: the reference's)
+  bool evaluated = false;            // false: no decision yet (plan_index 0)
+  int64_t last_eval_unix_s = 0;      // when the option was chosen
+  int64_t history_last_hour = -1;    // floor(unix_s / 3600) of history.back()
+  double intensity_g_per_kwh = 0;    // the reading at the last decision
+  bool stale = false;                // the reading was a fallback
+  double forecast_g_per_kwh = 0;     // the next hour's forecast at the last decision
+  double lambda_g_per_s = 0;
+  double elapsed_windows = 0;        // wall time under carbon control, in windows
+  double work_windows = 0;           // work done, in windows of the reference
+  std::vector<double> history;       // one intensity per UTC hour, oldest first (at most 4 weeks)
+  int history_first_hour = 0;        // UTC hour of day of history[0]
+  std::string explanation;           // the last decision's log line
+};
+
+// The forecaster fed with the history so far, kept between decisions so a
+// decision costs one observation, not the whole history. Not stored: after
+// a restart (or given an empty cache) it is rebuilt from the history kept.
+class CarbonForecastCache {
+ public:
+  CarbonForecastCache();
+  ~CarbonForecastCache();
+  CarbonForecastCache(CarbonForecastCache&&) noexcept;
+  CarbonForecastCache& operator=(CarbonForecastCache&&) noexcept;
+
+  // The forecast for the hour after state.history.back().
+  double ForecastNextHour(const CarbonState& state);
+
+ private:
+  std::unique_ptr<carbon::BlendForecaster> completed_;  // fed every hour but the last
+  int64_t next_hour_ = -1;                             // absolute hour it expects next
+};
+
+struct CarbonWindowConfig {
+  double slowdown_budget = 0.05;  // allowed average slowdown vs knobs.reference
+  int64_t window_s = 3600;
+};
+
+struct CarbonReading {
+  double carbon_g_per_kwh = 0;
+  bool stale = false;  // a fallback value (the source failed)
+};
+
+// At most this many windows are planned ahead (a day of windows, at least one).
+inline constexpr int64_t kMaxHorizonWindows = 288;
+// Hours of intensity history kept.
+inline constexpr size_t kMaxHistoryHours = 28 * 24;
+
+// The options of a job's carbon decision: the convex hull of the frontier's
+// plans from the no-slowdown plan on (NoSlowdownPlanIndex), with that plan,
+// what runs without carbon awareness, as the reference.
+carbon::KnobSet FrontierKnobsFromNoSlowdown(const Frontier& frontier);
+
+// Decides the window starting at `now_unix_s` and updates *state. `known_coming`
+// replaces the estimate of the coming windows' intensities (studies with
+// perfect foresight only; empty otherwise). `cache` may be null (rebuilt
+// from the history). Returns the chosen index into knobs.options.
+// REQUIRES: !knobs.options.empty(); config.window_s > 0.
+int DecideCarbonWindow(const carbon::KnobSet& knobs, const CarbonWindowConfig& config, int64_t now_unix_s,
+                       const CarbonReading& reading, CarbonState* state, CarbonForecastCache* cache = nullptr,
+                       const std::vector<double>& known_coming = {});
+
+// The policy's own average slowdown so far (0 before any work).
+double CarbonSlowdownSoFar(const CarbonState& state);
+
+}  // namespace perseus::control

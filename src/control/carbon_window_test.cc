@@ -1,0 +1,126 @@
+#include "control/carbon_window.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+namespace perseus::control {
+namespace {
+
+constexpr int64_t kDay0 = 1640995200;  // 2022-01-01T00:00:00Z, a Saturday
+
+carbon::KnobSet FourPlans() {
+  carbon::KnobSet k;
+  k.options = {{"frontier plan 0", 1.00, 100, 0}, {"frontier plan 3", 1.03, 90, 3},
+               {"frontier plan 5", 1.08, 84, 5}, {"frontier plan 9", 1.20, 80, 9}};
+  k.pareto = k.options;
+  k.reference = {"fastest plan", 1.00, 100, 0};
+  return k;
+}
+
+// 100 g/kWh before noon UTC, 700 after, with some noise.
+double Diurnal(int64_t now, std::mt19937& rng) {
+  std::normal_distribution<double> noise(0, 20);
+  return ((now - kDay0) % 86400 < 12 * 3600 ? 100 : 700) + noise(rng);
+}
+
+TEST(CarbonWindow, SlowsDownWhereTheGridIsDirtyAndKeepsTheBudgetAtEveryBoundary) {
+  const carbon::KnobSet knobs = FourPlans();
+  CarbonState state;
+  CarbonForecastCache cache;
+  std::mt19937 rng(3);
+  double dirty_time = 0, clean_time = 0;
+  int dirty = 0, clean = 0;
+  for (int h = 0; h < 14 * 24; ++h) {
+    const int64_t now = kDay0 + h * 3600;
+    const double ci = Diurnal(now, rng);
+    const int option = DecideCarbonWindow(knobs, {0.05, 3600}, now, {ci, false}, &state, &cache);
+    EXPECT_EQ(state.plan_index, knobs.options[option].plan_index);
+    EXPECT_LE(CarbonSlowdownSoFar(state), 0.05 + 1e-9) << "hour " << h;
+    // After this window, too: the guard looks one window ahead.
+    const double work_after = state.work_windows + 1.0 / knobs.options[option].time_s;
+    EXPECT_LE((state.elapsed_windows + 1) / work_after - 1, 0.05 + 1e-9) << "hour " << h;
+    if (h < 24) continue;  // the first day has no yesterday to plan with
+    (ci > 400 ? dirty_time : clean_time) += knobs.options[option].time_s;
+    ++(ci > 400 ? dirty : clean);
+  }
+  EXPECT_GT(dirty_time / dirty, clean_time / clean + 0.02);  // slower plans in the dirty half
+  EXPECT_GT(CarbonSlowdownSoFar(state), 0.04);               // and the budget is spent
+}
+
+TEST(CarbonWindow, ZeroBudgetKeepsTheFastestOption) {
+  const carbon::KnobSet knobs = FourPlans();
+  CarbonState state;
+  std::mt19937 rng(4);
+  for (int h = 0; h < 72; ++h) {
+    const int64_t now = kDay0 + h * 3600;
+    EXPECT_EQ(DecideCarbonWindow(knobs, {0.0, 3600}, now, {Diurnal(now, rng), false}, &state), 0);
+  }
+}
+
+// The cache is an optimisation only: with or without it, and with windows
+// shorter and longer than an hour and gaps (a server that was down), every
+// decision is the same while the history holds every hour seen (4 weeks;
+// after that the cached forecaster remembers more than a rebuilt one).
+TEST(CarbonWindow, TheForecastCacheChangesNoDecision) {
+  const carbon::KnobSet knobs = FourPlans();
+  for (int64_t window_s : {900, 3600, 7200}) {
+    CarbonState cached, rebuilt;
+    CarbonForecastCache cache;
+    std::mt19937 rng(static_cast<unsigned>(window_s));
+    int64_t now = kDay0;
+    for (int i = 0; i < 3000 && now + 30 * 3600 < kDay0 + static_cast<int64_t>(kMaxHistoryHours) * 3600; ++i) {
+      now += i % 97 == 96 ? 30 * 3600 : window_s;  // now and then a day and a half without decisions
+      const double ci = Diurnal(now, rng);
+      const int a = DecideCarbonWindow(knobs, {0.05, window_s}, now, {ci, false}, &cached, &cache);
+      const int b = DecideCarbonWindow(knobs, {0.05, window_s}, now, {ci, false}, &rebuilt, nullptr);
+      ASSERT_EQ(a, b) << "window " << window_s << " decision " << i;
+      ASSERT_EQ(cached.forecast_g_per_kwh, rebuilt.forecast_g_per_kwh) << "window " << window_s << " decision " << i;
+      ASSERT_EQ(cached.explanation, rebuilt.explanation);
+    }
+    EXPECT_GT(cached.history.size(), kMaxHistoryHours * 3 / 4);
+  }
+}
+
+TEST(CarbonWindow, HistoryIsHourlyWhateverTheWindow) {
+  const carbon::KnobSet knobs = FourPlans();
+  CarbonState state;
+  DecideCarbonWindow(knobs, {0.05, 900}, kDay0, {100, false}, &state);
+  DecideCarbonWindow(knobs, {0.05, 900}, kDay0 + 900, {200, false}, &state);  // same hour: replaces
+  EXPECT_EQ(state.history, (std::vector<double>{200}));
+  DecideCarbonWindow(knobs, {0.05, 900}, kDay0 + 3 * 3600, {300, false}, &state);  // two hours unseen repeat
+  EXPECT_EQ(state.history, (std::vector<double>{200, 200, 200, 300}));
+  EXPECT_EQ(state.history_first_hour, 0);
+  EXPECT_EQ(state.history_last_hour, kDay0 / 3600 + 3);
+  EXPECT_NE(state.explanation.find("2022-01-01T03:00:00Z: intensity 300.0 gCO2/kWh"), std::string::npos)
+      << state.explanation;
+}
+
+TEST(CarbonWindow, ChargesTheTimeSinceTheLastDecisionToTheOptionThenChosen) {
+  const carbon::KnobSet knobs = FourPlans();
+  CarbonState state;
+  DecideCarbonWindow(knobs, {0.5, 3600}, kDay0, {700, false}, &state);
+  const double t = state.option_time_s;
+  ASSERT_GT(t, 1.0);  // a large budget on a dirty grid buys a slower plan
+  DecideCarbonWindow(knobs, {0.5, 3600}, kDay0 + 1800, {700, false}, &state);
+  EXPECT_DOUBLE_EQ(state.elapsed_windows, 0.5);
+  EXPECT_DOUBLE_EQ(state.work_windows, 0.5 / t);
+}
+
+TEST(CarbonWindow, KnownComingIntensitiesReplaceTheEstimate) {
+  const carbon::KnobSet knobs = FourPlans();
+  CarbonState guessed, known;
+  // Now is dirty; the estimate (no history) says every coming hour is as
+  // dirty, but the next 23 are actually clean: knowing it, the policy spends
+  // more of its budget now.
+  DecideCarbonWindow(knobs, {0.05, 3600}, kDay0, {700, false}, &guessed);
+  std::vector<double> coming(24, 50);
+  coming[0] = 700;
+  DecideCarbonWindow(knobs, {0.05, 3600}, kDay0, {700, false}, &known, nullptr, coming);
+  EXPECT_GE(known.option_time_s, guessed.option_time_s);
+  EXPECT_LT(known.lambda_g_per_s, guessed.lambda_g_per_s);
+}
+
+}  // namespace
+}  // namespace perseus::control

@@ -1,0 +1,147 @@
+// One scenario fed to the server, the emulator and the carbon replay: each
+// makes the same decisions, because each calls the control library
+// (src/control). The server runs a real job (registration, profiling through
+// its windows, the real optimizer); the emulator's perseus policy and the
+// replay are given that job's problem and frontier.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <mutex>
+
+#include "carbon/intensity_trace.h"
+#include "control/carbon_window.h"
+#include "emulator/carbon_replay.h"
+#include "emulator/conditions.h"
+#include "emulator/policy.h"
+#include "runtime/server/job_service.h"
+#include "runtime/server/test_util.h"
+
+namespace perseus {
+namespace {
+
+using server::Json;
+using server::testing::JobBody;
+
+constexpr int64_t kDay0 = 1640995200;  // 2022-01-01T00:00:00Z
+constexpr int kPipelines = 4, kStages = 3, kMicrobatches = 6;
+
+// Five days of a noisy diurnal intensity (a solar dip around noon UTC).
+std::string WriteTrace() {
+  std::string path = ::testing::TempDir() + "/perseus_same_decisions_" + std::to_string(getpid()) + ".csv";
+  std::ofstream out(path);
+  out << "timestamp,gco2_per_kwh\n";
+  for (int h = 0; h < 5 * 24; ++h) {
+    char ts[32];
+    std::snprintf(ts, sizeof ts, "2022-01-%02dT%02d:00:00Z", h / 24 + 1, h % 24);
+    const int hour = h % 24;
+    out << ts << "," << (hour >= 10 && hour < 16 ? 120 : 480) + (h * 37) % 50 << "\n";
+  }
+  return path;
+}
+
+class SameDecisionsTest : public ::testing::Test {
+ protected:
+  // A server whose optimizer is the real one; it keeps what it solved.
+  void StartJob(const Json& carbon) {
+    Result<std::unique_ptr<server::Store>> store = server::Store::Open(":memory:", false);
+    ASSERT_TRUE(store.ok());
+    store_ = std::move(*store);
+    server::CarbonOptions options;
+    options.clock = [this] { return now_; };
+    options.background = false;
+    auto solver = [this](const Problem& problem, const FrontierOptions& o) -> Result<Frontier> {
+      Result<Frontier> f = SolveFrontier(problem, o);
+      std::lock_guard<std::mutex> lock(mu_);
+      problem_ = problem;
+      if (f.ok()) frontier_ = *f;
+      return f;
+    };
+    Result<std::unique_ptr<server::JobService>> service = server::JobService::Create(store_.get(), nullptr, solver, options);
+    ASSERT_TRUE(service.ok()) << service.status().ToString();
+    service_ = std::move(*service);
+    Json body = JobBody("j", kPipelines, kStages, kMicrobatches);
+    if (!carbon.is_null()) body["carbon"] = carbon;
+    ASSERT_TRUE(service_->RegisterJob(body).ok());
+    server::testing::RegisterAndProfile(*service_, "j", kPipelines, kStages, kMicrobatches);
+    service_->WaitForOptimizer();
+    ASSERT_EQ((*service_->JobSummary("j"))["phase"], "running");
+    std::lock_guard<std::mutex> lock(mu_);
+    ASSERT_GT(frontier_.plans.size(), 3u);
+  }
+
+  std::vector<int> ServerPlans() {
+    std::vector<int> out;
+    const Json summary = *service_->JobSummary("j");
+    for (const Json& p : summary["pipelines"]) out.push_back(p["plan_index"]);
+    return out;
+  }
+
+  int PlanIndexOf(const PlanChoice& choice) {
+    for (size_t i = 0; i < frontier_.plans.size(); ++i) {
+      if (frontier_.plans[i].choice == choice) return static_cast<int>(i);
+    }
+    return -1;
+  }
+
+  int64_t now_ = kDay0;
+  std::mutex mu_;
+  Problem problem_;
+  Frontier frontier_;
+  std::unique_ptr<server::Store> store_;
+  std::unique_ptr<server::JobService> service_;
+};
+
+TEST_F(SameDecisionsTest, StragglersServerAndEmulatorAssignTheSamePlans) {
+  StartJob(nullptr);
+  std::unique_ptr<emulator::Policy> policy = emulator::MakePerseusPolicy(problem_, frontier_);
+  // (pipeline, slowdown) stragglers, one scenario after another.
+  const std::vector<std::vector<std::pair<int, double>>> scenarios = {
+      {}, {{1, 1.1}}, {{0, 1.3}}, {{2, 1.05}, {3, 1.2}}, {{0, 1.02}}, {{3, 4.0}}, {{0, 1.1}, {1, 1.1}, {2, 1.1}}, {}};
+  int slowed = 0;
+  for (size_t k = 0; k < scenarios.size(); ++k) {
+    for (int p = 0; p < kPipelines; ++p) (void)service_->ClearStraggler("j", p);
+    std::vector<SlowPipelineEvent> events;
+    for (const auto& [pipeline, slowdown] : scenarios[k]) {
+      ASSERT_TRUE(service_->DeclareStraggler("j", {{"pipeline", pipeline}, {"slowdown", slowdown}}).ok());
+      events.push_back({slowdown, pipeline, pipeline, 0, -1});
+    }
+    const emulator::JobConditions conditions = emulator::ConditionsAt(kPipelines, events, {}, 0);
+    const emulator::Decision decision = policy->Decide(conditions);
+    std::vector<int> emulated;
+    for (int p = 0; p < kPipelines; ++p) emulated.push_back(PlanIndexOf(decision.plans[conditions.class_of[p]]));
+    const std::vector<int> served = ServerPlans();
+    EXPECT_EQ(served, emulated) << "scenario " << k;
+    for (int plan : served) slowed += plan > 0;
+  }
+  EXPECT_GT(slowed, 8);  // the scenarios do move plans
+}
+
+TEST_F(SameDecisionsTest, CarbonServerAndReplayChooseTheSamePlanEveryHour) {
+  const std::string trace_path = WriteTrace();
+  const double budget = 0.05;
+  StartJob({{"source", "trace"}, {"trace_path", trace_path}, {"slowdown_budget", budget}});
+  Result<carbon::IntensityTrace> trace = carbon::LoadCsvTrace(trace_path);
+  ASSERT_TRUE(trace.ok()) << trace.status().ToString();
+  const carbon::KnobSet knobs = control::FrontierKnobsFromNoSlowdown(frontier_);
+  carbon::ReplayConfig config;
+  config.slowdown_budget = budget;
+  config.work_h = 4 * 24;
+  std::vector<std::string> replay_log;
+  const carbon::ReplayResult replay =
+      carbon::ReplayJob(*trace, 0, knobs, config, [&](const std::string& line) { replay_log.push_back(line); });
+  ASSERT_GE(replay.windows.size(), 4u * 24);
+  int changes = 0;
+  for (int h = 0; h < 4 * 24; ++h, now_ += 3600) {
+    Result<server::Reply> r = service_->EvaluateCarbon("j");
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    const int replayed = knobs.options[replay.windows[h].option].plan_index;
+    ASSERT_EQ(r->body["plan_index"].get<int>(), replayed) << "hour " << h;
+    EXPECT_EQ(r->body["explanation"].get<std::string>(), replay_log[h]);
+    EXPECT_EQ(ServerPlans(), std::vector<int>(kPipelines, replayed)) << "hour " << h;
+    changes += h > 0 && replay.windows[h].option != replay.windows[h - 1].option;
+  }
+  EXPECT_GT(changes, 4);  // the intensity does move the decision
+}
+
+}  // namespace
+}  // namespace perseus
