@@ -112,17 +112,27 @@ void BindOptimizer(py::module_& m) {
       .def("min_energy_plan", &Frontier::MinEnergyPlan, py::return_value_policy::reference_internal,
            "The plan with the least energy (the slowest).");
   m.def("solve_frontier",
-        [](const ProblemPtr& problem, double unit_time_s, int lower_bound_samples) {
+        [](const ProblemPtr& problem, double unit_time_s, int lower_bound_samples, int max_clock_changes_per_gpu) {
           FrontierOptions o;
           o.unit_time_s = unit_time_s;
           o.lower_bound_samples = lower_bound_samples;
+          o.max_clock_changes_per_gpu = max_clock_changes_per_gpu;
           py::gil_scoped_release release;
           return Unwrap(SolveFrontier(*problem, o));
         },
         py::arg("problem"), py::arg("unit_time_s") = 1e-3, py::arg("lower_bound_samples") = -1,
+        py::arg("max_clock_changes_per_gpu") = -1,
         "The iteration time-energy Pareto frontier of `problem` (releases the GIL while it runs).\n"
         "unit_time_s: the time quantum; lower_bound_samples: plans checked against the independent\n"
-        "lower bound (-1: the default, 0: none).");
+        "lower bound (-1: the default, 0: none); max_clock_changes_per_gpu: at most this many clock\n"
+        "changes per GPU per iteration in every plan (-1: no limit).");
+  m.def("clock_changes_per_gpu",
+        [](const ProblemPtr& problem, const PlanChoice& choice) {
+          if (static_cast<int>(choice.size()) != problem->num_nodes()) throw py::value_error("plan: wrong length");
+          return ClockChangesPerGpu(*problem, choice);
+        },
+        py::arg("problem"), py::arg("choice"),
+        "Clock changes per GPU in one iteration of the plan (the last computation to the next iteration's first counts).");
   m.def("evaluate_plan",
         [](const ProblemPtr& problem, const PlanChoice& choice) {
           if (static_cast<int>(choice.size()) != problem->num_nodes()) throw py::value_error("plan: wrong length");

@@ -40,6 +40,10 @@ struct FrontierOptions {
   const std::atomic<bool>* cancel = nullptr;
   // When set, updated as the solve goes.
   FrontierProgress* progress = nullptr;
+  // At most this many clock changes per GPU per iteration in every plan
+  // (LimitClockChanges on each frontier plan, then the Pareto filter again);
+  // -1: no limit. Lower bounds stay those of the unlimited problem.
+  int max_clock_changes_per_gpu = -1;
 };
 
 struct FrontierPlan {
@@ -56,6 +60,7 @@ struct FrontierStats {
   double lower_bound_s = 0;    // wall time of the independent lower-bound solves
   bool lower_bound_checked = false;   // the sweep's relaxation matched every independent solve
   double lower_bound_max_error = 0;   // largest relative difference seen in that check
+  double clock_limit_s = 0;           // wall time of FrontierOptions::max_clock_changes_per_gpu
   // The sweep reached the fastest possible iteration time. False means it
   // stopped early (a numerical stall) and plans faster than the first plan
   // other than all-max may be missing; the plans reported are still honest.
@@ -76,6 +81,22 @@ struct Frontier {
   // The minimum-energy plan (the frontier's slowest point, T*).
   const FrontierPlan& MinEnergyPlan() const { return plans.back(); }
 };
+
+// The plan with at most `max_changes_per_gpu` clock changes per GPU per
+// iteration (ClockChangesPerGpu) that uses the least energy among those whose
+// computations are each no slower than in `choice`, so the iteration time
+// cannot grow. GPUs already within the limit are left alone. Exact per GPU (a
+// dynamic programme over its execution order). A GPU whose computations share
+// too few clocks to meet the limit gets the fewest changes it can have.
+PlanChoice LimitClockChanges(const Problem& problem, const PlanChoice& choice, int max_changes_per_gpu);
+// LimitClockChanges on every plan of `frontier` (of at most kMaxLimitedPlans
+// of them, spread evenly in time, the fastest, no-slowdown and minimum-energy
+// ones always among them), then the Pareto filter again (limited plans can
+// dominate each other). A plan only gets faster, so its lower bound, that of
+// its old time, still holds. What SolveFrontier does with
+// FrontierOptions::max_clock_changes_per_gpu.
+inline constexpr size_t kMaxLimitedPlans = 256;
+void LimitFrontierClockChanges(const Problem& problem, int max_changes_per_gpu, Frontier* frontier);
 
 Result<Frontier> SolveFrontier(const Problem& problem, const FrontierOptions& options);
 

@@ -36,6 +36,7 @@ from ._perseus import (  # noqa: F401
     Problem,
     Profile,
     build_problem,
+    clock_changes_per_gpu,
     evaluate_plan,
     finish_job,
     job_status,

@@ -92,3 +92,18 @@ def test_zero_bubble_schedule_from_split_rows():
     assert frontier.all_max.time_s < perseus.solve_frontier(one_f_one_b).all_max.time_s
     with pytest.raises(ValueError, match="backward_input"):
         perseus.build_problem(perseus.parse_profile_csv(CSV), schedule="zb-h1", microbatches=4)
+
+
+def test_clock_change_limit():
+    profile = perseus.parse_profile_csv(CSV)
+    problem = perseus.build_problem(profile, schedule="1f1b", microbatches=6, blocking_power_w=60)
+    free = perseus.solve_frontier(problem)
+    limited = perseus.solve_frontier(problem, max_clock_changes_per_gpu=1)
+    assert max(max(perseus.clock_changes_per_gpu(problem, p.choice)) for p in free.plans) > 1
+    for plan in limited.plans:
+        assert max(perseus.clock_changes_per_gpu(problem, plan.choice)) <= 1
+        assert perseus.evaluate_plan(problem, plan.choice) == pytest.approx((plan.time_s, plan.energy_j))
+    with pytest.raises(ValueError, match="max clock changes per GPU"):
+        perseus.solve_frontier(problem, max_clock_changes_per_gpu=-2)
+    with pytest.raises(ValueError, match="wrong length"):
+        perseus.clock_changes_per_gpu(problem, [0])

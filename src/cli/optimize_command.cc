@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <optional>
 
 #include "cli/cli_util.h"
 #include "cli/job_flags.h"
@@ -25,6 +26,7 @@ struct OptimizeArgs {
   int lower_bound_samples = -1;
   double timeline_slowdown = 0;
   int max_plans = 0;
+  int max_clock_changes = -1;
   bool zeus_plans = false;
   std::vector<double> zeus_plan_times_s;
   bool quiet = false;
@@ -120,6 +122,24 @@ void PrintAgainst1F1B(const ResolvedJob& job, const Frontier& f) {
               100 * (ns->energy_j / b.energy_j - 1));
 }
 
+// Mean and largest clock changes per GPU per iteration.
+std::pair<double, int> ClockChangeStats(const Problem& problem, const PlanChoice& plan) {
+  const std::vector<int> changes = ClockChangesPerGpu(problem, plan);
+  double mean = 0;
+  for (int c : changes) mean += c / static_cast<double>(changes.size());
+  return {mean, *std::max_element(changes.begin(), changes.end())};
+}
+
+// What the clock-change limit cost at no slowdown.
+void PrintClockLimit(const Problem& problem, int limit, const Frontier& f, const FrontierPlan* unlimited) {
+  const FrontierPlan* ns = f.NoSlowdownPlan();
+  if (limit < 0 || !ns || !unlimited) return;
+  std::printf("clock-change limit: %d per GPU per iteration; no-slowdown plan %.2f%% less energy than all-max "
+              "(%.2f%% without the limit), %.1f changes per GPU (%.1f without)\n",
+              limit, 100 * (1 - ns->energy_j / f.all_max.energy_j), 100 * (1 - unlimited->energy_j / f.all_max.energy_j),
+              ClockChangeStats(problem, ns->choice).first, ClockChangeStats(problem, unlimited->choice).first);
+}
+
 void PrintSummary(const Problem& problem, const Frontier& f, double seconds) {
   const FrontierPlan* ns = f.NoSlowdownPlan();
   std::printf("computations:       %d (%d stages x %d microbatches, %s)\n", problem.num_nodes(), problem.num_stages(),
@@ -137,10 +157,7 @@ void PrintSummary(const Problem& problem, const Frontier& f, double seconds) {
   std::printf("min-energy plan:    %.6f s (+%.2f%%), %.2f%% less energy\n", m.time_s,
               100 * (m.time_s / f.all_max.time_s - 1), 100 * (1 - m.energy_j / f.all_max.energy_j));
   if (ns) {
-    const std::vector<int> changes = ClockChangesPerGpu(problem, ns->choice);
-    const int most = *std::max_element(changes.begin(), changes.end());
-    double mean = 0;
-    for (int c : changes) mean += c / static_cast<double>(changes.size());
+    const auto [mean, most] = ClockChangeStats(problem, ns->choice);
     std::printf("clock changes:      %.1f per GPU per iteration in the no-slowdown plan (at most %d, of %zu "
                 "computations)\n", mean, most, problem.gpu_order.front().size());
   }
@@ -170,6 +187,13 @@ int RunOptimize(const OptimizeArgs& a) {
   });
   Result<Frontier> f = SolveFrontier(*problem, options);
   if (!f.ok()) return ReportError(f.status());
+  // Limited here rather than through FrontierOptions, to report what the limit cost.
+  std::optional<FrontierPlan> unlimited;
+  if (a.max_clock_changes >= 0) {
+    if (const FrontierPlan* ns = f->NoSlowdownPlan()) unlimited = *ns;
+    progress.Phase("limiting clock changes to " + std::to_string(a.max_clock_changes) + " per GPU");
+    LimitFrontierClockChanges(*problem, a.max_clock_changes, &*f);
+  }
   Result<Selection> sel = Select(a, *f);
   if (!sel.ok()) return ReportError(sel.status());
   progress.Phase("writing " + std::to_string(sel->written.size()) + " plans to " + a.out);
@@ -177,6 +201,7 @@ int RunOptimize(const OptimizeArgs& a) {
   progress.Finish();
   if (!st.ok()) return ReportError(st);
   PrintSummary(*problem, *f, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  PrintClockLimit(*problem, a.max_clock_changes, *f, unlimited ? &*unlimited : nullptr);
   PrintAgainst1F1B(*job, *f);
   std::printf("plans.json:         %zu of %zu plans%s\n", sel->written.size(), f->plans.size(),
               sel->written.size() < f->plans.size() ? " (--max-plans)" : "");
@@ -202,6 +227,10 @@ void RegisterOptimizeCommand(CLI::App& app) {
                   "Write at most this many plans to plans.json, spread evenly in time (0: all); the fastest, "
                   "no-slowdown and minimum-energy plans are always kept")
       ->check(CLI::NonNegativeNumber)->capture_default_str();
+  cmd->add_option("--max-clock-changes", args->max_clock_changes,
+                  "At most this many clock changes per GPU per iteration in every plan, for jobs whose "
+                  "communication stalls when clocks change often (-1: no limit); plans only get faster")
+      ->check(CLI::Range(-1, 1000000))->capture_default_str();
   cmd->add_flag("--zeus-plans", args->zeus_plans,
                 "Also write the fastest, no-slowdown and minimum-energy plans as Zeus frequency-plan files");
   cmd->add_option("--zeus-plan-time", args->zeus_plan_times_s,

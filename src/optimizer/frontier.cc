@@ -1,7 +1,9 @@
 // SolveFrontier: sweep, discretise, filter, bound.
 #include <algorithm>
 #include <chrono>
+#include <atomic>
 #include <cmath>
+#include <thread>
 
 #include "optimizer/critical_path.h"
 #include "optimizer/discretize.h"
@@ -9,6 +11,7 @@
 #include "optimizer/lower_bound.h"
 #include "optimizer/node_costs.h"
 #include "optimizer/sweep_replay.h"
+#include "perseus/frontier_io.h"
 #include "perseus/optimizer.h"
 
 namespace perseus {
@@ -65,6 +68,9 @@ Status CheckOptions(const Problem& problem, const FrontierOptions& options) {
   }
   if (options.lower_bound_samples < -1 || options.lower_bound_samples > 10000) {
     return Status::InvalidArgument("lower bound samples: expected -1 (auto) or 0..10000");
+  }
+  if (options.max_clock_changes_per_gpu < -1) {
+    return Status::InvalidArgument("max clock changes per GPU: expected -1 (no limit) or a count >= 0");
   }
   if (problem.nodes.empty()) return Status::InvalidArgument("problem has no computations");
   return Status::Ok();
@@ -208,7 +214,32 @@ Result<Frontier> SolveFrontier(const Problem& problem, const FrontierOptions& op
   if (Cancelled(options)) return Status::Unavailable("cancelled");
   PERSEUS_RETURN_IF_ERROR(AddLowerBounds(problem, costs, options, sweep->relaxation, f));
   f.stats.lower_bound_s = Seconds(t1);
+  if (options.max_clock_changes_per_gpu >= 0) {
+    auto t2 = std::chrono::steady_clock::now();
+    LimitFrontierClockChanges(problem, options.max_clock_changes_per_gpu, &f);
+    f.stats.clock_limit_s = Seconds(t2);
+  }
   return f;
+}
+
+void LimitFrontierClockChanges(const Problem& problem, int max_changes_per_gpu, Frontier* f) {
+  if (f->plans.size() > kMaxLimitedPlans) *f = SubFrontier(*f, ThinPlanIndices(*f, kMaxLimitedPlans, KeyPlanIndices(*f)));
+  // Plans are independent: limited on every core.
+  const size_t workers = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, f->plans.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < f->plans.size(); i = next++) {
+      FrontierPlan& p = f->plans[i];
+      const double bound_j = p.lower_bound_j;
+      p = MakePlan(problem, LimitClockChanges(problem, p.choice, max_changes_per_gpu));
+      p.lower_bound_j = bound_j;
+    }
+  };
+  std::vector<std::thread> threads;
+  for (size_t w = 1; w < workers; ++w) threads.emplace_back(work);
+  work();
+  for (std::thread& t : threads) t.join();
+  f->plans = ParetoFilter(std::move(f->plans));
 }
 
 }  // namespace perseus

@@ -7,5 +7,5 @@ perseus_add_test(problem_test SOURCES problem_test.cc LIBS perseus_optimizer)
 perseus_add_test(frontier_io_test SOURCES frontier_io_test.cc LIBS perseus_optimizer nlohmann_json::nlohmann_json)
 
 perseus_add_test(optimize_cli_test SOURCES ${CMAKE_SOURCE_DIR}/tests/e2e/optimize_cli_test.cc
-                 LIBS nlohmann_json::nlohmann_json)
+                 LIBS perseus_optimizer nlohmann_json::nlohmann_json)
 perseus_test_uses_cli(optimize_cli_test)

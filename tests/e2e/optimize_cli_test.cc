@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "perseus/frontier_io.h"
+
 #ifndef PERSEUS_CLI_PATH
 #error "PERSEUS_CLI_PATH must name the perseus binary"
 #endif
@@ -24,6 +26,11 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using perseus::PlannedComputation;
+using perseus::PlansFile;
+using perseus::PlansFilePlan;
+using perseus::ReadPlansJson;
+using perseus::Result;
 
 std::string ReadText(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -243,6 +250,35 @@ TEST_F(OptimizeCli, MaxPlansThinsPlansJsonAndKeepsZeusPlanTimes) {
     found = found || z.time_s == all["plans"][n / 2]["time_s"].get<double>();
   }
   EXPECT_TRUE(found) << "the plan for --zeus-plan-time " << time_arg;
+}
+
+TEST_F(OptimizeCli, MaxClockChangesLimitsEveryWrittenPlanAndReportsWhatItCost) {
+  CliRun r = Perseus({"optimize", "--example", "gpt3-xl-a100", "--out", out_.string(), "--max-clock-changes", "4"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("clock-change limit: 4 per GPU per iteration; no-slowdown plan "), std::string::npos) << r.out;
+  json j = ExpectOutputs();
+  ASSERT_FALSE(j.is_discarded());
+  // Every plan read back from plans.json: at most 4 changes per GPU around the cycle.
+  Result<PlansFile> file = ReadPlansJson((out_ / "plans.json").string());
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  ASSERT_GT(file->plans.size(), 1u);
+  for (const PlansFilePlan& plan : file->plans) {
+    for (size_t stage = 0; stage < plan.stages.size(); ++stage) {
+      const std::vector<PlannedComputation>& order = plan.stages[stage];
+      int changes = 0;
+      for (size_t k = 0; k < order.size(); ++k) {
+        changes += order[k].freq_mhz != order[(k + order.size() - 1) % order.size()].freq_mhz;
+      }
+      EXPECT_LE(changes, 4) << "stage " << stage << " plan at " << plan.time_s;
+    }
+  }
+}
+
+TEST_F(OptimizeCli, MaxClockChangesBelowMinusOneIsAnError) {
+  CliRun r = Perseus({"optimize", "--example", "gpt3-xl-a100", "--out", out_.string(), "--max-clock-changes", "-2"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("--max-clock-changes"), std::string::npos) << r.err;
+  EXPECT_TRUE(FilesUnder(out_).empty());
 }
 
 TEST_F(OptimizeCli, MaxPlansBelowTheKeptPlansIsAnError) {

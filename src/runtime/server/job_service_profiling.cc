@@ -316,6 +316,7 @@ void JobService::Optimize(const std::string& job_id) {
     Result<Problem> problem = BuildProblem(*profile, JobProblemSpec(spec, blocking_power_w));
     FrontierOptions options;
     options.unit_time_s = spec.unit_time_s;
+    options.max_clock_changes_per_gpu = spec.max_clock_changes_per_gpu;
     options.cancel = &cancel_solves_;
     frontier = problem.ok() ? solver_(*problem, options) : Result<Frontier>(problem.status());
   }

@@ -55,7 +55,30 @@ TEST_F(JobServiceTest, JobSpecErrorsNameTheField) {
   EXPECT_EQ(service_->RegisterJob(body).status().message(),
             "field 'schedule': expected '1f1b', 'gpipe' or 'interleaved-1f1b', got \"zb-h1\" (split-backward "
             "schedules are offline only: perseus optimize)");
+  body = JobBody("j", 1, 2, 4);
+  body["max_clock_changes_per_gpu"] = -2;
+  EXPECT_EQ(service_->RegisterJob(body).status().message(),
+            "field 'max_clock_changes_per_gpu': expected an integer in [-1, 1000000], got -2");
   EXPECT_TRUE(service_->AllSummaries().empty());
+}
+
+TEST_F(JobServiceTest, TheClockChangeLimitReachesTheOptimizer) {
+  Result<std::unique_ptr<Store>> store = Store::Open(":memory:", false);
+  ASSERT_TRUE(store.ok());
+  std::atomic<int> seen{-100};
+  auto solver = [&seen](const Problem& p, const FrontierOptions& o) -> Result<Frontier> {
+    seen = o.max_clock_changes_per_gpu;
+    return testing::UniformPlansSolver(p, o);
+  };
+  Result<std::unique_ptr<JobService>> service = JobService::Create(store->get(), nullptr, solver);
+  ASSERT_TRUE(service.ok());
+  Json body = JobBody("j", 1, 2, 4);
+  body["max_clock_changes_per_gpu"] = 3;
+  ASSERT_TRUE((*service)->RegisterJob(body).ok());
+  testing::RegisterAndProfile(**service, "j", 1, 2, 4);
+  (*service)->WaitForOptimizer();
+  EXPECT_EQ(seen.load(), 3);
+  EXPECT_EQ((*(*service)->JobSummary("j"))["spec"]["max_clock_changes_per_gpu"], 3);
 }
 
 TEST_F(JobServiceTest, RegistrationIsIdempotentButNotConflicting) {

@@ -197,6 +197,10 @@ Result<JobSpec> ParseJobSpec(const Json& body) {
   Result<std::optional<double>> unit = GetOptionalNumber(body, "unit_time_s", "unit_time_s", 1e-7, 10);
   if (!unit.ok()) return unit.status();
   spec.unit_time_s = unit->value_or(1e-3);
+  Result<std::optional<int64_t>> changes =
+      GetOptionalInt(body, "max_clock_changes_per_gpu", "max_clock_changes_per_gpu", -1, 1'000'000);
+  if (!changes.ok()) return changes.status();
+  spec.max_clock_changes_per_gpu = static_cast<int>(changes->value_or(-1));
   PERSEUS_RETURN_IF_ERROR(ParseProfiling(body, &spec.profiling));
   PERSEUS_RETURN_IF_ERROR(ParseStraggler(body, &spec.straggler));
   PERSEUS_RETURN_IF_ERROR(ParseCarbon(body, &spec.carbon));
@@ -212,6 +216,7 @@ Json JobSpecToJson(const JobSpec& spec) {
             {"microbatches", spec.schedule.microbatches},
             {"chunks", spec.schedule.chunks},
             {"unit_time_s", spec.unit_time_s},
+            {"max_clock_changes_per_gpu", spec.max_clock_changes_per_gpu},
             {"profiling",
              {{"warmup_iterations", spec.profiling.warmup_iterations},
               {"window_iterations", spec.profiling.window_iterations},

@@ -49,6 +49,7 @@ struct JobSpec {
   ScheduleSpec schedule;  // stages == pp
   std::optional<double> blocking_power_w;  // per GPU; measured when absent
   double unit_time_s = 1e-3;               // frontier sweep step
+  int max_clock_changes_per_gpu = -1;      // FrontierOptions::max_clock_changes_per_gpu; -1: no limit
   ProfilingOptions profiling;
   StragglerOptions straggler;
   std::optional<CarbonConfig> carbon;  // absent: carbon policy off

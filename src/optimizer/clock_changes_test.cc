@@ -1,0 +1,126 @@
+// LimitClockChanges against exhaustive search on tiny problems, and the
+// frontier with a limit.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <limits>
+#include <random>
+
+#include "optimizer/testing/brute_force.h"
+#include "perseus/optimizer.h"
+
+namespace perseus {
+namespace {
+
+Problem MakeProblem(const Profile& profile, ScheduleKind kind, int stages, int microbatches, double blocking_w) {
+  ProblemSpec spec;
+  spec.schedule = {kind, stages, microbatches, 1};
+  spec.blocking_power_w = blocking_w;
+  Result<Problem> p = BuildProblem(profile, spec);
+  EXPECT_TRUE(p.ok()) << p.status().ToString();
+  return std::move(*p);
+}
+
+// Energy a GPU's choice adds over `base` at the base plan's iteration time:
+// computation energy, plus blocking power for the time it no longer computes.
+double AddedJ(const Problem& problem, const std::vector<int>& order, const PlanChoice& base, const PlanChoice& plan) {
+  double added = 0;
+  for (int id : order) {
+    const FreqPoint& from = problem.nodes[id].options[base[id]];
+    const FreqPoint& to = problem.nodes[id].options[plan[id]];
+    added += (to.energy_j - from.energy_j) + problem.blocking_power_w * (from.time_s - to.time_s);
+  }
+  return added;
+}
+
+// Every assignment of the GPU's computations to options no slower than the
+// base plan's with at most `k` changes around the cycle: the least added energy.
+double BruteForceAddedJ(const Problem& problem, int gpu, const PlanChoice& base, int k) {
+  const std::vector<int>& order = problem.gpu_order[gpu];
+  PlanChoice plan = base;
+  double best = std::numeric_limits<double>::infinity();
+  std::function<void(size_t)> visit = [&](size_t i) {
+    if (i == order.size()) {
+      if (ClockChangesPerGpu(problem, plan)[gpu] <= k) best = std::min(best, AddedJ(problem, order, base, plan));
+      return;
+    }
+    const ProblemNode& node = problem.nodes[order[i]];
+    for (int o = 0; o < static_cast<int>(node.options.size()); ++o) {
+      if (node.options[o].time_s > node.options[base[order[i]]].time_s * (1 + 1e-12)) continue;
+      plan[order[i]] = o;
+      visit(i + 1);
+    }
+    plan[order[i]] = base[order[i]];
+  };
+  visit(0);
+  return best;
+}
+
+TEST(LimitClockChanges, MatchesExhaustiveSearchPerGpu) {
+  std::mt19937 rng(5);
+  int limited = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    const int stages = 2 + trial % 2, microbatches = 2 + trial % 3;
+    const ScheduleKind kind = trial % 4 == 3 ? ScheduleKind::kGPipe : ScheduleKind::k1F1B;
+    Problem problem = MakeProblem(testing::RandomProfile(rng, stages, 3), kind, stages, microbatches, 30 + trial % 50);
+    PlanChoice base(problem.nodes.size());
+    for (size_t i = 0; i < base.size(); ++i) base[i] = static_cast<int>(rng() % problem.nodes[i].options.size());
+    const int k = static_cast<int>(rng() % 4);
+    const PlanChoice out = LimitClockChanges(problem, base, k);
+    const std::vector<int> before = ClockChangesPerGpu(problem, base), after = ClockChangesPerGpu(problem, out);
+    EXPECT_LE(EvaluatePlan(problem, out).time_s, EvaluatePlan(problem, base).time_s * (1 + 1e-12)) << trial;
+    for (int g = 0; g < stages; ++g) {
+      const std::string label = "trial " + std::to_string(trial) + " gpu " + std::to_string(g) + " k " + std::to_string(k);
+      if (before[g] <= k) {
+        for (int id : problem.gpu_order[g]) ASSERT_EQ(out[id], base[id]) << label << ": already within the limit";
+        continue;
+      }
+      ++limited;
+      double best = BruteForceAddedJ(problem, g, base, k);
+      int fewest = k;  // too few shared clocks for k: the fewest changes possible
+      while (best == std::numeric_limits<double>::infinity()) best = BruteForceAddedJ(problem, g, base, ++fewest);
+      EXPECT_LE(after[g], fewest) << label;
+      EXPECT_NEAR(AddedJ(problem, problem.gpu_order[g], base, out), best, 1e-9 * (1 + std::abs(best))) << label;
+    }
+  }
+  EXPECT_GT(limited, 200);
+}
+
+TEST(LimitClockChanges, FrontierPlansKeepTheLimitAndStayPareto) {
+  std::mt19937 rng(11);
+  int checked = 0;
+  for (int trial = 0; trial < 20; ++trial) {
+    Problem problem = MakeProblem(testing::RandomProfile(rng, 3, 4), ScheduleKind::k1F1B, 3, 4, 60);
+    FrontierOptions options;
+    options.max_clock_changes_per_gpu = trial % 3;
+    Result<Frontier> f = SolveFrontier(problem, options);
+    ASSERT_TRUE(f.ok()) << f.status().ToString();
+    for (size_t i = 0; i < f->plans.size(); ++i) {
+      const FrontierPlan& p = f->plans[i];
+      const std::vector<int> changes = ClockChangesPerGpu(problem, p.choice);
+      for (int g = 0; g < problem.num_stages(); ++g) {
+        // Where the GPU's computations share too few clocks the plan has the fewest possible.
+        const int fewest = ClockChangesPerGpu(problem, LimitClockChanges(problem, p.choice, 0))[g];
+        EXPECT_LE(changes[g], std::max(options.max_clock_changes_per_gpu, fewest)) << trial;
+        checked += fewest <= options.max_clock_changes_per_gpu;
+      }
+      const PlanCost cost = EvaluatePlan(problem, p.choice);
+      EXPECT_NEAR(cost.time_s, p.time_s, 1e-12);
+      EXPECT_NEAR(cost.energy_j, p.energy_j, 1e-9);
+      EXPECT_LE(p.lower_bound_j, p.energy_j * (1 + 1e-9)) << "the unlimited bound still holds";
+      if (i > 0) {
+        EXPECT_GT(p.time_s, f->plans[i - 1].time_s);
+        EXPECT_LT(p.energy_j, f->plans[i - 1].energy_j);
+      }
+    }
+  }
+  EXPECT_GT(checked, 100);
+  FrontierOptions bad;
+  bad.max_clock_changes_per_gpu = -2;
+  std::mt19937 r2(1);
+  EXPECT_EQ(SolveFrontier(MakeProblem(testing::RandomProfile(r2, 2, 2), ScheduleKind::k1F1B, 2, 2, 40), bad).status().code(),
+            Status::Code::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace perseus
