@@ -15,6 +15,7 @@
 // Thread safety: Emulate is reentrant (it shares nothing between calls).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -51,6 +52,29 @@ Result<SlowPipelineEvent> ParseStragglerFlag(const std::string& text);
 //   "pipeline=3,stage=5,gpu=2,freq=1100,iterations=10-20"
 Result<GpuCapEvent> ParseThrottleFlag(const std::string& text);
 
+// Closed-loop emulation (docs/emulator.md, "Closed loop"): perseus as the
+// server runs it, in virtual time: online profiling, then the optimisation,
+// then the no-slowdown plans; stragglers detected from noisy iteration times
+// by the control library's detector, plans reassigned by its rule and
+// delivered to the ranks after a delay, and every clock change taking effect
+// after a latency. Defaults are measured where we have a measurement.
+struct ClosedLoopOptions {
+  bool enabled = false;
+  // Online profiling: the server's default time budget, which the measured
+  // run (profiling_bench, README) filled: 66 windows in 25.0 min, iterations
+  // about 20% longer and 9% cheaper than at all-max (it runs lower clocks).
+  double profiling_s = 1500;
+  double profiling_time_factor = 1.20;
+  double profiling_energy_factor = 0.91;
+  double optimization_s = -1;       // at all-max meanwhile; -1: the frontier's measured solve time
+  double plan_delivery_s = 0.2;     // decision to every rank running it (runtime bench: about 0.2 s)
+  double clock_latency_s = 0.005;   // a locked clock takes effect after this (the realistic GPU's default)
+  double iteration_jitter = 0.01;   // relative standard deviation of a measured iteration time
+  int detection_window = 5;         // the server's straggler defaults
+  double detection_threshold = 1.05;
+  unsigned seed = 1;
+};
+
 struct EmulationSpec {
   std::string job_name;      // shown in reports, e.g. the profile path
   Profile profile;           // per-GPU time and energy per computation
@@ -63,6 +87,7 @@ struct EmulationSpec {
   double slowdown_budget = 0.05;      // Zeus-style knobs may slow the job by this fraction
   double unit_time_s = 1e-3;          // frontier sweep step on the unscaled profile
   std::vector<double> sweep_factors;  // straggler factors of the savings plot; empty: 1.0, 1.05, ..., 1.5
+  ClosedLoopOptions closed_loop;
 };
 
 // One policy's figures for the whole job (all GPUs).
@@ -119,6 +144,30 @@ struct GpuId {
   int pipeline = 0, stage = 0, gpu = 0;
 };
 
+// Savings and slowdown against all-max over the same iterations.
+struct LoopFigures {
+  double savings_vs_allmax = 0;
+  double slowdown_vs_allmax = 0;
+};
+
+// What the closed loop delivered, and what each part of it cost: the
+// figures with that part made ideal (free, instantaneous or noise-free).
+struct ClosedLoopReport {
+  PolicyResult result;                 // "perseus-closed-loop"; also in EmulationResult::policies
+  int profiling_iterations = 0, optimizing_iterations = 0;
+  // Running, but some pipeline on a plan more than 1% slower or faster than
+  // the one the rule gives with the true slowdowns.
+  int off_ideal_iterations = 0;
+  int detections = 0;                  // changes of the detected straggler set
+  int plan_switches = 0;               // (pipeline, plan) changes delivered
+  double clock_changes_per_gpu_iteration = 0;  // mean over running iterations and GPUs
+  double optimization_s = 0;
+  LoopFigures without_profiling;       // no profiling or optimisation phase
+  LoopFigures without_clock_latency;   // clock changes take effect at once
+  LoopFigures instant_detection;       // noise-free iteration times, plans delivered at once
+                                       // (detection still takes its window of iterations)
+};
+
 struct EmulationResult {
   EmulationSpec spec;
   int stages = 0, microbatches = 0, gpus_per_stage = 1;
@@ -130,6 +179,7 @@ struct EmulationResult {
   std::vector<PipelineTimeline> timelines;  // a pipeline under allmax and under perseus
   double emulation_s = 0;                   // wall time of the iteration loop, all policies
   double gpu_iterations_per_s = 0;          // GPUs x iterations x policies / emulation_s
+  std::optional<ClosedLoopReport> closed_loop;  // with spec.closed_loop.enabled
 };
 
 // Validates the spec (errors name the field or flag), solves the frontier once,

@@ -28,6 +28,8 @@ struct EmulateArgs {
   std::vector<double> sweep;
   bool reproduce_paper = false;
   std::string paper_data;  // empty: SharedDataDir()/sosp24
+  ClosedLoopOptions closed_loop;
+  double clock_latency_ms = 5;
 };
 
 Status ResolveJob(const EmulateArgs& a, EmulationSpec& spec) {
@@ -48,6 +50,8 @@ Result<EmulationSpec> BuildSpec(const EmulateArgs& a) {
   spec.slowdown_budget = a.slowdown_budget;
   spec.unit_time_s = a.unit_time_ms / 1000;
   spec.sweep_factors = a.sweep;
+  spec.closed_loop = a.closed_loop;
+  spec.closed_loop.clock_latency_s = a.clock_latency_ms / 1000;
   for (const std::string& text : a.stragglers) {
     Result<SlowPipelineEvent> e = ParseStragglerFlag(text);
     if (!e.ok()) return e.status();
@@ -143,6 +147,23 @@ void AddPolicyOptions(CLI::App* cmd, EmulateArgs& a) {
       ->allow_extra_args(false);
   cmd->add_option("--unit-time-ms", a.unit_time_ms, "Frontier sweep step on the unscaled profile, ms")
       ->capture_default_str();
+  cmd->add_flag("--closed-loop", a.closed_loop.enabled,
+                "Also emulate perseus as the server runs it: online profiling, straggler detection from noisy "
+                "iteration times, plan delivery and clock-switch latency, in virtual time");
+  cmd->add_option("--profiling-s", a.closed_loop.profiling_s, "Closed loop: online profiling time, s")
+      ->capture_default_str();
+  cmd->add_option("--optimization-s", a.closed_loop.optimization_s,
+                  "Closed loop: optimisation time, s (-1: the solve's measured time)")
+      ->capture_default_str();
+  cmd->add_option("--plan-delivery-s", a.closed_loop.plan_delivery_s,
+                  "Closed loop: from a decision to every rank running the new plan, s")
+      ->capture_default_str();
+  cmd->add_option("--clock-latency-ms", a.clock_latency_ms, "Closed loop: a clock change takes effect after this, ms")
+      ->capture_default_str();
+  cmd->add_option("--iteration-jitter", a.closed_loop.iteration_jitter,
+                  "Closed loop: relative noise of measured iteration times")
+      ->capture_default_str();
+  cmd->add_option("--seed", a.closed_loop.seed, "Closed loop: random seed")->capture_default_str();
   cmd->add_flag("--reproduce-paper", a.reproduce_paper, "Reproduce the paper's Table 6 and Fig. 7");
   cmd->add_option("--paper-data", a.paper_data,
                   "The shared sosp24 folder (default: $PERSEUS_SHARED_DATA/sosp24, else the configure-time one)");

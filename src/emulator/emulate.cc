@@ -3,6 +3,7 @@
 #include <chrono>
 #include <memory>
 
+#include "emulator/closed_loop.h"
 #include "emulator/emulation_loop.h"
 #include "emulator/policy.h"
 #include "emulator/spec_validation.h"
@@ -114,6 +115,40 @@ std::vector<SweepPoint> StragglerSweep(const Problem& problem, const EmulationSp
   return sweep;
 }
 
+// Perseus as the server runs it, and what each part of the loop costs.
+void RunClosedLoopPolicy(const Problem& problem, const Frontier& frontier, const EmulationSpec& spec,
+                         EmulationResult& out) {
+  LoopSpec loop;
+  loop.pipelines = spec.pipelines;
+  loop.iterations = spec.iterations;
+  loop.stragglers = spec.stragglers;
+  loop.throttles = spec.throttles;
+  loop.tracked = out.tracked_gpus;
+  const ClosedLoopOptions& o = spec.closed_loop;
+  const double optimization_s =
+      o.optimization_s >= 0 ? o.optimization_s : frontier.stats.solve_s + frontier.stats.lower_bound_s;
+  const PolicyResult& allmax = out.policies.front();
+  auto figures = [&](const ClosedLoopOptions& variant, double opt_s) {
+    const PolicyResult r = RunClosedLoop(problem, frontier, loop, variant, opt_s).result;
+    return LoopFigures{1 - r.total_energy_j / allmax.total_energy_j, r.total_time_s / allmax.total_time_s - 1};
+  };
+  ClosedLoopReport report = RunClosedLoop(problem, frontier, loop, o, optimization_s);
+  ClosedLoopOptions free = o;
+  free.profiling_s = 0;
+  report.without_profiling = figures(free, 0);
+  ClosedLoopOptions at_once = o;
+  at_once.clock_latency_s = 0;
+  report.without_clock_latency = figures(at_once, optimization_s);
+  ClosedLoopOptions instant = o;
+  instant.iteration_jitter = 0;
+  instant.plan_delivery_s = 0;
+  report.instant_detection = figures(instant, optimization_s);
+  out.policies.push_back(report.result);
+  FillComparisons(out.policies);
+  report.result = out.policies.back();
+  out.closed_loop = std::move(report);
+}
+
 FrontierSummary Summarise(const Frontier& f) {
   FrontierSummary s;
   s.all_max_time_s = f.all_max.time_s;
@@ -174,6 +209,7 @@ Result<EmulationResult> Emulate(const EmulationSpec& spec) {
   out.frontier = Summarise(*frontier);
   std::vector<std::unique_ptr<Policy>> policies = MakePolicies(*problem, *frontier, spec.slowdown_budget);
   RunPolicies(*problem, spec, policies, out);
+  if (spec.closed_loop.enabled) RunClosedLoopPolicy(*problem, *frontier, spec, out);
   out.sweep = StragglerSweep(*problem, spec, policies);
   return out;
 }

@@ -16,9 +16,28 @@ int CappedOption(const std::vector<FreqPoint>& options, int planned, int max_fre
   return static_cast<int>(options.size()) - 1;
 }
 
+// The computation's time and energy when its clock takes effect `latency_s`
+// after it starts, the GPU running at the previous computation's clock
+// meanwhile (see RunPipeline).
+FreqPoint WithClockLatency(const Problem& problem, const PlanChoice& choice, int i, double latency_s) {
+  const ProblemNode& node = problem.nodes[i];
+  const FreqPoint& planned = node.options[choice[i]];
+  const std::vector<int>& order = problem.gpu_order[node.stage];
+  const int previous = order[(node.position + order.size() - 1) % order.size()];
+  const FreqPoint& before = problem.nodes[previous].options[choice[previous]];
+  if (latency_s <= 0 || before.freq_mhz == planned.freq_mhz || planned.time_s <= 0 || before.time_s <= 0) return planned;
+  const double ratio = static_cast<double>(before.freq_mhz) / planned.freq_mhz;
+  FreqPoint out = planned;
+  const double old_s = std::min(latency_s, planned.time_s / ratio);  // time at the old clock
+  out.time_s = old_s + (planned.time_s - old_s * ratio);
+  out.energy_j = before.energy_j / before.time_s * old_s + planned.energy_j / planned.time_s * (out.time_s - old_s);
+  return out;
+}
+
 }  // namespace
 
-PipelineRun RunPipeline(const Problem& problem, const PlanChoice& choice, const PipelineConditions& conditions) {
+PipelineRun RunPipeline(const Problem& problem, const PlanChoice& choice, const PipelineConditions& conditions,
+                        double clock_latency_s) {
   const int stages = problem.num_stages(), gpus = problem.gpus_per_stage, n = problem.num_nodes();
   const double f = conditions.slowdown;
   PipelineRun run;
@@ -29,7 +48,7 @@ PipelineRun RunPipeline(const Problem& problem, const PlanChoice& choice, const 
   std::vector<double> cap_time_s(conditions.caps.size(), 0.0), cap_energy_j(conditions.caps.size(), 0.0);
   for (int i = 0; i < n; ++i) {  // nodes are topologically ordered
     const ProblemNode& node = problem.nodes[i];
-    const FreqPoint& planned = node.options[choice[i]];
+    const FreqPoint planned = WithClockLatency(problem, choice, i, clock_latency_s);
     double group_s = planned.time_s * f;
     run.freq_mhz[i] = planned.freq_mhz;
     stage_time_s[node.stage] += planned.time_s * f;

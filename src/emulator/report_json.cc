@@ -113,6 +113,10 @@ json PolicyJson(const EmulationResult& r, const PolicyResult& p) {
   return j;
 }
 
+json LoopFiguresJson(const LoopFigures& f) {
+  return {{"savings_vs_allmax", f.savings_vs_allmax}, {"slowdown_vs_allmax", f.slowdown_vs_allmax}};
+}
+
 std::string EmulationJson(const EmulationResult& r) {
   json policies = json::array();
   for (const PolicyResult& p : r.policies) policies.push_back(PolicyJson(r, p));
@@ -127,6 +131,27 @@ std::string EmulationJson(const EmulationResult& r) {
               {"straggler_sweep", SweepJson(r)},
               {"tracked_gpus", tracked},
               {"emulation", {{"wall_s", r.emulation_s}, {"gpu_iterations_per_s", r.gpu_iterations_per_s}}}};
+  if (r.closed_loop) {
+    const ClosedLoopReport& c = *r.closed_loop;
+    const ClosedLoopOptions& o = r.spec.closed_loop;
+    doc["closed_loop"] = {
+        {"options", {{"profiling_s", o.profiling_s}, {"profiling_time_factor", o.profiling_time_factor},
+                     {"profiling_energy_factor", o.profiling_energy_factor}, {"optimization_s", c.optimization_s},
+                     {"plan_delivery_s", o.plan_delivery_s}, {"clock_latency_s", o.clock_latency_s},
+                     {"iteration_jitter", o.iteration_jitter}, {"detection_window", o.detection_window},
+                     {"detection_threshold", o.detection_threshold}, {"seed", o.seed}}},
+        {"savings_vs_allmax", c.result.savings_vs_allmax},
+        {"slowdown_vs_allmax", c.result.slowdown_vs_allmax},
+        {"without_profiling", LoopFiguresJson(c.without_profiling)},
+        {"without_clock_latency", LoopFiguresJson(c.without_clock_latency)},
+        {"instant_detection", LoopFiguresJson(c.instant_detection)},
+        {"profiling_iterations", c.profiling_iterations},
+        {"optimizing_iterations", c.optimizing_iterations},
+        {"off_ideal_iterations", c.off_ideal_iterations},
+        {"detections", c.detections},
+        {"plan_switches", c.plan_switches},
+        {"clock_changes_per_gpu_iteration", c.clock_changes_per_gpu_iteration}};
+  }
   return doc.dump(2) + "\n";
 }
 

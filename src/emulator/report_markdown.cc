@@ -64,6 +64,39 @@ std::string PoliciesSection(const EmulationResult& r) {
          "\n![Policies on the time-energy plane](policies.svg)\n";
 }
 
+std::string ClosedLoopSection(const EmulationResult& r) {
+  if (!r.closed_loop) return "";
+  const ClosedLoopReport& c = *r.closed_loop;
+  const ClosedLoopOptions& o = r.spec.closed_loop;
+  LoopFigures ideal;
+  for (const PolicyResult& p : r.policies) {
+    if (p.name == "perseus") ideal = {p.savings_vs_allmax, p.slowdown_vs_allmax};
+  }
+  MarkdownTable t({"", "Savings vs AllMax", "Slowdown vs AllMax"});
+  auto row = [&t](const std::string& name, const LoopFigures& f) {
+    t.AddRow({name, Percent(f.savings_vs_allmax), Percent(f.slowdown_vs_allmax)});
+  };
+  row("`perseus` (idealised: every decision instant and free)", ideal);
+  row("`perseus-closed-loop` (as the server runs it)", {c.result.savings_vs_allmax, c.result.slowdown_vs_allmax});
+  row("closed loop without the profiling and optimisation phases", c.without_profiling);
+  row("closed loop with clock changes taking effect at once", c.without_clock_latency);
+  row("closed loop with noise-free times and plans delivered at once", c.instant_detection);
+  char buf[1200];
+  std::snprintf(buf, sizeof buf,
+                "Profiling %.0f s (%d iterations, time x%.2f, energy x%.2f over all-max), optimisation %.3g s (%d "
+                "iterations at all-max); plan delivery %.3g s; clock latency %.3g ms; iteration-time noise %.2g%%; "
+                "detection over %d iterations at threshold %.3g. While running: %d iterations with some pipeline "
+                "on a plan more than 1%% off in time from the one the rule gives with the true slowdowns, %d detections, %d plan switches delivered, %.1f clock changes "
+                "per GPU per iteration.\n",
+                o.profiling_s, c.profiling_iterations, o.profiling_time_factor, o.profiling_energy_factor,
+                c.optimization_s, c.optimizing_iterations, o.plan_delivery_s, 1000 * o.clock_latency_s,
+                100 * o.iteration_jitter, o.detection_window, o.detection_threshold, c.off_ideal_iterations,
+                c.detections, c.plan_switches, c.clock_changes_per_gpu_iteration);
+  return "## Closed loop\n\nPerseus as `perseus serve` runs it, in virtual time (docs/emulator.md, \"Closed "
+         "loop\"), next to the idealised policy; each row below the second makes one part of the loop ideal.\n\n" +
+         t.Render() + "\n" + buf;
+}
+
 std::string SweepSection(const EmulationResult& r) {
   if (r.sweep.empty()) return "";
   std::vector<std::string> header{"Straggler factor"};
@@ -144,7 +177,8 @@ std::string EmulationMarkdown(const EmulationResult& r) {
     out += "Perseus uses **" + Percent(perseus->savings_vs_allmax) + " less energy** than AllMax on this " +
            Thousands(r.total_gpus) + "-GPU job, at " + Percent(perseus->slowdown_vs_allmax) + " slowdown.\n\n";
   }
-  out += JobSection(r) + "\n" + PoliciesSection(r) + "\n" + SweepSection(r) + "\n" + PlotsSection(r) +
+  out += JobSection(r) + "\n" + PoliciesSection(r) + "\n" + ClosedLoopSection(r) + "\n" + SweepSection(r) + "\n" +
+         PlotsSection(r) +
          FrontierSection(r) + "\n" + DefinitionsMarkdown();
   char buf[200];
   std::snprintf(buf, sizeof buf,

@@ -26,6 +26,24 @@ Status CheckPipeline(const std::string& where, int pipeline, int pipelines) {
   return Status::Ok();
 }
 
+Status CheckClosedLoop(const ClosedLoopOptions& o) {
+  auto in = [](double v, double lo, double hi) { return std::isfinite(v) && v >= lo && v <= hi; };
+  if (!in(o.profiling_s, 0, 1e7)) return Status::InvalidArgument("--profiling-s: expected seconds in [0, 1e7]");
+  if (!in(o.profiling_time_factor, 0.1, 10) || !in(o.profiling_energy_factor, 0.1, 10)) {
+    return Status::InvalidArgument("closed loop: profiling factors must lie in [0.1, 10]");
+  }
+  if (!(o.optimization_s == -1 || in(o.optimization_s, 0, 1e7))) {
+    return Status::InvalidArgument("--optimization-s: expected -1 (measured) or seconds in [0, 1e7]");
+  }
+  if (!in(o.plan_delivery_s, 0, 1e5)) return Status::InvalidArgument("--plan-delivery-s: expected seconds in [0, 1e5]");
+  if (!in(o.clock_latency_s, 0, 10)) return Status::InvalidArgument("--clock-latency-ms: expected ms in [0, 10000]");
+  if (!in(o.iteration_jitter, 0, 1)) return Status::InvalidArgument("--iteration-jitter: expected a fraction in [0, 1]");
+  if (o.detection_window < 1 || o.detection_window > 1000 || !in(o.detection_threshold, 1, 100)) {
+    return Status::InvalidArgument("closed loop: detection window must lie in [1, 1000] and threshold in [1, 100]");
+  }
+  return Status::Ok();
+}
+
 Status CheckScalars(const EmulationSpec& spec) {
   const ScheduleSpec& s = spec.problem.schedule;
   if (spec.pipelines < 1)
@@ -49,6 +67,7 @@ Status CheckScalars(const EmulationSpec& spec) {
   if (!(spec.unit_time_s > 0 && std::isfinite(spec.unit_time_s))) {
     return Status::InvalidArgument("--unit-time-ms: expected a positive number");
   }
+  PERSEUS_RETURN_IF_ERROR(CheckClosedLoop(spec.closed_loop));
   if (spec.sweep_factors.size() > 100) return Status::InvalidArgument("--sweep: at most 100 factors");
   for (double f : spec.sweep_factors) {
     if (!(f >= 1 && f <= 100)) return Status::InvalidArgument("--sweep: factors must lie in [1, 100]");

@@ -47,6 +47,28 @@ TEST(EmulateCli, ExampleWithStragglerAndThrottleWritesTheReport) {
   fs::remove_all(fs::path(out).parent_path());
 }
 
+TEST(EmulateCli, ClosedLoopIsReportedNextToTheIdealisedPolicy) {
+  std::string out = FreshTempDir("closed") + "/out";
+  CommandResult r = RunPerseus({"emulate", "--example", "gpt3-xl-a100", "--pipelines", "4", "--iterations", "3000",
+                                "--straggler", "factor=1.2,pipeline=1,iterations=1500-2000", "--closed-loop",
+                                "--profiling-s", "600", "--optimization-s", "2", "--out", out});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json report = json::parse(ReadWholeFile(out + "/report.json"));
+  ASSERT_EQ(report["policies"].size(), 7u);
+  const json loop = Policy(report, "perseus-closed-loop");
+  EXPECT_LT(loop["savings_vs_allmax"].get<double>(), Policy(report, "perseus")["savings_vs_allmax"].get<double>());
+  EXPECT_GT(loop["savings_vs_allmax"].get<double>(), 0.0);
+  const json& c = report["closed_loop"];
+  EXPECT_EQ(c["options"]["profiling_s"], 600.0);
+  EXPECT_EQ(c["options"]["optimization_s"], 2.0);
+  EXPECT_EQ(c["options"]["clock_latency_s"], 0.005);
+  EXPECT_GT(c["profiling_iterations"].get<int>(), 0);
+  EXPECT_GE(c["detections"].get<int>(), 2);
+  EXPECT_GT(c["without_profiling"]["savings_vs_allmax"].get<double>(), 0.0);
+  EXPECT_NE(ReadWholeFile(out + "/report.md").find("## Closed loop"), std::string::npos);
+  fs::remove_all(fs::path(out).parent_path());
+}
+
 // The command line of the issue, on the measured GPT-3 profile: 8,192 GPUs.
 TEST(EmulateCli, SharedProfileAtEightThousandGpus) {
   if (Sosp24Dir().empty()) GTEST_SKIP() << "shared data (PERSEUS_SHARED_DATA/sosp24) not found; skipping";
@@ -123,6 +145,9 @@ INSTANTIATE_TEST_SUITE_P(
                       BadInput{"BudgetAboveOne",
                                {"--example", "gpt3-xl-a100", "--slowdown-budget", "2"},
                                "--slowdown-budget: expected a fraction in [0, 1]"},
+                      BadInput{"ClockLatencyNegative",
+                               {"--example", "gpt3-xl-a100", "--closed-loop", "--clock-latency-ms", "-1"},
+                               "--clock-latency-ms: expected ms in [0, 10000]"},
                       BadInput{"NoProfileNoExample", {}, "give exactly one of PROFILE.csv or --example NAME"},
                       BadInput{"ProfileWithoutStages", {"BADCSV"}, "--stages is required with a profile"},
                       BadInput{"ProfileBadNumber",

@@ -1,0 +1,150 @@
+// The closed loop: with every part made ideal it is the idealised policy;
+// each part costs what it should; accounting identities; clock latency.
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+#include "emulator/pipeline_run.h"
+#include "emulator/test_job.h"
+#include "perseus/emulator.h"
+
+namespace perseus {
+namespace {
+
+using emulator::SmallSpec;
+
+const PolicyResult& Find(const EmulationResult& r, const std::string& name) {
+  for (const PolicyResult& p : r.policies) {
+    if (p.name == name) return p;
+  }
+  ADD_FAILURE() << "no policy " << name;
+  return r.policies.front();
+}
+
+double Sum(const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0); }
+
+// Everything ideal: no profiling, no optimisation time, no latency, no noise.
+ClosedLoopOptions Ideal() {
+  ClosedLoopOptions o;
+  o.enabled = true;
+  o.profiling_s = 0;
+  o.optimization_s = 0;
+  o.plan_delivery_s = 0;
+  o.clock_latency_s = 0;
+  o.iteration_jitter = 0;
+  return o;
+}
+
+TEST(ClosedLoop, WithEverythingIdealAndNoStragglerItIsTheIdealisedPolicy) {
+  EmulationSpec spec = SmallSpec(4, 8, 1, 6, 50);
+  spec.closed_loop = Ideal();
+  Result<EmulationResult> r = Emulate(spec);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_TRUE(r->closed_loop.has_value());
+  const PolicyResult& ideal = Find(*r, "perseus");
+  const PolicyResult& loop = Find(*r, "perseus-closed-loop");
+  EXPECT_NEAR(loop.total_energy_j, ideal.total_energy_j, 1e-9 * ideal.total_energy_j);
+  EXPECT_NEAR(loop.total_time_s, ideal.total_time_s, 1e-9 * ideal.total_time_s);
+  EXPECT_EQ(r->closed_loop->off_ideal_iterations, 0);
+  EXPECT_EQ(r->closed_loop->detections, 0);
+  EXPECT_EQ(r->closed_loop->plan_switches, 6);  // every pipeline once, from all-max to its plan
+  // Per-GPU and per-pipeline energies add up to the total.
+  EXPECT_NEAR(Sum(loop.energy_per_gpu_j), loop.total_energy_j, 1e-6 * loop.total_energy_j);
+  EXPECT_NEAR(Sum(loop.energy_per_pipeline_j), loop.total_energy_j, 1e-6 * loop.total_energy_j);
+}
+
+TEST(ClosedLoop, AStragglerIsDetectedAfterItsWindowAndOthersFollowIt) {
+  EmulationSpec spec = SmallSpec(4, 8, 1, 6, 60);
+  spec.stragglers.push_back({1.3, 2, 2, 20, 40});
+  spec.closed_loop = Ideal();
+  Result<EmulationResult> r = Emulate(spec);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const ClosedLoopReport& c = *r->closed_loop;
+  EXPECT_EQ(c.detections, 2);  // found, then recovered
+  // The median of the last 5 iterations moves after 3 of them: the straggler
+  // is found on its third iteration and its recovery on the third after it,
+  // each acted on from the next iteration (delivery is instant here).
+  EXPECT_EQ(c.off_ideal_iterations, 2 * 3);
+  const PolicyResult& ideal = Find(*r, "perseus");
+  EXPECT_LT(c.result.savings_vs_allmax, ideal.savings_vs_allmax);  // the delay costs something
+  EXPECT_GT(c.result.savings_vs_allmax, Find(*r, "perseus-intrinsic").savings_vs_allmax - 0.01);
+}
+
+TEST(ClosedLoop, ProfilingRunsAtItsMeasuredFactorsOfAllMax) {
+  EmulationSpec spec = SmallSpec(4, 8, 1, 3, 40);
+  spec.closed_loop = Ideal();
+  spec.closed_loop.profiling_s = 1e6;  // longer than the emulation: profiling throughout
+  Result<EmulationResult> r = Emulate(spec);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const PolicyResult& allmax = Find(*r, "allmax");
+  const PolicyResult& loop = Find(*r, "perseus-closed-loop");
+  EXPECT_EQ(r->closed_loop->profiling_iterations, 40);
+  EXPECT_NEAR(loop.total_time_s, allmax.total_time_s * 1.20, 1e-9 * allmax.total_time_s);
+  EXPECT_NEAR(loop.total_energy_j, allmax.total_energy_j * 0.91, 1e-9 * allmax.total_energy_j);
+  EXPECT_NEAR(Sum(loop.energy_per_gpu_j), loop.total_energy_j, 1e-6 * loop.total_energy_j);
+}
+
+TEST(ClosedLoop, EachRealisticPartCostsAndTheAblationsShowIt) {
+  EmulationSpec spec = SmallSpec(4, 8, 1, 6, 400);
+  spec.stragglers.push_back({1.2, 1, 1, 100, 200});
+  spec.closed_loop.enabled = true;
+  Result<EmulationResult> probe = Emulate(SmallSpec(4, 8, 1, 6, 1));
+  ASSERT_TRUE(probe.ok());
+  const double iteration_s = Find(*probe, "allmax").iteration_time_s;
+  spec.closed_loop.profiling_s = 10 * iteration_s;  // a few iterations of the small job
+  spec.closed_loop.optimization_s = 5 * iteration_s;
+  Result<EmulationResult> r = Emulate(spec);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const ClosedLoopReport& c = *r->closed_loop;
+  EXPECT_GT(c.profiling_iterations, 0);
+  EXPECT_GT(c.optimizing_iterations, 0);
+  EXPECT_GT(c.clock_changes_per_gpu_iteration, 1);
+  // Profiling lengthens the job; a clock latency slows speed-ups down.
+  EXPECT_GT(c.result.slowdown_vs_allmax, c.without_profiling.slowdown_vs_allmax);
+  EXPECT_GT(c.result.slowdown_vs_allmax, c.without_clock_latency.slowdown_vs_allmax);
+  // Deterministic for a seed.
+  Result<EmulationResult> again = Emulate(spec);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->closed_loop->result.total_energy_j, c.result.total_energy_j);
+}
+
+TEST(ClosedLoop, BadOptionsNameTheirFlag) {
+  EmulationSpec spec = SmallSpec(4, 8, 1, 3, 10);
+  spec.closed_loop.enabled = true;
+  spec.closed_loop.plan_delivery_s = -1;
+  EXPECT_EQ(Emulate(spec).status().message(), "--plan-delivery-s: expected seconds in [0, 1e5]");
+  spec.closed_loop.plan_delivery_s = 0.2;
+  spec.closed_loop.iteration_jitter = 2;
+  EXPECT_EQ(Emulate(spec).status().message(), "--iteration-jitter: expected a fraction in [0, 1]");
+}
+
+// A computation whose clock rises runs its first `latency` at the old clock.
+TEST(ClockLatency, AComputationStartsAtThePreviousClock) {
+  Problem problem = emulator::SmallProblem(2, 2, 1);
+  PlanChoice plan = AllMaxPlan(problem);
+  // Stage 0's second computation (position 1) at the lowest clock: two changes on that GPU.
+  int slow = -1, next = -1;
+  for (int i = 0; i < problem.num_nodes(); ++i) {
+    if (problem.nodes[i].stage == 0 && problem.nodes[i].position == 1) slow = i;
+    if (problem.nodes[i].stage == 0 && problem.nodes[i].position == 2) next = i;
+  }
+  ASSERT_GE(slow, 0);
+  ASSERT_GE(next, 0);
+  plan[slow] = static_cast<int>(problem.nodes[slow].options.size()) - 1;
+  const emulator::PipelineRun at_once = emulator::RunPipeline(problem, plan, {});
+  const emulator::PipelineRun late = emulator::RunPipeline(problem, plan, {}, 0.002);
+  const FreqPoint& lo = problem.nodes[slow].options.back();
+  const FreqPoint& hi_next = problem.nodes[next].options.front();
+  const FreqPoint& hi_slow = problem.nodes[slow].options.front();
+  // Slowing down: the first 2 ms still run fast.
+  const double ratio_down = static_cast<double>(hi_slow.freq_mhz) / lo.freq_mhz;
+  EXPECT_NEAR(late.duration_s[slow], 0.002 + lo.time_s - 0.002 * ratio_down, 1e-12);
+  // Speeding up again: the first 2 ms of the next computation still run slow.
+  const double ratio_up = static_cast<double>(lo.freq_mhz) / hi_next.freq_mhz;
+  EXPECT_NEAR(late.duration_s[next], 0.002 + hi_next.time_s - 0.002 * ratio_up, 1e-12);
+  EXPECT_GT(late.duration_s[next], at_once.duration_s[next]);
+  EXPECT_LT(late.duration_s[slow], at_once.duration_s[slow]);
+}
+
+}  // namespace
+}  // namespace perseus
