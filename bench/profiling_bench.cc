@@ -178,7 +178,7 @@ int main(int argc, char** argv) {
 
   auto store = Must(server::Store::Open(":memory:", false), "store");
   auto service = Must(server::JobService::Create(store.get(), nullptr), "service");
-  server::Json job = {{"id", "gpt3"}, {"dp", 1}, {"pp", pp}, {"microbatches", mb},
+  perseus::Json job = {{"id", "gpt3"}, {"dp", 1}, {"pp", pp}, {"microbatches", mb},
                       {"profiling", {{"min_clock_mhz", 855}}}};
   Must(service->RegisterJob(job), "register");
   server::ServerOptions so;
@@ -217,7 +217,7 @@ int main(int argc, char** argv) {
   }
   cluster.Stop();
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-  server::Json summary = *service->JobSummary("gpt3");
+  perseus::Json summary = *service->JobSummary("gpt3");
   http.Stop();
   serve.join();
   if (phase != "running") {
@@ -249,7 +249,7 @@ int main(int argc, char** argv) {
   const double n = static_cast<double>(std::max<int64_t>(profiling_iterations, 1));
   const ProfileErrors err = Compare(measured, gpu_truth);
   const ProfileErrors nominal_err = Compare(measured, truth);
-  const server::Json& prof = summary["profiling"];
+  const perseus::Json& prof = summary["profiling"];
 
   std::printf("profiling_bench: GPT-3 175B / A100 ground truth, 8 stages x %d microbatches (1F1B), noise x%.0f, seed %llu\n",
               mb, args.noise, static_cast<unsigned long long>(args.seed));
@@ -280,7 +280,7 @@ int main(int argc, char** argv) {
               "  (savings and slowdown against all-max, all replayed on each GPU's truth)\n",
               (1 - ideal.energy_j / all_max.energy_j) * 100, (ideal.time_s / all_max.time_s - 1) * 100);
   std::printf("  warnings: %zu; emulation wall time %.0f s\n", summary["warnings"].size(), wall_s);
-  for (const server::Json& w : summary["warnings"]) {
+  for (const perseus::Json& w : summary["warnings"]) {
     std::printf("    [%s] %s\n", w["code"].get<std::string>().c_str(), w["message"].get<std::string>().c_str());
   }
   return 0;

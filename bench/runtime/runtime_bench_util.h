@@ -20,7 +20,7 @@
 
 namespace perseus::bench {
 
-using server::Json;
+using perseus::Json;
 
 inline double Percentile(std::vector<double> v, double q) {
   if (v.empty()) return 0;

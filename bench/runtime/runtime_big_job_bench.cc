@@ -23,7 +23,7 @@
 #include "bench/runtime/runtime_bench_util.h"
 
 using namespace perseus;
-using server::Json;
+using perseus::Json;
 
 namespace {
 

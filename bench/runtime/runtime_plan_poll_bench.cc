@@ -60,7 +60,7 @@ int main() {
               bench::NowS() - t0);
   std::vector<int64_t> versions(kRanks);
   for (int r = 0; r < kRanks; ++r) {
-    versions[r] = server::Json::parse(*server.service->RankPlan("poll", r, -1))["version"];
+    versions[r] = perseus::Json::parse(*server.service->RankPlan("poll", r, -1))["version"];
   }
   const double iteration_s = 1.0;
   std::vector<double> paced;

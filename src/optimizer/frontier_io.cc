@@ -11,6 +11,7 @@
 #include <string>
 
 #include "common/file_util.h"
+#include "common/json_fields.h"
 
 namespace perseus {
 namespace {
@@ -112,45 +113,42 @@ size_t NearestUnchosen(const Frontier& f, const std::vector<bool>& chosen, doubl
   return best;
 }
 
-// Reading: a located error aborts the parse.
-struct FieldError {
-  std::string where, what;
+// Reading: the common JSON reader (common/json_fields.h); a located error
+// aborts the parse.
+struct ReadError {
+  Status status;
 };
 
-const Json& Field(const Json& obj, const char* key, const std::string& where) {
-  if (!obj.is_object()) throw FieldError{where, "expected an object"};
-  auto it = obj.find(key);
-  if (it == obj.end()) throw FieldError{where, std::string("missing field '") + key + "'"};
-  return *it;
+template <typename T>
+T Take(Result<T> value) {
+  if (!value.ok()) throw ReadError{value.status()};
+  return *value;
 }
 
-std::string Sub(const std::string& where, const char* key) { return where.empty() ? key : where + "." + key; }
-std::string Sub(const std::string& where, size_t i) { return where + "[" + std::to_string(i) + "]"; }
+[[noreturn]] void Fail(const std::string& where, const std::string& what) { throw ReadError{FieldError(where, what)}; }
+
+const Json& Field(const Json& obj, const char* key, const std::string& where) {
+  return *Take(GetField(obj, key, FieldPath(where, key)));
+}
+
+std::string Sub(const std::string& where, const char* key) { return FieldPath(where, key); }
+std::string Sub(const std::string& where, size_t i) { return FieldPath(where, i); }
 
 const Json& Array(const Json& v, const std::string& where, size_t size = 0) {
-  if (!v.is_array()) throw FieldError{where, "expected an array"};
+  if (!v.is_array()) Fail(where, "expected an array, got " + Quote(v));
   if (size && v.size() != size) {
-    throw FieldError{where, "expected " + std::to_string(size) + " entries, got " + std::to_string(v.size())};
+    Fail(where, "expected " + std::to_string(size) + " entries, got " + std::to_string(v.size()));
   }
   return v;
 }
 
 int Int(const Json& v, const std::string& where, int min) {
-  if (!v.is_number_integer() || v.get<long long>() < min || v.get<long long>() > 1'000'000'000) {
-    throw FieldError{where, "expected an integer >= " + std::to_string(min) + ", got " + v.dump()};
-  }
-  return v.get<int>();
+  return static_cast<int>(Take(ReadInt(v, where, min, 1'000'000'000)));
 }
 
-double Number(const Json& v, const std::string& where) {
-  if (!v.is_number()) throw FieldError{where, "expected a number, got " + v.dump()};
-  return v.get<double>();
-}
+double Number(const Json& v, const std::string& where) { return Take(ReadNumber(v, where, -1e300, 1e300)); }
 
-std::string String(const Json& v, const std::string& where) {
-  if (!v.is_string()) throw FieldError{where, "expected a string, got " + v.dump()};
-  return v.get<std::string>();
-}
+std::string String(const Json& v, const std::string& where) { return Take(ReadString(v, where, 1 << 20)); }
 
 PlansFilePlan CostFromJson(const Json& j, const std::string& where) {
   PlansFilePlan p;
@@ -166,7 +164,7 @@ PlannedComputation ComputationFromJson(const Json& v, const std::string& where, 
   const size_t size = 2 + (clock_at >= 0) + chunked;
   Array(v, where, size);
   Result<Instruction> ins = ParseInstruction(String(v[0], Sub(where, size_t{0})));
-  if (!ins.ok()) throw FieldError{Sub(where, size_t{0}), ins.status().message()};
+  if (!ins.ok()) Fail(Sub(where, size_t{0}), ins.status().message());
   PlannedComputation c{*ins, Int(v[1], Sub(where, 1), 0), 0, 0};
   if (clock_at >= 0) c.freq_mhz = Int(v[clock_at], Sub(where, static_cast<size_t>(clock_at)), 1);
   if (chunked) c.chunk = Int(v[size - 1], Sub(where, size - 1), 0);
@@ -198,12 +196,12 @@ void ApplyChanges(const Json& v, const std::string& where, StagePlan& stages) {
     Array(v[i], at, 3);
     const int s = Int(v[i][0], Sub(at, size_t{0}), 0);
     if (s >= static_cast<int>(stages.size())) {
-      throw FieldError{at, "stage " + std::to_string(s) + " out of range (" + std::to_string(stages.size()) + " stages)"};
+      Fail(at, "stage " + std::to_string(s) + " out of range (" + std::to_string(stages.size()) + " stages)");
     }
     const int k = Int(v[i][1], Sub(at, 1), 0);
     if (k >= static_cast<int>(stages[s].size())) {
-      throw FieldError{at, "position " + std::to_string(k) + " out of range (stage " + std::to_string(s) + " has " +
-                               std::to_string(stages[s].size()) + " computations)"};
+      Fail(at, "position " + std::to_string(k) + " out of range (stage " + std::to_string(s) + " has " +
+                   std::to_string(stages[s].size()) + " computations)");
     }
     stages[s][k].freq_mhz = Int(v[i][2], Sub(at, 2), 1);
   }
@@ -212,7 +210,7 @@ void ApplyChanges(const Json& v, const std::string& where, StagePlan& stages) {
 void HeaderFromJson(const Json& j, PlansFile& f) {
   f.schema = String(Field(j, "schema", ""), "schema");
   if (f.schema != kSchemaV1 && f.schema != kSchemaV2) {
-    throw FieldError{"schema", "expected '" + std::string(kSchemaV1) + "' or '" + kSchemaV2 + "', got '" + f.schema + "'"};
+    Fail("schema", "expected '" + std::string(kSchemaV1) + "' or '" + kSchemaV2 + "', got '" + f.schema + "'");
   }
   f.schedule = String(Field(j, "schedule", ""), "schedule");
   f.stages = Int(Field(j, "stages", ""), "stages", 1);
@@ -333,8 +331,8 @@ Result<PlansFile> ParsePlansJson(const std::string& text, const std::string& sou
   try {
     HeaderFromJson(j, f);
     PlansFromJson(j, f);
-  } catch (const FieldError& e) {
-    return Status::InvalidArgument(source + ": " + (e.where.empty() ? "" : e.where + ": ") + e.what);
+  } catch (const ReadError& e) {
+    return e.status.WithContext(source);
   }
   return f;
 }

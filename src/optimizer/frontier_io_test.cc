@@ -270,30 +270,30 @@ TEST(ParsePlansJson, ErrorsNameTheSourceAndTheField) {
   EXPECT_EQ(ParsePlansJson("{\"schema\": ", "p.json").status().message().rfind("p.json: not JSON: ", 0), 0u);
   json j = good;
   j["schema"] = "perseus.frontier/v9";
-  EXPECT_EQ(error(j), "p.json: schema: expected 'perseus.frontier/v1' or 'perseus.frontier/v2', got 'perseus.frontier/v9'");
+  EXPECT_EQ(error(j), "p.json: field 'schema': expected 'perseus.frontier/v1' or 'perseus.frontier/v2', got 'perseus.frontier/v9'");
   j = good;
   j.erase("microbatches");
-  EXPECT_EQ(error(j), "p.json: missing field 'microbatches'");
+  EXPECT_EQ(error(j), "p.json: field 'microbatches': missing");
   j = good;
   j["computations"][1][3][0] = "sideways";
-  EXPECT_EQ(error(j), "p.json: computations[1][3][0]: expected 'forward', 'backward', 'backward_input' or 'backward_weight', got 'sideways'");
+  EXPECT_EQ(error(j), "p.json: field 'computations[1][3][0]': expected 'forward', 'backward', 'backward_input' or 'backward_weight', got 'sideways'");
   j = good;
   j["plans"][0]["sm_clocks_mhz"][1].erase(0);
-  EXPECT_EQ(error(j), "p.json: plans[0].sm_clocks_mhz[1]: expected 8 entries, got 7");
+  EXPECT_EQ(error(j), "p.json: field 'plans[0].sm_clocks_mhz[1]': expected 8 entries, got 7");
   j = good;
   j["plans"][0]["sm_clocks_mhz"][0][2] = 0;
-  EXPECT_EQ(error(j), "p.json: plans[0].sm_clocks_mhz[0][2]: expected an integer >= 1, got 0");
+  EXPECT_EQ(error(j), "p.json: field 'plans[0].sm_clocks_mhz[0][2]': expected an integer in [1, 1000000000], got 0");
   j = good;
   ASSERT_GE(j["plans"].size(), 2u);
   j["plans"][1]["changes"] = json::parse("[[1, 8, 1200]]");
-  EXPECT_EQ(error(j), "p.json: plans[1].changes[0]: position 8 out of range (stage 1 has 8 computations)");
+  EXPECT_EQ(error(j), "p.json: field 'plans[1].changes[0]': position 8 out of range (stage 1 has 8 computations)");
   j["plans"][1]["changes"] = json::parse("[[2, 0, 1200]]");
-  EXPECT_EQ(error(j), "p.json: plans[1].changes[0]: stage 2 out of range (2 stages)");
+  EXPECT_EQ(error(j), "p.json: field 'plans[1].changes[0]': stage 2 out of range (2 stages)");
   j["plans"][1].erase("changes");
-  EXPECT_EQ(error(j), "p.json: plans[1]: missing field 'changes'");
+  EXPECT_EQ(error(j), "p.json: field 'plans[1].changes': missing");
   j = good;
   j["plans"][1]["time_s"] = "fast";
-  EXPECT_EQ(error(j), "p.json: plans[1].time_s: expected a number, got \"fast\"");
+  EXPECT_EQ(error(j), "p.json: field 'plans[1].time_s': expected a number, got \"fast\"");
 }
 
 TEST(ReadPlansJson, MissingFileNamesThePath) {

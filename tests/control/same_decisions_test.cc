@@ -19,7 +19,7 @@
 namespace perseus {
 namespace {
 
-using server::Json;
+using perseus::Json;
 using server::testing::JobBody;
 
 constexpr int64_t kDay0 = 1640995200;  // 2022-01-01T00:00:00Z

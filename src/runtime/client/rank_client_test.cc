@@ -16,7 +16,7 @@
 namespace perseus::client {
 namespace {
 
-using server::Json;
+using perseus::Json;
 
 // A rank that runs its stage's schedule on a SimulatedGpu in virtual time.
 struct SimRank {

@@ -43,7 +43,7 @@ TEST(RankPlanTest, ProfilingWindowAndWarnings) {
   EXPECT_EQ(plan.warnings[0].first, "clock_has_no_effect/1/-1");
   EXPECT_EQ(ParseRankPlan(R"({"changed":true,"version":3,"kind":"profiling","window":{"id":4,"warmup_iterations":1,
       "iterations":0,"forward_clock_mhz":1,"backward_clock_mhz":1},"instructions":[]})").status().message(),
-            "plan: window: iterations must be >= 1 and warmup_iterations >= 0");
+            "plan: field 'window.iterations': expected an integer in [1, 1000000000], got 0");
 }
 
 TEST(RankPlanTest, Errors) {
@@ -54,6 +54,19 @@ TEST(RankPlanTest, Errors) {
               {"instruction":"sideways","microbatch":0,"sm_clock_mhz":1}]})").status().message(),
             "plan: instructions[0]: expected 'forward', 'backward', 'backward_input' or 'backward_weight', got "
             "'sideways'");
+  // Every field's error names it.
+  EXPECT_EQ(ParseRankPlan(R"({"changed":true,"version":1,"kind":"max","instructions":[
+              {"instruction":"forward","microbatch":-2,"sm_clock_mhz":1}]})").status().message(),
+            "plan: field 'instructions[0].microbatch': expected an integer in [0, 1000000000], got -2");
+  EXPECT_EQ(ParseRankPlan(R"({"changed":true,"kind":"max","instructions":[]})").status().message(),
+            "plan: field 'version': missing");
+  EXPECT_EQ(ParseRankPlan(R"({"changed":"yes"})").status().message(),
+            "plan: field 'changed': expected true or false, got \"yes\"");
+  EXPECT_EQ(ParseRankPlan(R"({"changed":true,"version":1,"kind":"max","instructions":{}})").status().message(),
+            "plan: field 'instructions': expected an array, got {}");
+  EXPECT_EQ(ParseRankPlan(R"({"changed":true,"version":1,"kind":"max","instructions":[],"warnings":[{"code":3}]})")
+                .status().message(),
+            "plan: field 'warnings[0].code': expected a string, got 3");
 }
 
 }  // namespace

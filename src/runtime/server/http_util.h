@@ -14,7 +14,7 @@
 
 #include "perseus/status.h"
 #include "runtime/server/job_service.h"
-#include "runtime/server/json_fields.h"
+#include "common/json_fields.h"
 #include "runtime/server/json_log.h"
 
 namespace perseus::server {

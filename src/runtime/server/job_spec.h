@@ -10,7 +10,7 @@
 #include "control/straggler_detection.h"
 #include "perseus/schedule.h"
 #include "perseus/status.h"
-#include "runtime/server/json_fields.h"
+#include "common/json_fields.h"
 
 namespace perseus::server {
 

@@ -20,7 +20,7 @@
 #include "control/carbon_window.h"
 #include "control/straggler_detection.h"
 #include "perseus/status.h"
-#include "runtime/server/json_fields.h"
+#include "common/json_fields.h"
 
 namespace perseus::server {
 

@@ -9,7 +9,7 @@
 #include <mutex>
 #include <string>
 
-#include "runtime/server/json_fields.h"
+#include "common/json_fields.h"
 
 namespace perseus::server {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/server/json_fields.h"
+#include "common/json_fields.h"
 
 namespace perseus::server {
 

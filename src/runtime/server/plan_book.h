@@ -19,7 +19,7 @@
 #include "perseus/optimizer.h"
 #include "perseus/problem.h"
 #include "runtime/server/job_spec.h"
-#include "runtime/server/json_fields.h"
+#include "common/json_fields.h"
 
 namespace perseus::server {
 

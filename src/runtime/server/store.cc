@@ -11,7 +11,7 @@
 #include <exception>
 #include <set>
 
-#include "runtime/server/json_fields.h"
+#include "common/json_fields.h"
 
 namespace perseus::server {
 

@@ -1,8 +1,9 @@
-// Typed reads of JSON request fields with errors that name the field.
-//
-// Every value a client sends goes through these helpers, so an error always
-// reads "field 'pp': expected a positive integer, got -1" and the HTTP layer
-// can report which field was wrong. Thread safety: pure functions.
+// Typed reads of JSON fields with errors that name the field: the one JSON
+// reader of the project. The server reads requests with it, the rank client
+// the server's replies, frontier_io plans.json; an error always reads
+// "field 'pp': expected an integer in [1, 4096], got -1", so the caller (the
+// HTTP layer, a file reader) can add where the document came from.
+// Thread safety: pure functions.
 #pragma once
 
 #include <cstdint>
@@ -13,7 +14,7 @@
 
 #include "perseus/status.h"
 
-namespace perseus::server {
+namespace perseus {
 
 using Json = nlohmann::json;
 
@@ -34,10 +35,23 @@ Result<std::optional<double>> GetOptionalNumber(const Json& object, const std::s
                                                double min_value, double max_value);
 Result<std::string> GetString(const Json& object, const std::string& key, const std::string& path,
                               size_t max_length);
+Result<bool> GetBool(const Json& object, const std::string& key, const std::string& path);
+// The field itself, which must be present (and of the kind named).
+Result<const Json*> GetField(const Json& object, const std::string& key, const std::string& path);
+Result<const Json*> GetObject(const Json& object, const std::string& key, const std::string& path);
+Result<const Json*> GetArray(const Json& object, const std::string& key, const std::string& path);
+
+// The same checks on a value already found (an array element).
+Result<int64_t> ReadInt(const Json& value, const std::string& path, int64_t min_value, int64_t max_value);
+Result<double> ReadNumber(const Json& value, const std::string& path, double min_value, double max_value);
+Result<std::string> ReadString(const Json& value, const std::string& path, size_t max_length);
+// `path` of a member or an element: "a" + "b" -> "a.b", "a" + 3 -> "a[3]".
+std::string FieldPath(const std::string& path, const std::string& key);
+std::string FieldPath(const std::string& path, size_t index);
 // The path ("state.carbon.plan_power_w[3]") of the first NaN or infinity in
 // `value`, or nullopt when every number is finite.
 std::optional<std::string> FindNonFinite(const Json& value, const std::string& path);
 // Parses a request body; the error names the byte offset of the syntax error.
 Result<Json> ParseJsonObject(const std::string& body);
 
-}  // namespace perseus::server
+}  // namespace perseus

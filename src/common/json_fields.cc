@@ -1,8 +1,8 @@
-#include "runtime/server/json_fields.h"
+#include "common/json_fields.h"
 
 #include <cmath>
 
-namespace perseus::server {
+namespace perseus {
 
 Status FieldError(const std::string& field, const std::string& what) {
   return Status::InvalidArgument("field '" + field + "': " + what);
@@ -49,6 +49,50 @@ Result<double> ToNumber(const Json& v, const std::string& path, double lo, doubl
 
 }  // namespace
 
+Result<int64_t> ReadInt(const Json& value, const std::string& path, int64_t min_value, int64_t max_value) {
+  return ToInt(value, path, min_value, max_value);
+}
+
+Result<double> ReadNumber(const Json& value, const std::string& path, double min_value, double max_value) {
+  return ToNumber(value, path, min_value, max_value);
+}
+
+Result<std::string> ReadString(const Json& value, const std::string& path, size_t max_length) {
+  if (!value.is_string()) return FieldError(path, "expected a string, got " + Quote(value));
+  const std::string& s = value.get_ref<const std::string&>();
+  if (s.size() > max_length) return FieldError(path, "longer than " + std::to_string(max_length) + " characters");
+  return s;
+}
+
+std::string FieldPath(const std::string& path, const std::string& key) { return path.empty() ? key : path + "." + key; }
+std::string FieldPath(const std::string& path, size_t index) { return path + "[" + std::to_string(index) + "]"; }
+
+Result<const Json*> GetField(const Json& object, const std::string& key, const std::string& path) {
+  if (!object.is_object()) return FieldError(path, "expected an object around it, got " + Quote(object));
+  auto it = object.find(key);
+  if (it == object.end()) return FieldError(path, "missing");
+  return &*it;
+}
+
+Result<const Json*> GetObject(const Json& object, const std::string& key, const std::string& path) {
+  Result<const Json*> v = GetField(object, key, path);
+  if (v.ok() && !(*v)->is_object()) return FieldError(path, "expected an object, got " + Quote(**v));
+  return v;
+}
+
+Result<const Json*> GetArray(const Json& object, const std::string& key, const std::string& path) {
+  Result<const Json*> v = GetField(object, key, path);
+  if (v.ok() && !(*v)->is_array()) return FieldError(path, "expected an array, got " + Quote(**v));
+  return v;
+}
+
+Result<bool> GetBool(const Json& object, const std::string& key, const std::string& path) {
+  Result<const Json*> v = GetField(object, key, path);
+  if (!v.ok()) return v.status();
+  if (!(*v)->is_boolean()) return FieldError(path, "expected true or false, got " + Quote(**v));
+  return (*v)->get<bool>();
+}
+
 Result<int64_t> GetInt(const Json& object, const std::string& key, const std::string& path, int64_t min_value,
                        int64_t max_value) {
   auto it = object.find(key);
@@ -85,12 +129,7 @@ Result<std::string> GetString(const Json& object, const std::string& key, const 
                               size_t max_length) {
   auto it = object.find(key);
   if (it == object.end()) return FieldError(path, "missing");
-  if (!it->is_string()) return FieldError(path, "expected a string, got " + Quote(*it));
-  const std::string& s = it->get_ref<const std::string&>();
-  if (s.size() > max_length) {
-    return FieldError(path, "longer than " + std::to_string(max_length) + " characters");
-  }
-  return s;
+  return ReadString(*it, path, max_length);
 }
 
 Result<Json> ParseJsonObject(const std::string& body) {
@@ -120,4 +159,4 @@ std::optional<std::string> FindNonFinite(const Json& value, const std::string& p
   return std::nullopt;
 }
 
-}  // namespace perseus::server
+}  // namespace perseus

@@ -1,0 +1,38 @@
+#include "common/json_fields.h"
+
+#include <gtest/gtest.h>
+
+namespace perseus {
+namespace {
+
+TEST(JsonFields, ErrorsNameTheFieldTheRuleAndTheValue) {
+  const Json j = Json::parse(R"({"pp": -1, "x": 1.5, "name": 7, "ok": "yes", "list": {}, "nested": [1, "a"]})");
+  EXPECT_EQ(GetInt(j, "pp", "pp", 1, 4096).status().message(), "field 'pp': expected an integer in [1, 4096], got -1");
+  EXPECT_EQ(GetInt(j, "x", "x", 0, 9).status().message(), "field 'x': expected an integer, got 1.5");
+  EXPECT_EQ(GetInt(j, "absent", "a.absent", 0, 9).status().message(), "field 'a.absent': missing");
+  EXPECT_EQ(GetNumber(j, "x", "x", 2, 3).status().message(), "field 'x': expected a number in [2, 3], got 1.5");
+  EXPECT_EQ(GetString(j, "name", "name", 10).status().message(), "field 'name': expected a string, got 7");
+  EXPECT_EQ(GetBool(j, "ok", "ok").status().message(), "field 'ok': expected true or false, got \"yes\"");
+  EXPECT_EQ(GetArray(j, "list", "list").status().message(), "field 'list': expected an array, got {}");
+  const Json& nested = j["nested"];
+  EXPECT_EQ(ReadInt(nested[1], FieldPath("nested", 1), 0, 9).status().message(),
+            "field 'nested[1]': expected an integer, got \"a\"");
+  EXPECT_EQ(*ReadInt(nested[0], FieldPath("nested", size_t{0}), 0, 9), 1);
+  EXPECT_EQ(FieldPath("", "a"), "a");
+  EXPECT_EQ(FieldPath("a", "b"), "a.b");
+  EXPECT_EQ(GetField(nested, "k", "nested.k").status().message(),
+            "field 'nested.k': expected an object around it, got [1,\"a\"]");
+}
+
+TEST(JsonFields, OptionalFieldsAndLongValues) {
+  const Json j = Json::parse(R"({"n": null, "s": "abcdef", "big": 1e300})");
+  EXPECT_FALSE(GetOptionalInt(j, "n", "n", 0, 1)->has_value());
+  EXPECT_FALSE(GetOptionalNumber(j, "missing", "missing", 0, 1)->has_value());
+  EXPECT_EQ(GetString(j, "s", "s", 3).status().message(), "field 's': longer than 3 characters");
+  EXPECT_EQ(GetInt(j, "big", "big", 0, 10).status().message(), "field 'big': expected an integer, got 1e+300");
+  EXPECT_EQ(ParseJsonObject("[1]").status().message(), "body: expected a JSON object, got [1]");
+  EXPECT_EQ(ParseJsonObject("{\"a\": ").status().message(), "body: malformed JSON at byte 7");
+}
+
+}  // namespace
+}  // namespace perseus
