@@ -3,6 +3,7 @@
 #include <pybind11/stl.h>
 
 #include "bindings.h"
+#include "perseus/frontier_io.h"
 #include "perseus/optimizer.h"
 #include "perseus/problem.h"
 #include "perseus/profile.h"
@@ -31,16 +32,23 @@ py::list StagePlans(const Problem& problem, const PlanChoice& choice) {
     throw py::value_error("plan has " + std::to_string(choice.size()) + " choices for " +
                           std::to_string(problem.num_nodes()) + " computations");
   }
+  for (int id = 0; id < problem.num_nodes(); ++id) {
+    if (choice[id] < 0 || choice[id] >= static_cast<int>(problem.nodes[id].options.size())) {
+      throw py::value_error("plan: computation " + std::to_string(id) + ": option out of range");
+    }
+  }
+  // PlanByStage is the one per-stage list (plans.json and the server's rank
+  // plans use it too); with model chunks each entry also names its chunk.
+  const bool chunked = problem.schedule.spec.chunks > 1;
   py::list stages;
-  for (int s = 0; s < problem.num_stages(); ++s) {
+  for (const std::vector<PlannedComputation>& stage : PlanByStage(problem, choice)) {
     py::list steps;
-    for (int id : problem.gpu_order[s]) {
-      const ProblemNode& n = problem.nodes[id];
-      if (choice[id] < 0 || choice[id] >= static_cast<int>(n.options.size())) {
-        throw py::value_error("plan: computation " + std::to_string(id) + ": option out of range");
+    for (const PlannedComputation& c : stage) {
+      if (chunked) {
+        steps.append(py::make_tuple(InstructionName(c.instruction), c.microbatch, c.freq_mhz, c.chunk));
+      } else {
+        steps.append(py::make_tuple(InstructionName(c.instruction), c.microbatch, c.freq_mhz));
       }
-      steps.append(py::make_tuple(InstructionName(n.comp.instruction), n.comp.microbatch,
-                                  n.options[choice[id]].freq_mhz));
     }
     stages.append(steps);
   }
@@ -142,7 +150,8 @@ void BindOptimizer(py::module_& m) {
         py::arg("problem"), py::arg("choice"), "(time_s, energy_j) of a plan replayed on the profile.");
   m.def("stage_plans", [](const ProblemPtr& p, const FrontierPlan& plan) { return StagePlans(*p, plan.choice); },
         py::arg("problem"), py::arg("plan"),
-        "Per stage, the (instruction, microbatch, sm_clock_mhz) list a GPU runs under `plan`.");
+        "Per stage, the (instruction, microbatch, sm_clock_mhz) list a GPU runs under `plan`, in execution\n"
+        "order; with model chunks (interleaved-1f1b, dualpipev) each entry ends with its chunk.");
 }
 
 }  // namespace perseus::python

@@ -10,7 +10,7 @@ Offline optimizer:
     problem = perseus.build_problem(profile, schedule="1f1b", microbatches=8, blocking_power_w=60)
     frontier = perseus.solve_frontier(problem)
     plan = frontier.no_slowdown_plan()
-    perseus.stage_plans(problem, plan)  # per stage: [(instruction, microbatch, sm_clock_mhz), ...]
+    perseus.stage_plans(problem, plan)  # per stage: [(instruction, microbatch, sm_clock_mhz[, chunk]), ...]
 
 Errors raise ValueError (bad input), LookupError (not found), OSError (I/O),
 ConnectionError (server unreachable or conflicting request) or RuntimeError.

@@ -3,7 +3,7 @@
 python/tests/test_install.py checks them against the built module with mypy's stubtest.
 """
 from types import TracebackType
-from typing import Any, Callable, Literal, Optional, Sequence, Tuple, Type
+from typing import Any, Callable, Literal, Optional, Sequence, Tuple, Type, Union
 
 __version__: str
 _warning_sink: Callable[[str], None]
@@ -73,7 +73,9 @@ def solve_frontier(
 ) -> Frontier: ...
 def clock_changes_per_gpu(problem: Problem, choice: Sequence[int]) -> list[int]: ...
 def evaluate_plan(problem: Problem, choice: Sequence[int]) -> Tuple[float, float]: ...
-def stage_plans(problem: Problem, plan: FrontierPlan) -> list[list[Tuple[str, int, int]]]: ...
+def stage_plans(
+    problem: Problem, plan: FrontierPlan
+) -> list[list[Union[Tuple[str, int, int], Tuple[str, int, int, int]]]]: ...
 
 _Instruction = Literal["forward", "backward"]
 

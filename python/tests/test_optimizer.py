@@ -107,3 +107,16 @@ def test_clock_change_limit():
         perseus.solve_frontier(problem, max_clock_changes_per_gpu=-2)
     with pytest.raises(ValueError, match="wrong length"):
         perseus.clock_changes_per_gpu(problem, [0])
+
+
+def test_stage_plans_name_the_chunk_with_model_chunks():
+    profile = perseus.parse_profile_csv(CSV)
+    problem = perseus.build_problem(profile, schedule="interleaved-1f1b", microbatches=4, chunks=2, blocking_power_w=60)
+    frontier = perseus.solve_frontier(problem)
+    stages = perseus.stage_plans(problem, frontier.no_slowdown_plan())
+    assert all(len(op) == 4 for stage in stages for op in stage)
+    assert {op[3] for op in stages[0]} == {0, 1}
+    assert sum(len(stage) for stage in stages) == problem.num_nodes
+    one_chunk = perseus.build_problem(profile, schedule="1f1b", microbatches=4, blocking_power_w=60)
+    assert all(len(op) == 3 for stage in perseus.stage_plans(one_chunk, perseus.solve_frontier(one_chunk).plans[0])
+               for op in stage)
