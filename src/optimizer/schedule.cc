@@ -63,7 +63,10 @@ Status Validate(const ScheduleSpec& s) {
                                      std::to_string(s.stages) + "), got " + std::to_string(s.microbatches));
     }
   }
-  if (static_cast<long long>(s.stages) * s.chunks * s.microbatches * 2 > 50'000'000LL) {
+  // Computations per microbatch, stage and chunk: forward and backward, or
+  // forward and the backward's two halves.
+  const long long per_microbatch = SplitsBackward(s.kind) ? 3 : 2;
+  if (static_cast<long long>(s.stages) * s.chunks * s.microbatches * per_microbatch > 50'000'000LL) {
     return Status::InvalidArgument("stages x microbatches x chunks: too many computations (over 50 million)");
   }
   return Status::Ok();

@@ -281,7 +281,11 @@ TEST(ScheduleValidation, ErrorsNameTheField) {
   EXPECT_EQ(Error({ScheduleKind::kInterleaved1F1B, 2, 4, 0}), "chunks: expected 1..64, got 0");
   EXPECT_EQ(Error({ScheduleKind::kInterleaved1F1B, 2, 4, 65}), "chunks: expected 1..64, got 65");
   EXPECT_EQ(Error({ScheduleKind::kInterleaved1F1B, 4096, 65536, 64}),
-            "stages x microbatches x chunks: too many computations (over 50 million)");  EXPECT_EQ(Error({ScheduleKind::kDualPipeV, 4, 8, 1}), "chunks: dualpipev runs 2 model chunks per GPU (a V), got 1");
+            "stages x microbatches x chunks: too many computations (over 50 million)");
+  // A split backward is three computations per microbatch: 1000 x 20000 x 3 = 60 million.
+  EXPECT_EQ(Error({ScheduleKind::kZBH1, 1000, 20000, 1}),
+            "stages x microbatches x chunks: too many computations (over 50 million)");
+  EXPECT_EQ(Error({ScheduleKind::kDualPipeV, 4, 8, 1}), "chunks: dualpipev runs 2 model chunks per GPU (a V), got 1");
   EXPECT_EQ(Error({ScheduleKind::kDualPipeV, 4, 7, 2}),
             "microbatches: dualpipev needs at least twice the stages (8), got 7");
   EXPECT_EQ(Error({ScheduleKind::kZBH1, 4, 8, 2}),
