@@ -86,6 +86,7 @@ struct EmulationSpec {
   std::vector<GpuCapEvent> throttles;
   double slowdown_budget = 0.05;      // Zeus-style knobs may slow the job by this fraction
   double unit_time_s = 1e-3;          // frontier sweep step on the unscaled profile
+  int max_clock_changes_per_gpu = -1; // FrontierOptions::max_clock_changes_per_gpu for every Perseus plan
   std::vector<double> sweep_factors;  // straggler factors of the savings plot; empty: 1.0, 1.05, ..., 1.5
   ClosedLoopOptions closed_loop;
 };

@@ -30,6 +30,7 @@ struct EmulateArgs {
   std::string paper_data;  // empty: SharedDataDir()/sosp24
   ClosedLoopOptions closed_loop;
   double clock_latency_ms = 5;
+  int max_clock_changes = -1;
 };
 
 Status ResolveJob(const EmulateArgs& a, EmulationSpec& spec) {
@@ -51,6 +52,7 @@ Result<EmulationSpec> BuildSpec(const EmulateArgs& a) {
   spec.unit_time_s = a.unit_time_ms / 1000;
   spec.sweep_factors = a.sweep;
   spec.closed_loop = a.closed_loop;
+  spec.max_clock_changes_per_gpu = a.max_clock_changes;
   spec.closed_loop.clock_latency_s = a.clock_latency_ms / 1000;
   for (const std::string& text : a.stragglers) {
     Result<SlowPipelineEvent> e = ParseStragglerFlag(text);
@@ -146,6 +148,9 @@ void AddPolicyOptions(CLI::App* cmd, EmulateArgs& a) {
       ->delimiter(',')
       ->allow_extra_args(false);
   cmd->add_option("--unit-time-ms", a.unit_time_ms, "Frontier sweep step on the unscaled profile, ms")
+      ->capture_default_str();
+  cmd->add_option("--max-clock-changes", a.max_clock_changes,
+                  "At most this many clock changes per GPU per iteration in every Perseus plan (-1: no limit)")
       ->capture_default_str();
   cmd->add_flag("--closed-loop", a.closed_loop.enabled,
                 "Also emulate perseus as the server runs it: online profiling, straggler detection from noisy "

@@ -194,6 +194,7 @@ Result<EmulationResult> Emulate(const EmulationSpec& spec) {
   if (!problem.ok()) return problem.status();
   FrontierOptions options;
   options.unit_time_s = spec.unit_time_s * spec.profile_scale;
+  options.max_clock_changes_per_gpu = spec.max_clock_changes_per_gpu;
   Result<Frontier> frontier = SolveFrontier(*problem, options);
   if (!frontier.ok()) return frontier.status();
   if (frontier->plans.empty() || frontier->NoSlowdownPlan() == nullptr) {

@@ -85,7 +85,8 @@ json JobJson(const EmulationResult& r) {
               {"blocking_power_w", s.problem.blocking_power_w},
               {"profile_scale", s.profile_scale},
               {"iterations", s.iterations},
-              {"slowdown_budget", s.slowdown_budget}};
+              {"slowdown_budget", s.slowdown_budget},
+              {"max_clock_changes_per_gpu", s.max_clock_changes_per_gpu}};
   json events = EventsJson(s);
   job["stragglers"] = events["stragglers"];
   job["throttles"] = events["throttles"];

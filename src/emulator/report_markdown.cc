@@ -41,6 +41,9 @@ std::string JobSection(const EmulationResult& r) {
   t.AddRow({"Iterations", std::to_string(s.iterations)});
   t.AddRow({"Stragglers and throttling", EventsText(s)});
   t.AddRow({"Zeus slowdown budget", Percent(s.slowdown_budget, 1)});
+  if (s.max_clock_changes_per_gpu >= 0) {
+    t.AddRow({"Clock changes per GPU per iteration", "at most " + std::to_string(s.max_clock_changes_per_gpu)});
+  }
   return "## Job\n\n" + t.Render();
 }
 

@@ -64,6 +64,9 @@ Status CheckScalars(const EmulationSpec& spec) {
   if (!(spec.profile_scale > 0 && spec.profile_scale <= 1e6)) {
     return Status::InvalidArgument("--scale: expected a positive factor up to 1e6");
   }
+  if (spec.max_clock_changes_per_gpu < -1) {
+    return Status::InvalidArgument("--max-clock-changes: expected -1 (no limit) or a count >= 0");
+  }
   if (!(spec.unit_time_s > 0 && std::isfinite(spec.unit_time_s))) {
     return Status::InvalidArgument("--unit-time-ms: expected a positive number");
   }

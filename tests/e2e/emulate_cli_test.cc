@@ -66,7 +66,20 @@ TEST(EmulateCli, ClosedLoopIsReportedNextToTheIdealisedPolicy) {
   EXPECT_GE(c["detections"].get<int>(), 2);
   EXPECT_GT(c["without_profiling"]["savings_vs_allmax"].get<double>(), 0.0);
   EXPECT_NE(ReadWholeFile(out + "/report.md").find("## Closed loop"), std::string::npos);
+  // With a limit on clock changes, fewer of them and less of the latency's cost.
+  std::string limited = FreshTempDir("closed_limited") + "/out";
+  CommandResult l = RunPerseus({"emulate", "--example", "gpt3-xl-a100", "--pipelines", "4", "--iterations", "3000",
+                                "--straggler", "factor=1.2,pipeline=1,iterations=1500-2000", "--closed-loop",
+                                "--profiling-s", "600", "--optimization-s", "2", "--max-clock-changes", "4",
+                                "--out", limited});
+  ASSERT_EQ(l.exit_code, 0) << l.err;
+  json lr = json::parse(ReadWholeFile(limited + "/report.json"));
+  EXPECT_EQ(lr["job"]["max_clock_changes_per_gpu"], 4);
+  EXPECT_LE(lr["closed_loop"]["clock_changes_per_gpu_iteration"].get<double>(), 4.0);
+  EXPECT_LT(lr["closed_loop"]["clock_changes_per_gpu_iteration"].get<double>(),
+            c["clock_changes_per_gpu_iteration"].get<double>());
   fs::remove_all(fs::path(out).parent_path());
+  fs::remove_all(fs::path(limited).parent_path());
 }
 
 // The command line of the issue, on the measured GPT-3 profile: 8,192 GPUs.
@@ -148,6 +161,9 @@ INSTANTIATE_TEST_SUITE_P(
                       BadInput{"ClockLatencyNegative",
                                {"--example", "gpt3-xl-a100", "--closed-loop", "--clock-latency-ms", "-1"},
                                "--clock-latency-ms: expected ms in [0, 10000]"},
+                      BadInput{"MaxClockChangesBelowMinusOne",
+                               {"--example", "gpt3-xl-a100", "--max-clock-changes", "-3"},
+                               "--max-clock-changes: expected -1 (no limit) or a count >= 0"},
                       BadInput{"NoProfileNoExample", {}, "give exactly one of PROFILE.csv or --example NAME"},
                       BadInput{"ProfileWithoutStages", {"BADCSV"}, "--stages is required with a profile"},
                       BadInput{"ProfileBadNumber",
