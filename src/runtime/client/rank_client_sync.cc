@@ -2,14 +2,13 @@
 #include <chrono>
 
 #include "runtime/client/rank_client.h"
+#include "runtime/protocol/rank_messages.h"
 
 namespace perseus::client {
 
 using Json = nlohmann::json;
 
 namespace {
-
-constexpr size_t kMaxIterationsPerPost = 1000;
 
 std::string RankPath(const RankIdentity& id, const std::string& tail) {
   return "/jobs/" + id.job + "/ranks/" + std::to_string(id.rank) + tail;
@@ -115,17 +114,6 @@ namespace {
 constexpr double kGiveUpOnEnergyS = 5;    // an iteration is reported without energy after this
 constexpr double kGiveUpOnWindowS = 30;   // a window is reported as unmeasured after this
 
-struct DurationTotals {
-  int64_t count = 0;
-  double time_s = 0, time_sq_s2 = 0;
-  void Add(double seconds) {
-    ++count;
-    time_s += seconds;
-    time_sq_s2 += seconds * seconds;
-  }
-  Json ToJson() const { return {{"count", count}, {"time_s", time_s}, {"time_sq_s2", time_sq_s2}}; }
-};
-
 }  // namespace
 
 // Durations come from the hooks' timestamps, or from the framework when it
@@ -152,27 +140,25 @@ std::optional<Json> RankClient::WindowReport(const WindowRecord& record, bool gi
       framework = false;
     }
   }
-  DurationTotals forward, backward;
+  protocol::WindowReport report;
   for (size_t i = 0; i < record.computations.size(); ++i) {
     const ComputationTiming& c = record.computations[i];
     const double d = framework ? seconds[i] : c.end_s - c.begin_s;
     if (!(d >= 0)) continue;
-    (c.instruction == Instruction::kForward ? forward : backward).Add(d);
+    (c.instruction == Instruction::kForward ? report.forward : report.backward).Add(d);
   }
-  Json report = {{"window", record.window.id},
-                 {"forward_clock_mhz", record.window.forward_clock_mhz},
-                 {"backward_clock_mhz", record.window.backward_clock_mhz},
-                 {"iterations", iterations},
-                 {"cycle_time_s", end_s - begin_s},
-                 {"mid_s", std::max(0.0, (begin_s + end_s) / 2)},
-                 {"forward", forward.ToJson()},
-                 {"backward", backward.ToJson()},
-                 {"late_clocks", record.late_clocks},
-                 {"durations", framework ? "framework" : "hooks"}};
-  if (energy_j) report["energy_j"] = *energy_j;
+  report.window = static_cast<int>(record.window.id);
+  report.forward_clock_mhz = record.window.forward_clock_mhz;
+  report.backward_clock_mhz = record.window.backward_clock_mhz;
+  report.iterations = iterations;
+  report.cycle_time_s = end_s - begin_s;
+  report.mid_s = std::max(0.0, (begin_s + end_s) / 2);
+  report.late_clocks = record.late_clocks;
+  report.durations = framework ? "framework" : "hooks";
+  report.energy_j = energy_j.value_or(-1);
   std::lock_guard<std::mutex> lock(mu_);
-  if (stats_.achieved_clock_mhz > 0) report["achieved_clock_mhz"] = stats_.achieved_clock_mhz;
-  return report;
+  report.achieved_clock_mhz = stats_.achieved_clock_mhz > 0 ? stats_.achieved_clock_mhz : 0;
+  return protocol::WindowReportToJson(report);
 }
 
 bool RankClient::SendWindows(ServerApi& api) {
@@ -245,16 +231,19 @@ bool RankClient::SendReports(ServerApi& api) {
   bool ok = true;
   size_t sent = 0, dropped = 0;
   while (sent < ready) {
-    Json list = Json::array();
-    size_t end = std::min(ready, sent + kMaxIterationsPerPost);
+    std::vector<protocol::IterationReport> batch;
+    size_t end = std::min(ready, sent + protocol::kMaxIterationsPerReport);
     for (size_t i = sent; i < end; ++i) {
       const IterationRecord& r = iterations[i];
-      Json item = {{"iteration", r.iteration}, {"compute_time_s", std::max(r.end_s - r.begin_s, 1e-9)},
-                   {"energy_j", energies[i]}, {"plan_version", r.plan_version}};
-      if (r.schedule_mismatches > 0) item["schedule_mismatches"] = r.schedule_mismatches;
-      list.push_back(std::move(item));
+      protocol::IterationReport item;
+      item.iteration = r.iteration;
+      item.compute_time_s = std::max(r.end_s - r.begin_s, 1e-9);
+      item.energy_j = energies[i];
+      item.plan_version = r.plan_version;
+      item.schedule_mismatches = r.schedule_mismatches;
+      batch.push_back(item);
     }
-    Result<Json> reply = api.Post(RankPath(options_.identity, "/iterations"), {{"iterations", list}});
+    Result<Json> reply = api.Post(RankPath(options_.identity, "/iterations"), protocol::IterationReportsToJson(batch));
     // At least once: kept for the next attempt unless the server refused
     // them for good (400, 404); a 5xx (a full disk) or 409 is retried, and
     // the server stores a retried iteration once.

@@ -11,42 +11,6 @@ namespace perseus::server {
 
 namespace {
 
-constexpr size_t kMaxIterationsPerReport = 1000;
-
-Result<std::vector<IterationReport>> ParseIterations(const Json& body, int rank) {
-  auto it = body.find("iterations");
-  if (it == body.end()) return FieldError("iterations", "missing");
-  if (!it->is_array() || it->size() > kMaxIterationsPerReport) {
-    return FieldError("iterations", "expected an array of at most " + std::to_string(kMaxIterationsPerReport) +
-                                        " reports, got " + Quote(*it));
-  }
-  std::vector<IterationReport> out;
-  for (size_t i = 0; i < it->size(); ++i) {
-    const Json& r = (*it)[i];
-    const std::string path = "iterations[" + std::to_string(i) + "]";
-    if (!r.is_object()) return FieldError(path, "expected an object, got " + Quote(r));
-    IterationReport rep;
-    rep.rank = rank;
-    Result<int64_t> n = GetInt(r, "iteration", path + ".iteration", 0, INT64_MAX / 2);
-    if (!n.ok()) return n.status();
-    Result<double> t = GetNumber(r, "compute_time_s", path + ".compute_time_s", 1e-9, 1e6);
-    if (!t.ok()) return t.status();
-    Result<std::optional<double>> e = GetOptionalNumber(r, "energy_j", path + ".energy_j", 0, 1e10);
-    if (!e.ok()) return e.status();
-    Result<int64_t> v = GetInt(r, "plan_version", path + ".plan_version", 0, INT64_MAX / 2);
-    if (!v.ok()) return v.status();
-    Result<std::optional<int64_t>> mism =
-        GetOptionalInt(r, "schedule_mismatches", path + ".schedule_mismatches", 0, 1'000'000'000);
-    if (!mism.ok()) return mism.status();
-    rep.schedule_mismatches = mism->value_or(0);
-    rep.iteration = *n;
-    rep.compute_time_s = *t;
-    rep.energy_j = e->value_or(0);
-    rep.plan_version = *v;
-    out.push_back(rep);
-  }
-  return out;
-}
 
 }  // namespace
 
@@ -141,7 +105,7 @@ Result<Reply> JobService::ReportIterations(const std::string& job_id, int rank, 
   Result<LockedRank> locked = LockRank(job_id, rank);
   if (!locked.ok()) return locked.status();
   Job& job = *locked->job;
-  Result<std::vector<IterationReport>> reports = ParseIterations(body, rank);
+  Result<std::vector<IterationReport>> reports = protocol::ParseIterationReports(body, rank);
   if (!reports.ok()) return reports.status();
   // The pipeline's samples change only once the reports are stored: a report
   // the client retries after an error is counted once.

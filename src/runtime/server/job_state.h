@@ -20,6 +20,7 @@
 #include "control/carbon_window.h"
 #include "control/straggler_detection.h"
 #include "perseus/status.h"
+#include "runtime/protocol/rank_messages.h"
 #include "common/json_fields.h"
 
 namespace perseus::server {
@@ -98,38 +99,11 @@ Json JobWarningsJson(const std::vector<JobWarning>& warnings);
 Json StragglersJson(const std::vector<Straggler>& stragglers);
 Result<ControlState> ControlStateFromJson(const Json& j);
 
-// Durations of one instruction's computations in a window.
-struct DurationTotals {
-  int64_t count = 0;
-  double time_s = 0, time_sq_s2 = 0;
-};
-
-// What one rank measured in one profiling window (POST .../windows).
-struct WindowReport {
-  int rank = 0;
-  int window = 0;
-  int forward_clock_mhz = 0, backward_clock_mhz = 0;
-  int iterations = 0;
-  double cycle_time_s = 0;    // whole iterations: step begin to the next step begin
-  double energy_j = -1;       // over the same span; < 0: the counter did not step (unmeasured)
-  DurationTotals forward, backward;
-  int64_t late_clocks = 0;    // computations that began before their clock was applied
-  int achieved_clock_mhz = 0; // 0: unknown
-  double mid_s = -1;          // the span's midpoint on the rank's own clock (< 0: not reported)
-  std::string durations = "hooks";  // or "framework" (CUDA events)
-};
-// The report's JSON (the HTTP body and the stored row share it) and its
-// parser, which checks every field against physical bounds and names it.
-Json WindowReportToJson(const WindowReport& r);
-Result<WindowReport> ParseWindowReport(const Json& body);
-
-struct IterationReport {
-  int rank = 0;
-  int64_t iteration = 0;
-  double compute_time_s = 0;  // the pipeline schedule, before gradient sync
-  double energy_j = 0;        // the rank's GPU energy in that time (0: not measured)
-  int64_t plan_version = 0;   // the plan the rank ran
-  int64_t schedule_mismatches = 0;  // hooks that did not match the plan's next computation (not stored)
-};
+// The rank client's messages (runtime/protocol/rank_messages.h).
+using protocol::DurationTotals;
+using protocol::IterationReport;
+using protocol::ParseWindowReport;
+using protocol::WindowReport;
+using protocol::WindowReportToJson;
 
 }  // namespace perseus::server

@@ -1,0 +1,62 @@
+// The rank client's messages to the server, once: typed structs and their
+// JSON codecs. The rank client writes them with these functions and the
+// server reads them with these parsers (common/json_fields.h: every bad field
+// is named), so the two sides cannot drift (docs/http_api.md).
+// Thread safety: plain values and pure functions.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/json_fields.h"
+#include "perseus/status.h"
+
+namespace perseus::protocol {
+
+// Durations of one instruction's computations in a window.
+struct DurationTotals {
+  int64_t count = 0;
+  double time_s = 0, time_sq_s2 = 0;
+  void Add(double seconds) {
+    ++count;
+    time_s += seconds;
+    time_sq_s2 += seconds * seconds;
+  }
+};
+
+// What one rank measured in one profiling window (POST .../windows).
+struct WindowReport {
+  int rank = 0;               // from the URL, not the body
+  int window = 0;
+  int forward_clock_mhz = 0, backward_clock_mhz = 0;
+  int iterations = 0;
+  double cycle_time_s = 0;    // whole iterations: step begin to the next step begin
+  double energy_j = -1;       // over the same span; < 0: the counter did not step (unmeasured)
+  DurationTotals forward, backward;
+  int64_t late_clocks = 0;    // computations that began before their clock was applied
+  int achieved_clock_mhz = 0; // 0: unknown
+  double mid_s = -1;          // the span's midpoint on the rank's own clock (< 0: not reported)
+  std::string durations = "hooks";  // or "framework" (CUDA events)
+};
+// The report's JSON (the HTTP body and the server's stored row share it) and
+// its parser, which checks every field against physical bounds and names it.
+Json WindowReportToJson(const WindowReport& r);
+Result<WindowReport> ParseWindowReport(const Json& body);
+
+// One training iteration of one rank (POST .../iterations).
+struct IterationReport {
+  int rank = 0;               // from the URL, not the body
+  int64_t iteration = 0;
+  double compute_time_s = 0;  // the pipeline schedule, before gradient sync
+  double energy_j = 0;        // the rank's GPU energy in that time (0: not measured)
+  int64_t plan_version = 0;   // the plan the rank ran
+  int64_t schedule_mismatches = 0;  // hooks that did not match the plan's next computation (not stored)
+};
+inline constexpr size_t kMaxIterationsPerReport = 1000;
+// {"iterations": [...]}; REQUIRES: reports.size() <= kMaxIterationsPerReport.
+Json IterationReportsToJson(const std::vector<IterationReport>& reports);
+// Every report gets `rank`.
+Result<std::vector<IterationReport>> ParseIterationReports(const Json& body, int rank);
+
+}  // namespace perseus::protocol

@@ -1,0 +1,83 @@
+#include "runtime/protocol/rank_messages.h"
+
+#include <gtest/gtest.h>
+
+namespace perseus::protocol {
+namespace {
+
+WindowReport Sample() {
+  WindowReport r;
+  r.window = 3;
+  r.forward_clock_mhz = 1410;
+  r.backward_clock_mhz = 1200;
+  r.iterations = 2;
+  r.cycle_time_s = 1.5;
+  r.energy_j = 600;
+  r.forward.Add(0.1);
+  r.forward.Add(0.2);
+  r.backward.Add(0.4);
+  r.late_clocks = 1;
+  r.achieved_clock_mhz = 1395;
+  r.mid_s = 12.5;
+  r.durations = "framework";
+  return r;
+}
+
+TEST(RankMessages, AWindowReportSurvivesTheWire) {
+  const WindowReport sent = Sample();
+  Result<WindowReport> got = ParseWindowReport(WindowReportToJson(sent));
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(got->window, 3);
+  EXPECT_EQ(got->forward.count, 2);
+  EXPECT_DOUBLE_EQ(got->forward.time_sq_s2, 0.1 * 0.1 + 0.2 * 0.2);
+  EXPECT_EQ(got->achieved_clock_mhz, 1395);
+  EXPECT_EQ(got->durations, "framework");
+  EXPECT_EQ(WindowReportToJson(*got), WindowReportToJson(sent));
+  // Unmeasured energy and unknown clocks are left out, and read back as such.
+  WindowReport unmeasured = sent;
+  unmeasured.energy_j = -1;
+  unmeasured.achieved_clock_mhz = 0;
+  const Json j = WindowReportToJson(unmeasured);
+  EXPECT_FALSE(j.contains("energy_j"));
+  EXPECT_FALSE(j.contains("achieved_clock_mhz"));
+  EXPECT_EQ(ParseWindowReport(j)->energy_j, -1);
+}
+
+TEST(RankMessages, BadWindowFieldsAreNamed) {
+  Json j = WindowReportToJson(Sample());
+  j["forward"]["count"] = 0;
+  EXPECT_EQ(ParseWindowReport(j).status().message(), "field 'forward.count': expected an integer in [1, 1000000], got 0");
+  j = WindowReportToJson(Sample());
+  j["energy_j"] = 1e9;
+  EXPECT_EQ(ParseWindowReport(j).status().message().rfind("field 'energy_j': expected a number in [0, ", 0), 0u);
+  j = WindowReportToJson(Sample());
+  j["durations"] = "guessed";
+  EXPECT_EQ(ParseWindowReport(j).status().message(),
+            "field 'durations': expected \"hooks\" or \"framework\", got \"guessed\"");
+}
+
+TEST(RankMessages, IterationReportsSurviveTheWireAndCarryTheRank) {
+  std::vector<IterationReport> sent(2);
+  sent[0] = {0, 7, 0.5, 120, 3, 0};
+  sent[1] = {0, 8, 0.51, 0, 3, 4};
+  const Json j = IterationReportsToJson(sent);
+  EXPECT_FALSE(j["iterations"][0].contains("schedule_mismatches"));
+  Result<std::vector<IterationReport>> got = ParseIterationReports(j, 5);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  ASSERT_EQ(got->size(), 2u);
+  EXPECT_EQ((*got)[1].rank, 5);
+  EXPECT_EQ((*got)[1].iteration, 8);
+  EXPECT_EQ((*got)[1].schedule_mismatches, 4);
+  EXPECT_EQ((*got)[0].energy_j, 120);
+  Json bad = j;
+  bad["iterations"][1]["compute_time_s"] = 0;
+  EXPECT_EQ(ParseIterationReports(bad, 5).status().message().rfind("field 'iterations[1].compute_time_s': ", 0), 0u);
+  bad = j;
+  bad["iterations"] = Json::array();
+  for (size_t i = 0; i <= kMaxIterationsPerReport; ++i) bad["iterations"].push_back(j["iterations"][0]);
+  EXPECT_EQ(ParseIterationReports(bad, 5).status().message().rfind("field 'iterations': expected an array of at most 1000", 0),
+            0u);
+}
+
+}  // namespace
+}  // namespace perseus::protocol
