@@ -2,7 +2,6 @@
 // each part costs what it should; accounting identities; clock latency.
 #include <gtest/gtest.h>
 
-#include <numeric>
 
 #include "emulator/pipeline_run.h"
 #include "emulator/test_job.h"
@@ -11,17 +10,9 @@
 namespace perseus {
 namespace {
 
+using emulator::FindPolicy;
 using emulator::SmallSpec;
-
-const PolicyResult& Find(const EmulationResult& r, const std::string& name) {
-  for (const PolicyResult& p : r.policies) {
-    if (p.name == name) return p;
-  }
-  ADD_FAILURE() << "no policy " << name;
-  return r.policies.front();
-}
-
-double Sum(const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0); }
+using emulator::Sum;
 
 // Everything ideal: no profiling, no optimisation time, no latency, no noise.
 ClosedLoopOptions Ideal() {
@@ -41,8 +32,8 @@ TEST(ClosedLoop, WithEverythingIdealAndNoStragglerItIsTheIdealisedPolicy) {
   Result<EmulationResult> r = Emulate(spec);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   ASSERT_TRUE(r->closed_loop.has_value());
-  const PolicyResult& ideal = Find(*r, "perseus");
-  const PolicyResult& loop = Find(*r, "perseus-closed-loop");
+  const PolicyResult& ideal = FindPolicy(*r, "perseus");
+  const PolicyResult& loop = FindPolicy(*r, "perseus-closed-loop");
   EXPECT_NEAR(loop.total_energy_j, ideal.total_energy_j, 1e-9 * ideal.total_energy_j);
   EXPECT_NEAR(loop.total_time_s, ideal.total_time_s, 1e-9 * ideal.total_time_s);
   EXPECT_EQ(r->closed_loop->off_ideal_iterations, 0);
@@ -65,9 +56,9 @@ TEST(ClosedLoop, AStragglerIsDetectedAfterItsWindowAndOthersFollowIt) {
   // is found on its third iteration and its recovery on the third after it,
   // each acted on from the next iteration (delivery is instant here).
   EXPECT_EQ(c.off_ideal_iterations, 2 * 3);
-  const PolicyResult& ideal = Find(*r, "perseus");
+  const PolicyResult& ideal = FindPolicy(*r, "perseus");
   EXPECT_LT(c.result.savings_vs_allmax, ideal.savings_vs_allmax);  // the delay costs something
-  EXPECT_GT(c.result.savings_vs_allmax, Find(*r, "perseus-intrinsic").savings_vs_allmax - 0.01);
+  EXPECT_GT(c.result.savings_vs_allmax, FindPolicy(*r, "perseus-intrinsic").savings_vs_allmax - 0.01);
 }
 
 TEST(ClosedLoop, ProfilingRunsAtItsMeasuredFactorsOfAllMax) {
@@ -76,8 +67,8 @@ TEST(ClosedLoop, ProfilingRunsAtItsMeasuredFactorsOfAllMax) {
   spec.closed_loop.profiling_s = 1e6;  // longer than the emulation: profiling throughout
   Result<EmulationResult> r = Emulate(spec);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  const PolicyResult& allmax = Find(*r, "allmax");
-  const PolicyResult& loop = Find(*r, "perseus-closed-loop");
+  const PolicyResult& allmax = FindPolicy(*r, "allmax");
+  const PolicyResult& loop = FindPolicy(*r, "perseus-closed-loop");
   EXPECT_EQ(r->closed_loop->profiling_iterations, 40);
   EXPECT_NEAR(loop.total_time_s, allmax.total_time_s * 1.20, 1e-9 * allmax.total_time_s);
   EXPECT_NEAR(loop.total_energy_j, allmax.total_energy_j * 0.91, 1e-9 * allmax.total_energy_j);
@@ -90,7 +81,7 @@ TEST(ClosedLoop, EachRealisticPartCostsAndTheAblationsShowIt) {
   spec.closed_loop.enabled = true;
   Result<EmulationResult> probe = Emulate(SmallSpec(4, 8, 1, 6, 1));
   ASSERT_TRUE(probe.ok());
-  const double iteration_s = Find(*probe, "allmax").iteration_time_s;
+  const double iteration_s = FindPolicy(*probe, "allmax").iteration_time_s;
   spec.closed_loop.profiling_s = 10 * iteration_s;  // a few iterations of the small job
   spec.closed_loop.optimization_s = 5 * iteration_s;
   Result<EmulationResult> r = Emulate(spec);

@@ -115,15 +115,21 @@ std::vector<SweepPoint> StragglerSweep(const Problem& problem, const EmulationSp
   return sweep;
 }
 
-// Perseus as the server runs it, and what each part of the loop costs.
-void RunClosedLoopPolicy(const Problem& problem, const Frontier& frontier, const EmulationSpec& spec,
-                         EmulationResult& out) {
+// The whole job's iterations and events, tracking the report's GPUs.
+LoopSpec JobLoop(const EmulationSpec& spec, const EmulationResult& out) {
   LoopSpec loop;
   loop.pipelines = spec.pipelines;
   loop.iterations = spec.iterations;
   loop.stragglers = spec.stragglers;
   loop.throttles = spec.throttles;
   loop.tracked = out.tracked_gpus;
+  return loop;
+}
+
+// Perseus as the server runs it, and what each part of the loop costs.
+void RunClosedLoopPolicy(const Problem& problem, const Frontier& frontier, const EmulationSpec& spec,
+                         EmulationResult& out) {
+  const LoopSpec loop = JobLoop(spec, out);
   const ClosedLoopOptions& o = spec.closed_loop;
   const double optimization_s =
       o.optimization_s >= 0 ? o.optimization_s : frontier.stats.solve_s + frontier.stats.lower_bound_s;
@@ -165,12 +171,7 @@ FrontierSummary Summarise(const Frontier& f) {
 
 void RunPolicies(const Problem& problem, const EmulationSpec& spec, std::vector<std::unique_ptr<Policy>>& policies,
                  EmulationResult& out) {
-  LoopSpec loop;
-  loop.pipelines = spec.pipelines;
-  loop.iterations = spec.iterations;
-  loop.stragglers = spec.stragglers;
-  loop.throttles = spec.throttles;
-  loop.tracked = out.tracked_gpus;
+  LoopSpec loop = JobLoop(spec, out);
   loop.timeline_iteration = FirstEventIteration(spec);
   loop.timeline_pipeline = out.tracked_gpus[0].pipeline;
   auto t0 = std::chrono::steady_clock::now();

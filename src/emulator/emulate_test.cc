@@ -4,7 +4,6 @@
 
 #include <chrono>
 #include <nlohmann/json.hpp>
-#include <numeric>
 
 #include "emulator/test_job.h"
 #include "perseus/emulator.h"
@@ -13,15 +12,9 @@
 namespace perseus {
 namespace {
 
+using emulator::FindPolicy;
 using emulator::SmallSpec;
-
-const PolicyResult& Find(const EmulationResult& r, const std::string& name) {
-  for (const PolicyResult& p : r.policies) {
-    if (p.name == name) return p;
-  }
-  ADD_FAILURE() << "no policy " << name;
-  return r.policies.front();
-}
+using emulator::Sum;
 
 EmulationSpec EventfulSpec() {
   EmulationSpec spec = SmallSpec(4, 8, 2, 6, 30);
@@ -29,8 +22,6 @@ EmulationSpec EventfulSpec() {
   spec.throttles.push_back({4, 1, 1, 1110, 25, -1});
   return spec;
 }
-
-double Sum(const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0); }
 
 TEST(Emulate, ComparesEveryPolicyAgainstAllMax) {
   Result<EmulationResult> r = Emulate(EventfulSpec());
@@ -40,16 +31,16 @@ TEST(Emulate, ComparesEveryPolicyAgainstAllMax) {
   EXPECT_EQ(names, (std::vector<std::string>{"allmax", "zeus-global", "zeus-per-stage", "envpipe", "perseus-intrinsic",
                                              "perseus"}));
   EXPECT_EQ(r->total_gpus, 6 * 4 * 2);
-  EXPECT_DOUBLE_EQ(Find(*r, "allmax").savings_vs_allmax, 0);
+  EXPECT_DOUBLE_EQ(FindPolicy(*r, "allmax").savings_vs_allmax, 0);
   for (const char* name : {"envpipe", "perseus-intrinsic", "perseus"}) {
-    EXPECT_GT(Find(*r, name).savings_vs_allmax, 0) << name;
+    EXPECT_GT(FindPolicy(*r, name).savings_vs_allmax, 0) << name;
   }
   // Perseus re-plans the throttled pipeline, so it never slows the job; the
   // plans of EnvPipe and intrinsic-only Perseus may run slower under the cap.
-  EXPECT_LE(Find(*r, "perseus").slowdown_vs_allmax, 1e-9);
-  EXPECT_LE(Find(*r, "envpipe").slowdown_vs_allmax, 0.01);
-  EXPECT_LE(Find(*r, "zeus-global").slowdown_vs_allmax, 0.05 + 1e-9);
-  EXPECT_GT(Find(*r, "perseus").savings_vs_allmax, Find(*r, "perseus-intrinsic").savings_vs_allmax);
+  EXPECT_LE(FindPolicy(*r, "perseus").slowdown_vs_allmax, 1e-9);
+  EXPECT_LE(FindPolicy(*r, "envpipe").slowdown_vs_allmax, 0.01);
+  EXPECT_LE(FindPolicy(*r, "zeus-global").slowdown_vs_allmax, 0.05 + 1e-9);
+  EXPECT_GT(FindPolicy(*r, "perseus").savings_vs_allmax, FindPolicy(*r, "perseus-intrinsic").savings_vs_allmax);
 }
 
 TEST(Emulate, PerGpuAndPerPipelineEnergiesAddUpToTheJob) {
@@ -71,7 +62,7 @@ TEST(Emulate, EnergyLandsOnThePipelineThatStraggles) {
   spec.stragglers.push_back({1.4, 3, 3, 10, 20});
   Result<EmulationResult> r = Emulate(spec);
   ASSERT_TRUE(r.ok());
-  const std::vector<double>& e = Find(*r, "allmax").energy_per_pipeline_j;
+  const std::vector<double>& e = FindPolicy(*r, "allmax").energy_per_pipeline_j;
   EXPECT_NEAR(e[1], e[3], 1e-9 * e[1]);
   EXPECT_GT(e[1], e[0] * 1.05);
   EXPECT_NEAR(e[0], e[2], 1e-9 * e[0]);
@@ -80,7 +71,7 @@ TEST(Emulate, EnergyLandsOnThePipelineThatStraggles) {
 TEST(Emulate, StragglersSlowOnlyTheirIterations) {
   Result<EmulationResult> r = Emulate(EventfulSpec());
   ASSERT_TRUE(r.ok());
-  const PolicyResult& allmax = Find(*r, "allmax");
+  const PolicyResult& allmax = FindPolicy(*r, "allmax");
   const double t0 = allmax.iteration_times_s[0];
   EXPECT_DOUBLE_EQ(allmax.iteration_times_s[9], t0);
   EXPECT_NEAR(allmax.iteration_times_s[10], 1.3 * t0, 1e-12);
@@ -92,11 +83,11 @@ TEST(Emulate, StragglersSlowOnlyTheirIterations) {
   EXPECT_EQ(r->tracked_gpus[0].pipeline, 0);
   EXPECT_EQ(r->tracked_gpus[1].pipeline, 1);
   // While pipeline 1 straggles, Perseus' on-time GPU uses less energy than AllMax's.
-  const PolicyResult& perseus = Find(*r, "perseus");
+  const PolicyResult& perseus = FindPolicy(*r, "perseus");
   EXPECT_LT(perseus.tracked_gpu_energies_j[0][15], allmax.tracked_gpu_energies_j[0][15]);
   EXPECT_GT(allmax.tracked_gpu_energies_j[0][15], allmax.tracked_gpu_energies_j[0][5]);
   // The extrinsic response only happens while the straggler is there.
-  const PolicyResult& intrinsic = Find(*r, "perseus-intrinsic");
+  const PolicyResult& intrinsic = FindPolicy(*r, "perseus-intrinsic");
   EXPECT_DOUBLE_EQ(perseus.iteration_energies_j[5], intrinsic.iteration_energies_j[5]);
   EXPECT_LT(perseus.iteration_energies_j[15], intrinsic.iteration_energies_j[15]);
   EXPECT_DOUBLE_EQ(perseus.iteration_energies_j[22], intrinsic.iteration_energies_j[22]);
@@ -107,12 +98,12 @@ TEST(Emulate, LowerBoundIsBelowPerseusAndSkippedWithThrottling) {
   spec.stragglers.push_back({1.3, 1, 2, 10, 20});
   Result<EmulationResult> r = Emulate(spec);
   ASSERT_TRUE(r.ok());
-  const PolicyResult& perseus = Find(*r, "perseus");
+  const PolicyResult& perseus = FindPolicy(*r, "perseus");
   EXPECT_GT(perseus.lower_bound_energy_j, 0);
   EXPECT_LE(perseus.lower_bound_energy_j, perseus.total_energy_j * (1 + 1e-9));
   Result<EmulationResult> throttled = Emulate(EventfulSpec());
   ASSERT_TRUE(throttled.ok());
-  EXPECT_EQ(Find(*throttled, "perseus").lower_bound_energy_j, 0);
+  EXPECT_EQ(FindPolicy(*throttled, "perseus").lower_bound_energy_j, 0);
 }
 
 TEST(Emulate, SweepStartsWithoutAStraggler) {
@@ -136,7 +127,7 @@ TEST(Emulate, TimelinesShowTheOnTimePipelineWhenTheFirstEventStarts) {
   EXPECT_EQ(r->timelines[1].policy, "perseus");
   EXPECT_EQ(r->timelines[1].boxes.size(), 4u * 8 * 2);
   EXPECT_NE(r->timelines[1].title.find("pipeline 0 in iteration 10 (on time)"), std::string::npos);
-  EXPECT_NEAR(r->timelines[0].iteration_time_s, Find(*r, "allmax").iteration_times_s[10], 1e-12);
+  EXPECT_NEAR(r->timelines[0].iteration_time_s, FindPolicy(*r, "allmax").iteration_times_s[10], 1e-12);
 }
 
 TEST(Emulate, ValidationNamesTheFlag) {
@@ -194,7 +185,7 @@ TEST(EmulationReportFiles, WritesTheReportJsonAndPlots) {
     }
   }
   EXPECT_EQ(j["policies"][5]["name"], "perseus");
-  EXPECT_NEAR(j["policies"][5]["savings_vs_allmax"].get<double>(), Find(*r, "perseus").savings_vs_allmax, 1e-12);
+  EXPECT_NEAR(j["policies"][5]["savings_vs_allmax"].get<double>(), FindPolicy(*r, "perseus").savings_vs_allmax, 1e-12);
   // 48 GPUs x 6 policies plus a header.
   EXPECT_EQ(std::count(files[2].second.begin(), files[2].second.end(), '\n'), 48 * 6 + 1);
   EXPECT_NE(files[0].second.find("## Definitions"), std::string::npos);
@@ -219,7 +210,7 @@ TEST(Emulate, EmulatesEightThousandGpusQuickly) {
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->total_gpus, 8192);
   EXPECT_LT(r->emulation_s, 5.0) << "8,192 GPUs x 1,000 iterations x 6 policies";
-  EXPECT_GT(Find(*r, "perseus").savings_vs_allmax, Find(*r, "perseus-intrinsic").savings_vs_allmax);
+  EXPECT_GT(FindPolicy(*r, "perseus").savings_vs_allmax, FindPolicy(*r, "perseus-intrinsic").savings_vs_allmax);
 }
 
 }  // namespace

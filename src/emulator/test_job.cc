@@ -1,7 +1,10 @@
 // Synthetic test jobs.
 #include "emulator/test_job.h"
 
+#include <gtest/gtest.h>
+
 #include <cassert>
+#include <numeric>
 
 namespace perseus::emulator {
 
@@ -47,5 +50,15 @@ EmulationSpec SmallSpec(int stages, int microbatches, int gpus_per_stage, int pi
   spec.sweep_factors = {1.0, 1.2};
   return spec;
 }
+
+const PolicyResult& FindPolicy(const EmulationResult& result, const std::string& name) {
+  for (const PolicyResult& p : result.policies) {
+    if (p.name == name) return p;
+  }
+  ADD_FAILURE() << "no policy " << name;
+  return result.policies.front();
+}
+
+double Sum(const std::vector<double>& values) { return std::accumulate(values.begin(), values.end(), 0.0); }
 
 }  // namespace perseus::emulator

@@ -4,6 +4,9 @@
 // Problem. Test-only; deterministic.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "perseus/emulator.h"
 #include "perseus/problem.h"
 
@@ -18,5 +21,10 @@ Problem SmallProblem(int stages, int microbatches, int gpus_per_stage);
 
 // An EmulationSpec for SmallProfile (1F1B, 80 W), no events.
 EmulationSpec SmallSpec(int stages, int microbatches, int gpus_per_stage, int pipelines, int iterations);
+
+// The named policy's result (a test failure, and the first policy, if absent).
+const PolicyResult& FindPolicy(const EmulationResult& result, const std::string& name);
+
+double Sum(const std::vector<double>& values);
 
 }  // namespace perseus::emulator
