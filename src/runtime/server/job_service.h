@@ -111,6 +111,16 @@ class JobService {
   void WaitForOptimizer();
 
  private:
+  // Locking rules. jobs_mu_ guards jobs_ and quarantined_; each Job's mu
+  // guards the job (all of it but carbon_source, under carbon_source_mu, and
+  // the atomic last_activity_unix_s); queue_mu_ guards the optimisation
+  // queue; carbon_mu_ the carbon thread's stop flag. Order: a job's mu may be
+  // held while taking jobs_mu_ (DeleteJob) or queue_mu_ (Enqueue), never the
+  // other way round, and never two jobs' locks at once; carbon_source_mu is
+  // never held with mu (a read may wait on the network). Helpers taking a
+  // Job& or const Job& below REQUIRE its mu held unless they say otherwise;
+  // the decisions themselves are the control library's (src/control), which
+  // holds no lock and keeps no state.
   JobService(Store* store, JsonLog* log, SolverFn solver, CarbonOptions carbon, ServiceLimits limits);
   void Log(const std::string& event, Json fields);
   // Logs warnings[from...] at warning level.
@@ -130,6 +140,7 @@ class JobService {
   Result<LockedRank> LockRank(const std::string& job_id, int rank);
   Status LoadJob(StoredJob stored);
   void Quarantine(const std::string& job_id, const std::string& why);
+  // REQUIRES: job.mu held. Stores `state` (and `write`) and, once stored, makes it the job's.
   Status CommitState(Job& job, const ControlState& state, StoreWrite write);
 
   // Profiling (job_service_profiling.cc).
@@ -142,7 +153,7 @@ class JobService {
   void OptimizerLoop();
   void Optimize(const std::string& job_id);
 
-  // Running (job_service_running.cc).
+  // Running (job_service_running.cc). REQUIRES (all): job.mu held.
   static void AssignPlans(const Job& job, ControlState* state);
   static void AddToWindow(Job& job, const IterationReport& report);
   static bool DetectStragglers(const Job& job, ControlState* state);
@@ -158,13 +169,14 @@ class JobService {
 
   // Carbon (job_service_carbon.cc). A decision reads the intensity without
   // job.mu (it may wait on the network), then decides holding it.
+  // REQUIRES: job.mu not held (takes job.carbon_source_mu).
   Result<carbon::IntensityReading> ReadIntensity(Job& job, int64_t now_unix_s);
   // REQUIRES: job.mu held. Ok if the job has a carbon config, is running and
   // (unless forced) its window has passed.
   Status CarbonDecisionDue(const Job& job, int64_t now_unix_s, bool forced) const;
   // REQUIRES: job.mu held and CarbonDecisionDue.
   Status DecideCarbon(Job& job, int64_t now_unix_s, const carbon::IntensityReading& reading);
-  static Json CarbonSummary(const Job& job);
+  static Json CarbonSummary(const Job& job);  // REQUIRES: job.mu held
   int64_t Now() const;
   // Runs `tick` every carbon_.poll_s until the service stops.
   void BackgroundLoop(const std::function<void()>& tick);
