@@ -4,9 +4,9 @@
 #include <cmath>
 #include <mutex>
 
+#include "control/profiling_sweep.h"
 #include "perseus/gpu_model.h"
 #include "profiling/profile_checks.h"
-#include "profiling/window_design.h"
 #include "runtime/server/job_service.h"
 
 namespace perseus::server {
@@ -73,15 +73,6 @@ profiling::EstimatorOptions EstimatorOptionsFor(const JobSpec& spec, const std::
   return e;
 }
 
-void AppendWindows(const std::vector<profiling::WindowPlan>& plans, ProfilingState* p) {
-  for (const profiling::WindowPlan& w : plans) {
-    ProfilingWindowPlan plan;
-    for (const profiling::WindowConfig& c : w.stages) plan.stages.emplace_back(c.forward_index, c.backward_index);
-    plan.purpose = profiling::WindowPurposeName(w.purpose);
-    p->windows.push_back(std::move(plan));
-  }
-}
-
 // Checks one rank's report against the window it claims and its stage's clocks.
 Status CheckReportFits(const WindowReport& r, const ProfilingState& p, const RankInfo& info) {
   auto [f, b] = p.windows[r.window].stages[info.pp_rank];
@@ -131,7 +122,9 @@ void JobService::StartProfiling(Job& job, ControlState* state) {
   std::vector<std::vector<const RankInfo*>> by_stage = job.RanksByStage();
   std::vector<std::vector<int>> clocks;
   for (int s = 0; s < job.spec.pp; ++s) {
-    clocks.push_back(SweepClocks(by_stage[s], job.spec.profiling));
+    std::vector<std::vector<int>> rank_clocks;
+    for (const RankInfo* r : by_stage[s]) rank_clocks.push_back(r->sm_clocks_mhz);
+    clocks.push_back(control::SweepClocks(rank_clocks, job.spec.profiling));
     if (clocks.back().empty()) {
       state->phase = Phase::kFailed;
       state->error = "stage " + std::to_string(s) + ": its ranks share no supported SM clock at or above " +
@@ -139,11 +132,7 @@ void JobService::StartProfiling(Job& job, ControlState* state) {
       return;
     }
   }
-  ProfilingState p;
-  p.clocks_mhz = CommonLengthClocks(std::move(clocks));
-  profiling::DesignOptions design;
-  design.reference_every = job.spec.profiling.reference_every;
-  AppendWindows(profiling::BaseDesign(job.spec.pp, static_cast<int>(p.clocks_mhz[0].size()), design), &p);
+  ProfilingState p = control::StartSweep(std::move(clocks), job.spec.profiling);
   p.started_unix_s = UnixNowS();
   p.version = state->NextVersion();
   state->profiling = std::move(p);
@@ -157,7 +146,6 @@ Status JobService::FinishProfilingRound(Job& job, ControlState* state, StoreWrit
   std::vector<std::vector<const RankInfo*>> by_stage = job.RanksByStage();
   std::vector<profiling::StageEstimate> estimates;
   std::vector<std::vector<int>> repeat(job.spec.pp);
-  bool any_repeat = false;
   for (int s = 0; s < job.spec.pp; ++s) {
     const std::vector<profiling::WindowObservation> observations =
         StageObservations(state->profiling, s, by_stage[s], job.window_reports);
@@ -166,23 +154,12 @@ Status JobService::FinishProfilingRound(Job& job, ControlState* state, StoreWrit
                                  EstimatorOptionsFor(job.spec, by_stage[s], observations));
     if (!e.ok()) return e.status().WithContext("stage " + std::to_string(s));
     repeat[s] = profiling::ClockIndicesAboveTarget(*e, o.target_relative_error);
-    any_repeat = any_repeat || !repeat[s].empty();
     estimates.push_back(std::move(*e));
   }
-  if (any_repeat && state->profiling.rounds < o.max_repeat_rounds) {
-    std::vector<profiling::WindowPlan> more = profiling::RepeatDesign(job.spec.pp, repeat);
-    const int done = state->profiling.current;
-    const double spent_s = ProfilingJobTimeS(state->profiling, job.window_reports, o);
-    const double per_window_s = done > 0 ? spent_s / done : 0;
-    if (o.time_budget_s > 0 && per_window_s > 0) {
-      const double affordable = std::floor((o.time_budget_s - spent_s) / per_window_s);
-      more.resize(static_cast<size_t>(std::clamp<double>(affordable, 0, static_cast<double>(more.size()))));
-    }
-    if (!more.empty()) {
-      ++state->profiling.rounds;
-      AppendWindows(more, &state->profiling);
-      return Status::Ok();
-    }
+  // Appends repeat windows for clocks above the target while rounds and time remain.
+  if (control::AddRepeatRound(&state->profiling, repeat, o, ProfilingJobTimeS(state->profiling, job.window_reports, o)) >
+      0) {
+    return Status::Ok();
   }
   std::vector<double> max_power_w;
   for (int s = 0; s < job.spec.pp; ++s) {
@@ -206,11 +183,9 @@ Status JobService::AdvanceProfiling(Job& job, ControlState* state, StoreWrite* w
   ProfilingState& p = state->profiling;
   if (job.CountReported(p.current) < job.spec.world_size()) return Status::Ok();
   const double now_s = UnixNowS() - p.started_unix_s;
-  p.windows[p.current].closed_s = now_s;
-  ++p.current;
-  if (!p.active()) PERSEUS_RETURN_IF_ERROR(FinishProfilingRound(job, state, write));
+  if (control::CloseWindow(&p, now_s)) PERSEUS_RETURN_IF_ERROR(FinishProfilingRound(job, state, write));
   if (state->phase == Phase::kProfiling) {
-    p.windows[p.current].opened_s = now_s;
+    control::OpenWindow(&p, now_s);
     p.version = state->NextVersion();
   }
   return Status::Ok();

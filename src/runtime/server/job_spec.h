@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "control/profiling_sweep.h"
 #include "control/straggler_detection.h"
 #include "perseus/schedule.h"
 #include "perseus/status.h"
@@ -15,19 +16,7 @@
 namespace perseus::server {
 
 // Online profiling in windows (docs/http_api.md, "Online profiling").
-struct ProfilingOptions {
-  int warmup_iterations = 1;     // run, not measured, after each window change
-  int window_iterations = 2;     // measured iterations per window ("iterations_per_clock" is accepted too)
-  int clock_stride = 0;          // profile every n-th supported clock (the lowest is always included);
-                                 // 0: the smallest stride that keeps at most max_clocks clocks
-  int max_clocks = 20;           // with clock_stride 0
-  int min_clock_mhz = 0;         // do not profile below this clock (0: the lowest supported)
-  int reference_every = 6;       // a window at the highest clocks every n windows (thermal drift anchor)
-  double target_relative_error = 0.005;  // per-clock standard error of forward+backward energy
-  int max_repeat_rounds = 2;     // rounds of repeat windows for clocks above the target
-  double time_budget_s = 1500;   // repeat windows stop when profiling would run past this much job time (0: no limit)
-  double thermal_time_constant_s = 0;  // the estimator's thermal drift time constant (0: chosen from the data)
-};
+using control::ProfilingOptions;
 
 using control::StragglerOptions;
 

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "control/carbon_window.h"
+#include "control/profiling_sweep.h"
 #include "control/straggler_detection.h"
 #include "perseus/status.h"
 #include "runtime/protocol/rank_messages.h"
@@ -35,27 +36,9 @@ struct RankInfo {
   std::vector<int> sm_clocks_mhz;  // supported, descending
 };
 
-// Online profiling (docs/http_api.md, "Online profiling"): a sequence of
-// windows, each giving every stage a forward and a backward clock (indices
-// into the stage's clocks_mhz). All ranks run the current window; when every
-// rank reported it, the next one starts. When the list is exhausted the
-// estimator fits the profile and either appends repeat windows for clocks
-// still too uncertain or ends profiling.
-struct ProfilingWindowPlan {
-  std::vector<std::pair<int, int>> stages;  // [stage] -> (forward, backward) clock index
-  std::string purpose;                      // "reference", "diagonal", "cross", "blocking", "repeat"
-  double opened_s = 0, closed_s = 0;        // server time, seconds since profiling started
-};
-
-struct ProfilingState {
-  std::vector<std::vector<int>> clocks_mhz;  // [stage] clocks profiled, descending
-  std::vector<ProfilingWindowPlan> windows;
-  int current = 0;       // windows[current] runs now
-  int rounds = 0;        // rounds of repeat windows added
-  int64_t version = 0;   // plan version of the current window
-  double started_unix_s = 0;  // when profiling started (window times count from here)
-  bool active() const { return current < static_cast<int>(windows.size()); }
-};
+// Online profiling's state (control/profiling_sweep.h).
+using control::ProfilingState;
+using control::ProfilingWindowPlan;
 
 // Something a user should know about a job: a bad profile, ranks that run
 // another schedule than declared, clocks that do not stick. Raised once per

@@ -6,46 +6,6 @@
 
 namespace perseus::server {
 
-std::vector<int> SweepClocks(const std::vector<const RankInfo*>& stage_ranks, const ProfilingOptions& options) {
-  if (stage_ranks.empty()) return {};
-  std::set<int> common(stage_ranks[0]->sm_clocks_mhz.begin(), stage_ranks[0]->sm_clocks_mhz.end());
-  for (const RankInfo* r : stage_ranks) {
-    std::set<int> mine(r->sm_clocks_mhz.begin(), r->sm_clocks_mhz.end());
-    std::set<int> both;
-    std::set_intersection(common.begin(), common.end(), mine.begin(), mine.end(), std::inserter(both, both.end()));
-    common = std::move(both);
-  }
-  std::vector<int> all;
-  for (auto it = common.rbegin(); it != common.rend(); ++it) {
-    if (*it >= options.min_clock_mhz) all.push_back(*it);
-  }
-  size_t stride = static_cast<size_t>(options.clock_stride);
-  if (stride == 0) {
-    const size_t keep = static_cast<size_t>(std::max(options.max_clocks, 2));
-    stride = all.size() <= keep ? 1 : (all.size() - 1 + keep - 2) / (keep - 1);
-  }
-  std::vector<int> out;
-  for (size_t i = 0; i < all.size(); i += stride) out.push_back(all[i]);
-  if (!all.empty() && out.back() != all.back()) out.push_back(all.back());
-  return out;
-}
-
-std::vector<std::vector<int>> CommonLengthClocks(std::vector<std::vector<int>> clocks_per_stage) {
-  size_t n = SIZE_MAX;
-  for (const auto& c : clocks_per_stage) n = std::min(n, c.size());
-  if (n == SIZE_MAX || n == 0) return clocks_per_stage;
-  for (auto& c : clocks_per_stage) {
-    if (c.size() == n) continue;
-    std::vector<int> cut;
-    for (size_t i = 0; i < n; ++i) {
-      const double at = n == 1 ? 0.0 : static_cast<double>(i) * static_cast<double>(c.size() - 1) / static_cast<double>(n - 1);
-      cut.push_back(c[static_cast<size_t>(std::lround(at))]);
-    }
-    c = std::move(cut);
-  }
-  return clocks_per_stage;
-}
-
 namespace {
 
 // Ranks report each span's midpoint on their own clock, which runs at the

@@ -1,6 +1,6 @@
-// Online profiling in windows, the server's side: which clocks each stage
-// profiles, what its ranks' window reports say to the estimator
-// (src/profiling/), and the Profile the estimates make.
+// Online profiling in windows, the server's side: what its ranks' window
+// reports say to the estimator (src/profiling/), and the Profile the
+// estimates make. The sweep's decisions are control/profiling_sweep.h.
 // Thread safety: pure functions.
 #pragma once
 
@@ -16,17 +16,6 @@ namespace perseus::server {
 
 // (window, rank) -> what the rank measured in that window.
 using WindowReportMap = std::map<std::pair<int, int>, WindowReport>;
-
-// The clocks a stage profiles: those every rank of the stage supports, at or
-// above min_clock_mhz, every clock_stride-th from the top (clock_stride 0:
-// the smallest stride that keeps at most max_clocks), plus the lowest.
-// Empty when the ranks share no clock.
-std::vector<int> SweepClocks(const std::vector<const RankInfo*>& stage_ranks, const ProfilingOptions& options);
-
-// Per-stage clock lists cut to a common length (windows index every stage's
-// list alike): a longer list keeps its first and last clock and evenly spaced
-// ones between.
-std::vector<std::vector<int>> CommonLengthClocks(std::vector<std::vector<int>> clocks_per_stage);
 
 // The estimator's observations of `stage`: one per (window, rank of the
 // stage) whose energy was measured. Times are server seconds since profiling began.

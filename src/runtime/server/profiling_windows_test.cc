@@ -5,26 +5,6 @@
 namespace perseus::server {
 namespace {
 
-TEST(SweepClocksTest, IntersectsStridesAndKeepsLowest) {
-  RankInfo a{0, 0, 0, 0, "a", "a", {1410, 1395, 1380, 1365, 1350, 1335}};
-  RankInfo b{1, 1, 0, 0, "b", "b", {1395, 1380, 1365, 1350, 1335, 1320}};
-  ProfilingOptions o;
-  o.clock_stride = 2;
-  EXPECT_EQ(SweepClocks({&a, &b}, o), (std::vector<int>{1395, 1365, 1335}));
-  o.clock_stride = 3;
-  EXPECT_EQ(SweepClocks({&a, &b}, o), (std::vector<int>{1395, 1350, 1335}));
-  o.min_clock_mhz = 1360;
-  EXPECT_EQ(SweepClocks({&a, &b}, o), (std::vector<int>{1395, 1365}));
-  RankInfo c{2, 2, 0, 0, "c", "c", {900}};
-  EXPECT_TRUE(SweepClocks({&a, &c}, ProfilingOptions{}).empty());
-}
-
-TEST(CommonLengthClocksTest, CutsLongerListsKeepingEnds) {
-  std::vector<std::vector<int>> c = CommonLengthClocks({{7, 6, 5, 4, 3, 2, 1}, {9, 8, 7}});
-  EXPECT_EQ(c[0], (std::vector<int>{7, 4, 1}));
-  EXPECT_EQ(c[1], (std::vector<int>{9, 8, 7}));
-}
-
 TEST(StageObservationsTest, OneRowPerMeasuredReportOfTheStage) {
   RankInfo a{0, 0, 0, 0, "a", "a", {1410, 1200}}, b{1, 0, 1, 0, "b", "b", {1410, 1200}};
   ProfilingState p;
