@@ -60,10 +60,13 @@ Result<GpuCapEvent> ParseThrottleFlag(const std::string& text);
 // after a latency. Defaults are measured where we have a measurement.
 struct ClosedLoopOptions {
   bool enabled = false;
-  // Online profiling: the server's default time budget, which the measured
-  // run (profiling_bench, README) filled: 66 windows in 25.0 min, iterations
-  // about 20% longer and 9% cheaper than at all-max (it runs lower clocks).
-  double profiling_s = 1500;
+  // Online profiling's length; -1: the server's own sweep for this job
+  // (control/profiling_sweep.h, default options: its base windows over the
+  // profile's clocks, each a warm-up, the measured iterations and one for the
+  // switch; repeat rounds not counted). Its cost per iteration as measured
+  // (profiling_bench, README: 66 windows in 25.0 min): about 20% longer and
+  // 9% cheaper than at all-max (it runs lower clocks).
+  double profiling_s = -1;
   double profiling_time_factor = 1.20;
   double profiling_energy_factor = 0.91;
   double optimization_s = -1;       // at all-max meanwhile; -1: the frontier's measured solve time
@@ -163,6 +166,8 @@ struct ClosedLoopReport {
   int plan_switches = 0;               // (pipeline, plan) changes delivered
   double clock_changes_per_gpu_iteration = 0;  // mean over running iterations and GPUs
   double optimization_s = 0;
+  double profiling_s = 0;              // as run (computed from the sweep when the option is -1)
+  int profiling_windows = 0;           // the sweep's windows (0 when profiling_s was given)
   LoopFigures without_profiling;       // no profiling or optimisation phase
   LoopFigures without_clock_latency;   // clock changes take effect at once
   LoopFigures instant_detection;       // noise-free iteration times, plans delivered at once

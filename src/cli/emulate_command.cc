@@ -155,7 +155,8 @@ void AddPolicyOptions(CLI::App* cmd, EmulateArgs& a) {
   cmd->add_flag("--closed-loop", a.closed_loop.enabled,
                 "Also emulate perseus as the server runs it: online profiling, straggler detection from noisy "
                 "iteration times, plan delivery and clock-switch latency, in virtual time");
-  cmd->add_option("--profiling-s", a.closed_loop.profiling_s, "Closed loop: online profiling time, s")
+  cmd->add_option("--profiling-s", a.closed_loop.profiling_s,
+                  "Closed loop: online profiling time, s (-1: the server's profiling sweep for this job)")
       ->capture_default_str();
   cmd->add_option("--optimization-s", a.closed_loop.optimization_s,
                   "Closed loop: optimisation time, s (-1: the solve's measured time)")

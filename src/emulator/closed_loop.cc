@@ -64,8 +64,9 @@ class ClosedLoop {
 
  private:
   Phase PhaseAt(double t) const {
-    if (t < o_.profiling_s) return Phase::kProfiling;
-    if (t < o_.profiling_s + optimization_s_) return Phase::kOptimizing;
+    // A phase that ends exactly at an iteration's end (within rounding) ends there.
+    if (t < o_.profiling_s * (1 - 1e-9)) return Phase::kProfiling;
+    if (t < (o_.profiling_s + optimization_s_) * (1 - 1e-9)) return Phase::kOptimizing;
     return Phase::kRunning;
   }
 

@@ -99,6 +99,20 @@ TEST(ClosedLoop, EachRealisticPartCostsAndTheAblationsShowIt) {
   EXPECT_EQ(again->closed_loop->result.total_energy_j, c.result.total_energy_j);
 }
 
+TEST(ClosedLoop, ProfilingLastsTheServersSweepByDefault) {
+  EmulationSpec spec = SmallSpec(4, 8, 1, 3, 200);
+  spec.closed_loop.enabled = true;  // profiling_s -1: the sweep
+  Result<EmulationResult> r = Emulate(spec);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const ClosedLoopReport& c = *r->closed_loop;
+  // SmallProfile has 4 clocks per stage: the base design's windows, each a
+  // warm-up, two measured iterations and one for the switch, at 1.2x all-max.
+  ASSERT_GT(c.profiling_windows, 4);
+  const double allmax_s = FindPolicy(*r, "allmax").iteration_time_s;
+  EXPECT_NEAR(c.profiling_s, c.profiling_windows * 4 * allmax_s * 1.2, 1e-9 * c.profiling_s);
+  EXPECT_EQ(c.profiling_iterations, c.profiling_windows * 4);
+}
+
 TEST(ClosedLoop, BadOptionsNameTheirFlag) {
   EmulationSpec spec = SmallSpec(4, 8, 1, 3, 10);
   spec.closed_loop.enabled = true;

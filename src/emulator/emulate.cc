@@ -1,8 +1,10 @@
 // Emulate(): one job, every policy, the straggler sweep.
 #include <algorithm>
 #include <chrono>
+#include <set>
 #include <memory>
 
+#include "control/profiling_sweep.h"
 #include "emulator/closed_loop.h"
 #include "emulator/emulation_loop.h"
 #include "emulator/policy.h"
@@ -126,11 +128,30 @@ LoopSpec JobLoop(const EmulationSpec& spec, const EmulationResult& out) {
   return loop;
 }
 
+// The server's profiling sweep for this job (default options, the profile's
+// clocks per stage): its base windows and how long they take at all-max.
+double SweepProfilingS(const Problem& problem, const Frontier& frontier, const ClosedLoopOptions& o, int* windows) {
+  std::vector<std::vector<int>> clocks(problem.num_stages());
+  for (int s = 0; s < problem.num_stages(); ++s) {
+    std::set<int> stage;
+    for (int id : problem.gpu_order[s]) {
+      for (const FreqPoint& p : problem.nodes[id].options) stage.insert(p.freq_mhz);
+    }
+    clocks[s] = control::SweepClocks({std::vector<int>(stage.rbegin(), stage.rend())}, control::ProfilingOptions{});
+  }
+  const control::ProfilingOptions defaults;
+  *windows = static_cast<int>(control::StartSweep(std::move(clocks), defaults).windows.size());
+  const int per_window = defaults.warmup_iterations + defaults.window_iterations + 1;
+  return *windows * per_window * frontier.all_max.time_s * o.profiling_time_factor;
+}
+
 // Perseus as the server runs it, and what each part of the loop costs.
 void RunClosedLoopPolicy(const Problem& problem, const Frontier& frontier, const EmulationSpec& spec,
                          EmulationResult& out) {
   const LoopSpec loop = JobLoop(spec, out);
-  const ClosedLoopOptions& o = spec.closed_loop;
+  ClosedLoopOptions o = spec.closed_loop;
+  int windows = 0;
+  if (o.profiling_s < 0) o.profiling_s = SweepProfilingS(problem, frontier, o, &windows);
   const double optimization_s =
       o.optimization_s >= 0 ? o.optimization_s : frontier.stats.solve_s + frontier.stats.lower_bound_s;
   const PolicyResult& allmax = out.policies.front();
@@ -139,6 +160,8 @@ void RunClosedLoopPolicy(const Problem& problem, const Frontier& frontier, const
     return LoopFigures{1 - r.total_energy_j / allmax.total_energy_j, r.total_time_s / allmax.total_time_s - 1};
   };
   ClosedLoopReport report = RunClosedLoop(problem, frontier, loop, o, optimization_s);
+  report.profiling_s = o.profiling_s;
+  report.profiling_windows = windows;
   ClosedLoopOptions free = o;
   free.profiling_s = 0;
   report.without_profiling = figures(free, 0);

@@ -136,7 +136,8 @@ std::string EmulationJson(const EmulationResult& r) {
     const ClosedLoopReport& c = *r.closed_loop;
     const ClosedLoopOptions& o = r.spec.closed_loop;
     doc["closed_loop"] = {
-        {"options", {{"profiling_s", o.profiling_s}, {"profiling_time_factor", o.profiling_time_factor},
+        {"options", {{"profiling_s", c.profiling_s}, {"profiling_windows", c.profiling_windows},
+                     {"profiling_time_factor", o.profiling_time_factor},
                      {"profiling_energy_factor", o.profiling_energy_factor}, {"optimization_s", c.optimization_s},
                      {"plan_delivery_s", o.plan_delivery_s}, {"clock_latency_s", o.clock_latency_s},
                      {"iteration_jitter", o.iteration_jitter}, {"detection_window", o.detection_window},

@@ -86,12 +86,13 @@ std::string ClosedLoopSection(const EmulationResult& r) {
   row("closed loop with noise-free times and plans delivered at once", c.instant_detection);
   char buf[1200];
   std::snprintf(buf, sizeof buf,
-                "Profiling %.0f s (%d iterations, time x%.2f, energy x%.2f over all-max), optimisation %.3g s (%d "
+                "Profiling %.0f s%s (%d iterations, time x%.2f, energy x%.2f over all-max), optimisation %.3g s (%d "
                 "iterations at all-max); plan delivery %.3g s; clock latency %.3g ms; iteration-time noise %.2g%%; "
                 "detection over %d iterations at threshold %.3g. While running: %d iterations with some pipeline "
                 "on a plan more than 1%% off in time from the one the rule gives with the true slowdowns, %d detections, %d plan switches delivered, %.1f clock changes "
                 "per GPU per iteration.\n",
-                o.profiling_s, c.profiling_iterations, o.profiling_time_factor, o.profiling_energy_factor,
+                c.profiling_s, c.profiling_windows > 0 ? (", the server's sweep of " + std::to_string(c.profiling_windows) + " windows").c_str() : "",
+                c.profiling_iterations, o.profiling_time_factor, o.profiling_energy_factor,
                 c.optimization_s, c.optimizing_iterations, o.plan_delivery_s, 1000 * o.clock_latency_s,
                 100 * o.iteration_jitter, o.detection_window, o.detection_threshold, c.off_ideal_iterations,
                 c.detections, c.plan_switches, c.clock_changes_per_gpu_iteration);

@@ -28,7 +28,9 @@ Status CheckPipeline(const std::string& where, int pipeline, int pipelines) {
 
 Status CheckClosedLoop(const ClosedLoopOptions& o) {
   auto in = [](double v, double lo, double hi) { return std::isfinite(v) && v >= lo && v <= hi; };
-  if (!in(o.profiling_s, 0, 1e7)) return Status::InvalidArgument("--profiling-s: expected seconds in [0, 1e7]");
+  if (!(o.profiling_s == -1 || in(o.profiling_s, 0, 1e7))) {
+    return Status::InvalidArgument("--profiling-s: expected -1 (the server's sweep) or seconds in [0, 1e7]");
+  }
   if (!in(o.profiling_time_factor, 0.1, 10) || !in(o.profiling_energy_factor, 0.1, 10)) {
     return Status::InvalidArgument("closed loop: profiling factors must lie in [0.1, 10]");
   }
