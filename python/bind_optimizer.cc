@@ -27,9 +27,10 @@ ProblemPtr MakeProblem(const Profile& profile, const std::string& schedule, int 
 }
 
 // [stage] -> [(instruction, microbatch, sm_clock_mhz)] in execution order.
-py::list StagePlans(const Problem& problem, const PlanChoice& choice) {
+// A plan must have one valid option index per computation (ValueError otherwise).
+void CheckChoice(const Problem& problem, const PlanChoice& choice) {
   if (static_cast<int>(choice.size()) != problem.num_nodes()) {
-    throw py::value_error("plan has " + std::to_string(choice.size()) + " choices for " +
+    throw py::value_error("plan: wrong length: " + std::to_string(choice.size()) + " choices for " +
                           std::to_string(problem.num_nodes()) + " computations");
   }
   for (int id = 0; id < problem.num_nodes(); ++id) {
@@ -37,6 +38,10 @@ py::list StagePlans(const Problem& problem, const PlanChoice& choice) {
       throw py::value_error("plan: computation " + std::to_string(id) + ": option out of range");
     }
   }
+}
+
+py::list StagePlans(const Problem& problem, const PlanChoice& choice) {
+  CheckChoice(problem, choice);
   // PlanByStage is the one per-stage list (plans.json and the server's rank
   // plans use it too); with model chunks each entry also names its chunk.
   const bool chunked = problem.schedule.spec.chunks > 1;
@@ -136,14 +141,14 @@ void BindOptimizer(py::module_& m) {
         "changes per GPU per iteration in every plan (-1: no limit).");
   m.def("clock_changes_per_gpu",
         [](const ProblemPtr& problem, const PlanChoice& choice) {
-          if (static_cast<int>(choice.size()) != problem->num_nodes()) throw py::value_error("plan: wrong length");
+          CheckChoice(*problem, choice);
           return ClockChangesPerGpu(*problem, choice);
         },
         py::arg("problem"), py::arg("choice"),
         "Clock changes per GPU in one iteration of the plan (the last computation to the next iteration's first counts).");
   m.def("evaluate_plan",
         [](const ProblemPtr& problem, const PlanChoice& choice) {
-          if (static_cast<int>(choice.size()) != problem->num_nodes()) throw py::value_error("plan: wrong length");
+          CheckChoice(*problem, choice);
           PlanCost c = EvaluatePlan(*problem, choice);
           return py::make_tuple(c.time_s, c.energy_j);
         },

@@ -107,6 +107,8 @@ def test_clock_change_limit():
         perseus.solve_frontier(problem, max_clock_changes_per_gpu=-2)
     with pytest.raises(ValueError, match="wrong length"):
         perseus.clock_changes_per_gpu(problem, [0])
+    with pytest.raises(ValueError, match="option out of range"):
+        perseus.clock_changes_per_gpu(problem, [99] * problem.num_nodes)
 
 
 def test_stage_plans_name_the_chunk_with_model_chunks():

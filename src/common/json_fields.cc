@@ -95,6 +95,7 @@ Result<bool> GetBool(const Json& object, const std::string& key, const std::stri
 
 Result<int64_t> GetInt(const Json& object, const std::string& key, const std::string& path, int64_t min_value,
                        int64_t max_value) {
+  if (!object.is_object()) return FieldError(path, "expected an object around it, got " + Quote(object));
   auto it = object.find(key);
   if (it == object.end()) return FieldError(path, "missing");
   return ToInt(*it, path, min_value, max_value);
@@ -102,6 +103,7 @@ Result<int64_t> GetInt(const Json& object, const std::string& key, const std::st
 
 Result<std::optional<int64_t>> GetOptionalInt(const Json& object, const std::string& key, const std::string& path,
                                               int64_t min_value, int64_t max_value) {
+  if (!object.is_object()) return FieldError(path, "expected an object around it, got " + Quote(object));
   auto it = object.find(key);
   if (it == object.end() || it->is_null()) return std::optional<int64_t>();
   Result<int64_t> v = ToInt(*it, path, min_value, max_value);
@@ -111,6 +113,7 @@ Result<std::optional<int64_t>> GetOptionalInt(const Json& object, const std::str
 
 Result<double> GetNumber(const Json& object, const std::string& key, const std::string& path, double min_value,
                          double max_value) {
+  if (!object.is_object()) return FieldError(path, "expected an object around it, got " + Quote(object));
   auto it = object.find(key);
   if (it == object.end()) return FieldError(path, "missing");
   return ToNumber(*it, path, min_value, max_value);
@@ -118,6 +121,7 @@ Result<double> GetNumber(const Json& object, const std::string& key, const std::
 
 Result<std::optional<double>> GetOptionalNumber(const Json& object, const std::string& key, const std::string& path,
                                                double min_value, double max_value) {
+  if (!object.is_object()) return FieldError(path, "expected an object around it, got " + Quote(object));
   auto it = object.find(key);
   if (it == object.end() || it->is_null()) return std::optional<double>();
   Result<double> v = ToNumber(*it, path, min_value, max_value);
@@ -127,6 +131,7 @@ Result<std::optional<double>> GetOptionalNumber(const Json& object, const std::s
 
 Result<std::string> GetString(const Json& object, const std::string& key, const std::string& path,
                               size_t max_length) {
+  if (!object.is_object()) return FieldError(path, "expected an object around it, got " + Quote(object));
   auto it = object.find(key);
   if (it == object.end()) return FieldError(path, "missing");
   return ReadString(*it, path, max_length);

@@ -39,7 +39,7 @@ namespace perseus::control {
 struct CarbonState {
   int plan_index = 0;                // knobs.options[option].plan_index (0 when it is not a frontier plan)
   int option = 0;                    // into knobs.options: the option chosen last
-  double option_time_s = 0;          // its time per unit of work (0: the reference's)
+  double option_time_s = 0;          // its time per unit of work (<= 0: the reference's)
   bool evaluated = false;            // false: no decision yet (plan_index 0)
   int64_t last_eval_unix_s = 0;      // when the option was chosen
   int64_t history_last_hour = -1;    // floor(unix_s / 3600) of history.back()

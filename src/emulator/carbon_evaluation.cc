@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "control/carbon_window.h"
+
 namespace perseus::carbon {
 
 Result<PipelineKnobs> BuildPipelineKnobs(const Profile& profile, const ProblemSpec& spec) {
@@ -13,7 +15,11 @@ Result<PipelineKnobs> BuildPipelineKnobs(const Profile& profile, const ProblemSp
   Result<Frontier> frontier = SolveFrontier(*problem, options);
   if (!frontier.ok()) return frontier.status();
   PipelineKnobs job{std::move(*problem), std::move(*frontier), {}, {}};
-  job.frontier_knobs = FrontierKnobs(job.frontier);
+  // The server's options (plans from the no-slowdown plan on), with all-max
+  // as the reference: the baseline the evaluation reports against, and the
+  // time the budget counts from (the no-slowdown plan's time, or a hair more).
+  job.frontier_knobs = control::FrontierKnobsFromNoSlowdown(job.frontier);
+  job.frontier_knobs.reference = {"all-max", job.frontier.all_max.time_s, job.frontier.all_max.energy_j, -1};
   job.global_clock_knobs = GlobalClockKnobs(job.problem);
   return job;
 }

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "carbon/power_limit_profile.h"
+#include "control/carbon_window.h"
 #include "perseus/gpu_model.h"
 
 namespace perseus::carbon {
@@ -37,6 +38,20 @@ IntensityTrace SyntheticTrace(int hours) {
   t.start_unix_s = 1640995200;
   for (int h = 0; h < hours; ++h) t.carbon_g_per_kwh.push_back(300 + 150 * std::sin(2 * M_PI * h / 24.0));
   return t;
+}
+
+// The replay chooses among the server's options (control/carbon_window.h),
+// against all-max, the evaluation's baseline.
+TEST(JobReplay, ChoosesAmongTheServersOptions) {
+  Result<PipelineKnobs> job = Gpt3Job();
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  const KnobSet server = control::FrontierKnobsFromNoSlowdown(job->frontier);
+  ASSERT_EQ(job->frontier_knobs.options.size(), server.options.size());
+  for (size_t i = 0; i < server.options.size(); ++i) {
+    EXPECT_EQ(job->frontier_knobs.options[i].plan_index, server.options[i].plan_index) << i;
+  }
+  EXPECT_EQ(job->frontier_knobs.reference.time_s, job->frontier.all_max.time_s);
+  EXPECT_EQ(job->frontier_knobs.reference.energy_j, job->frontier.all_max.energy_j);
 }
 
 TEST(JobReplay, LogsEveryDecisionAndMeetsTheBudget) {

@@ -151,9 +151,13 @@ class ClosedLoop {
 
   // Clock changes of the plans run, and whether they are the ideal rule's.
   void CountChanges(const JobConditions& conditions, double* gpu_iterations) {
+    // The true paces, as the idealised policy sees them: the no-slowdown
+    // plan's time under the pipeline's conditions (slowdown and caps) over its own.
+    const int base = control::NoSlowdownPlanIndex(frontier_);
+    const double nominal_s = RunFor(base, PipelineConditions{}).time_s;
     std::vector<control::PipelinePace> paces(loop_.pipelines);
     for (int p = 0; p < loop_.pipelines; ++p) {
-      paces[p].slowdown = conditions.classes[conditions.class_of[p]].slowdown;
+      paces[p].slowdown = RunFor(base, conditions.classes[conditions.class_of[p]]).time_s / nominal_s;
       const int plan = held_[p];
       auto it = changes_.find(plan);
       if (it == changes_.end()) {

@@ -12,7 +12,9 @@
 // plan reaches the ranks plan_delivery_s after the iteration that caused it.
 // Energy and time are the noise-free replays (RunPipeline), so the
 // comparison with the idealised policy shows what the loop itself costs.
-// Deterministic for a given seed. Not thread-safe.
+// Deterministic for a given seed and optimization_s (perseus emulate's default
+// optimisation time is the solve's measured wall time, which varies from run
+// to run; --optimization-s fixes it). Not thread-safe.
 #pragma once
 
 #include "emulator/emulation_loop.h"

@@ -153,7 +153,8 @@ void RunClosedLoopPolicy(const Problem& problem, const Frontier& frontier, const
   int windows = 0;
   if (o.profiling_s < 0) o.profiling_s = SweepProfilingS(problem, frontier, o, &windows);
   const double optimization_s =
-      o.optimization_s >= 0 ? o.optimization_s : frontier.stats.solve_s + frontier.stats.lower_bound_s;
+      o.optimization_s >= 0 ? o.optimization_s
+                            : frontier.stats.solve_s + frontier.stats.lower_bound_s + frontier.stats.clock_limit_s;
   const PolicyResult& allmax = out.policies.front();
   auto figures = [&](const ClosedLoopOptions& variant, double opt_s) {
     const PolicyResult r = RunClosedLoop(problem, frontier, loop, variant, opt_s).result;

@@ -48,11 +48,14 @@ PipelineRun RunPipeline(const Problem& problem, const PlanChoice& choice, const 
   std::vector<double> cap_time_s(conditions.caps.size(), 0.0), cap_energy_j(conditions.caps.size(), 0.0);
   for (int i = 0; i < n; ++i) {  // nodes are topologically ordered
     const ProblemNode& node = problem.nodes[i];
-    const FreqPoint planned = WithClockLatency(problem, choice, i, clock_latency_s);
-    double group_s = planned.time_s * f;
+    const FreqPoint& planned = node.options[choice[i]];
+    // The latency's extra time and energy, not stretched by the slowdown.
+    const FreqPoint late = WithClockLatency(problem, choice, i, clock_latency_s);
+    const double busy_s = planned.time_s * f + (late.time_s - planned.time_s);
+    double group_s = busy_s;
     run.freq_mhz[i] = planned.freq_mhz;
-    stage_time_s[node.stage] += planned.time_s * f;
-    stage_energy_j[node.stage] += planned.energy_j * f / gpus;
+    stage_time_s[node.stage] += busy_s;
+    stage_energy_j[node.stage] += (planned.energy_j * f + (late.energy_j - planned.energy_j)) / gpus;
     for (size_t c = 0; c < conditions.caps.size(); ++c) {
       if (conditions.caps[c].stage != node.stage) continue;
       const FreqPoint& capped = node.options[CappedOption(node.options, choice[i], conditions.caps[c].max_freq_mhz)];

@@ -28,7 +28,9 @@ struct PipelineRun {
 // the last one of the iteration for the first, set the clock before it): the
 // computation runs its first clock_latency_s at the old clock, so with work
 // W = t_new * f_new it lasts t_new + L (1 - f_old / f_new) (or W / f_old when
-// it ends within the latency), drawing the old option's power meanwhile.
+// it ends within the latency), drawing the old option's power meanwhile; the
+// extra is not stretched by a straggler's slowdown, and a capped GPU (a
+// throttle) is not charged it.
 // REQUIRES: choice has one valid option index per node; caps name existing
 // stages and GPUs (see ValidateEvents).
 PipelineRun RunPipeline(const Problem& problem, const PlanChoice& choice, const PipelineConditions& conditions,

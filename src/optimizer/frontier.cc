@@ -223,6 +223,7 @@ Result<Frontier> SolveFrontier(const Problem& problem, const FrontierOptions& op
 }
 
 void LimitFrontierClockChanges(const Problem& problem, int max_changes_per_gpu, Frontier* f) {
+  if (f->plans.empty()) return;
   if (f->plans.size() > kMaxLimitedPlans) *f = SubFrontier(*f, ThinPlanIndices(*f, kMaxLimitedPlans, KeyPlanIndices(*f)));
   // Plans are independent: limited on every core.
   const size_t workers = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, f->plans.size());

@@ -71,12 +71,16 @@ Status JobService::DecideCarbon(Job& job, int64_t now, const carbon::IntensityRe
   const CarbonConfig& cfg = *job.spec.carbon;
   const std::string job_id = job.spec.id;
   ControlState before = job.state, state = job.state;
+  const Frontier& f = job.plans->frontier();
+  CarbonState& cs = state.carbon;
+  if (cs.evaluated && cs.option_time_s < 0) {  // a state stored before option_time_s existed
+    cs.option_time_s = f.plans[std::clamp(cs.plan_index, 0, static_cast<int>(f.plans.size()) - 1)].time_s;
+  }
   control::DecideCarbonWindow(control::FrontierKnobsFromNoSlowdown(job.plans->frontier()), {cfg.slowdown_budget, cfg.window_s}, now,
                               {reading.carbon_g_per_kwh, reading.stale}, &state.carbon, &job.carbon_forecast);
   AssignPlans(job, &state);
   PERSEUS_RETURN_IF_ERROR(CommitState(job, state, {}));
   ResetStaleWindows(job, before);
-  const CarbonState& cs = state.carbon;
   Log("carbon_decision", {{"job", job_id},
                           {"intensity_g_per_kwh", cs.intensity_g_per_kwh},
                           {"forecast_g_per_kwh", cs.forecast_g_per_kwh},

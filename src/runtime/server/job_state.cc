@@ -137,10 +137,10 @@ Result<ControlState> ControlStateFromJson(const Json& j) {
       const Json& c = j.at("carbon");
       CarbonState& cs = state.carbon;
       cs.plan_index = c.at("plan_index").get<int>();
-      // Absent in databases written before the control library: the next
-      // decision then charges the last window at the reference's pace.
+      // Absent in databases written before the control library: -1, and the
+      // next decision charges the last window at plan_index's time.
       cs.option = c.value("option", 0);
-      cs.option_time_s = c.value("option_time_s", 0.0);
+      cs.option_time_s = c.value("option_time_s", -1.0);
       cs.evaluated = c.at("evaluated").get<bool>();
       cs.last_eval_unix_s = c.at("last_eval_unix_s").get<int64_t>();
       // Databases written before hourly history stored the window index
