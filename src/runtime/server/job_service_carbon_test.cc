@@ -325,6 +325,37 @@ TEST(CarbonHistory, LongWindowsAndGapsRepeatTheLastReadingHourly) {
   Result<ControlState> legacy = ControlStateFromJson(j);
   ASSERT_TRUE(legacy.ok()) << legacy.status().ToString();
   EXPECT_EQ(legacy->carbon.history_last_hour, 455);
+  // Written before the control library: no option time, resolved from plan_index at the next decision.
+  Json older = ControlStateToJson(state);
+  older["carbon"].erase("option");
+  older["carbon"].erase("option_time_s");
+  Result<ControlState> before = ControlStateFromJson(older);
+  ASSERT_TRUE(before.ok()) << before.status().ToString();
+  EXPECT_LT(before->carbon.option_time_s, 0);
+}
+
+TEST_F(JobServiceCarbonTest, AStateStoredBeforeOptionTimesIsChargedAtItsPlansTime) {
+  const std::string path = testing::TempDbPath("carbon_upgrade");
+  Open(path);
+  StartJob(1, 2, {{"source", "fixed"}, {"value_g_per_kwh", 700}, {"slowdown_budget", 0.5}});
+  ASSERT_TRUE(service_->EvaluateCarbon("j").ok());
+  const int plan = (*service_->CarbonJson("j"))["plan_index"];
+  ASSERT_GT(plan, 0);  // a large budget on a dirty grid: a slower plan
+  const std::vector<double> times = PlanTimes();
+  // Rewrite the stored state as an older server wrote it, then restart.
+  ControlState stored = StoredState("j");
+  Json j = ControlStateToJson(stored);
+  j["carbon"].erase("option");
+  j["carbon"].erase("option_time_s");
+  StoreWrite rewrite;
+  rewrite.job_id = "j";
+  rewrite.state_json = j.dump();
+  ASSERT_TRUE(store_->Commit(rewrite).ok());
+  Open(path);
+  now_ += 3600;
+  ASSERT_TRUE(service_->EvaluateCarbon("j").ok());
+  const CarbonState after = StoredState("j").carbon;
+  EXPECT_NEAR(after.work_windows, times[0] / times[plan], 1e-9);  // not 1: the slower plan ran
 }
 
 TEST_F(JobServiceCarbonTest, FourHourWindowsKeepAnHourlyHistory) {
