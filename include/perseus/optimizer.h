@@ -94,9 +94,11 @@ PlanChoice LimitClockChanges(const Problem& problem, const PlanChoice& choice, i
 // ones always among them), then the Pareto filter again (limited plans can
 // dominate each other). A plan only gets faster, so its lower bound, that of
 // its old time, still holds. What SolveFrontier does with
-// FrontierOptions::max_clock_changes_per_gpu.
+// FrontierOptions::max_clock_changes_per_gpu. When `cancel` becomes true the
+// remaining plans are left unlimited (the caller discards the result).
 inline constexpr size_t kMaxLimitedPlans = 256;
-void LimitFrontierClockChanges(const Problem& problem, int max_changes_per_gpu, Frontier* frontier);
+void LimitFrontierClockChanges(const Problem& problem, int max_changes_per_gpu, Frontier* frontier,
+                               const std::atomic<bool>* cancel = nullptr);
 
 Result<Frontier> SolveFrontier(const Problem& problem, const FrontierOptions& options);
 

@@ -2,6 +2,8 @@
 // frontier with a limit.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
 #include <functional>
 #include <limits>
 #include <random>
@@ -120,6 +122,41 @@ TEST(LimitClockChanges, FrontierPlansKeepTheLimitAndStayPareto) {
   std::mt19937 r2(1);
   EXPECT_EQ(SolveFrontier(MakeProblem(testing::RandomProfile(r2, 2, 2), ScheduleKind::k1F1B, 2, 2, 40), bad).status().code(),
             Status::Code::kInvalidArgument);
+}
+
+TEST(LimitClockChanges, ACancelledLimitStopsAndLeavesPlansAlone) {
+  // Every computation lists the same three clocks, so a limit can be met.
+  Result<Profile> profile = ParseProfileCsv(
+      "stage,instruction,frequency,time,energy\n"
+      "0,forward,1410,0.010,3.0\n0,forward,1200,0.011,2.6\n0,forward,1000,0.013,2.5\n"
+      "0,backward,1410,0.020,6.0\n0,backward,1200,0.022,5.2\n0,backward,1000,0.026,5.0\n"
+      "1,forward,1410,0.014,4.2\n1,forward,1200,0.0155,3.6\n1,forward,1000,0.018,3.4\n"
+      "1,backward,1410,0.028,8.4\n1,backward,1200,0.031,7.3\n1,backward,1000,0.036,7.0\n",
+      "test.csv", 2);
+  ASSERT_TRUE(profile.ok()) << profile.status().ToString();
+  Problem problem = MakeProblem(*profile, ScheduleKind::k1F1B, 2, 6, 60);
+  Result<Frontier> f = SolveFrontier(problem, FrontierOptions{});
+  ASSERT_TRUE(f.ok());
+  int most = 0;
+  for (const FrontierPlan& p : f->plans) {
+    for (int c : ClockChangesPerGpu(problem, p.choice)) most = std::max(most, c);
+  }
+  ASSERT_GT(most, 0);
+  const std::atomic<bool> cancel{true};
+  Frontier cancelled = *f;
+  LimitFrontierClockChanges(problem, 0, &cancelled, &cancel);
+  int after = 0;
+  for (const FrontierPlan& p : cancelled.plans) {
+    for (int c : ClockChangesPerGpu(problem, p.choice)) after = std::max(after, c);
+  }
+  EXPECT_EQ(after, most);  // nothing was limited
+  Frontier limited = *f;
+  LimitFrontierClockChanges(problem, 0, &limited);  // not cancelled: limited
+  int limited_most = 0;
+  for (const FrontierPlan& p : limited.plans) {
+    for (int c : ClockChangesPerGpu(problem, p.choice)) limited_most = std::max(limited_most, c);
+  }
+  EXPECT_LT(limited_most, most);
 }
 
 }  // namespace

@@ -216,13 +216,15 @@ Result<Frontier> SolveFrontier(const Problem& problem, const FrontierOptions& op
   f.stats.lower_bound_s = Seconds(t1);
   if (options.max_clock_changes_per_gpu >= 0) {
     auto t2 = std::chrono::steady_clock::now();
-    LimitFrontierClockChanges(problem, options.max_clock_changes_per_gpu, &f);
+    LimitFrontierClockChanges(problem, options.max_clock_changes_per_gpu, &f, options.cancel);
     f.stats.clock_limit_s = Seconds(t2);
+    if (Cancelled(options)) return Status::Unavailable("cancelled");
   }
   return f;
 }
 
-void LimitFrontierClockChanges(const Problem& problem, int max_changes_per_gpu, Frontier* f) {
+void LimitFrontierClockChanges(const Problem& problem, int max_changes_per_gpu, Frontier* f,
+                               const std::atomic<bool>* cancel) {
   if (f->plans.empty()) return;
   if (f->plans.size() > kMaxLimitedPlans) *f = SubFrontier(*f, ThinPlanIndices(*f, kMaxLimitedPlans, KeyPlanIndices(*f)));
   // Plans are independent: limited on every core.
@@ -230,6 +232,7 @@ void LimitFrontierClockChanges(const Problem& problem, int max_changes_per_gpu, 
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i = next++; i < f->plans.size(); i = next++) {
+      if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) return;
       FrontierPlan& p = f->plans[i];
       const double bound_j = p.lower_bound_j;
       p = MakePlan(problem, LimitClockChanges(problem, p.choice, max_changes_per_gpu));
