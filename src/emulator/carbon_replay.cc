@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "carbon/iso_time.h"
+#include "control/carbon_window.h"
 
 namespace perseus::carbon {
 namespace {

@@ -22,7 +22,6 @@
 #include "carbon/intensity_source.h"
 #include "carbon/intensity_trace.h"
 #include "carbon/knob_options.h"
-#include "control/carbon_window.h"
 
 namespace perseus::carbon {
 

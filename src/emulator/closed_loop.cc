@@ -151,13 +151,7 @@ class ClosedLoop {
 
   // Clock changes of the plans run, and whether they are the ideal rule's.
   void CountChanges(const JobConditions& conditions, double* gpu_iterations) {
-    // The true paces, as the idealised policy sees them: the no-slowdown
-    // plan's time under the pipeline's conditions (slowdown and caps) over its own.
-    const int base = control::NoSlowdownPlanIndex(frontier_);
-    const double nominal_s = RunFor(base, PipelineConditions{}).time_s;
-    std::vector<control::PipelinePace> paces(loop_.pipelines);
     for (int p = 0; p < loop_.pipelines; ++p) {
-      paces[p].slowdown = RunFor(base, conditions.classes[conditions.class_of[p]]).time_s / nominal_s;
       const int plan = held_[p];
       auto it = changes_.find(plan);
       if (it == changes_.end()) {
@@ -169,13 +163,32 @@ class ClosedLoop {
       out_.clock_changes_per_gpu_iteration += it->second;
       *gpu_iterations += problem_.num_stages();
     }
-    const std::vector<int> ideal = control::AssignPipelinePlans(frontier_, paces);
+    const std::vector<int>& ideal = IdealPlans(conditions);  // per class
     for (int p = 0; p < loop_.pipelines; ++p) {
-      if (std::abs(PredictedTime(held_[p]) / PredictedTime(ideal[p]) - 1) > 0.01) {
+      if (std::abs(PredictedTime(held_[p]) / PredictedTime(ideal[conditions.class_of[p]]) - 1) > 0.01) {
         ++out_.off_ideal_iterations;
         break;
       }
     }
+  }
+
+  // Per class of the conditions, the plan the rule gives with the true paces,
+  // as the idealised policy sees them: the no-slowdown plan's time under the
+  // class's conditions (slowdown and caps) over its own. Conditions repeat
+  // (their key names the classes, not which pipeline is in which): decided
+  // once each.
+  const std::vector<int>& IdealPlans(const JobConditions& conditions) {
+    const std::string key = conditions.Key();
+    auto it = ideal_.find(key);
+    if (it != ideal_.end()) return it->second;
+    const int base = control::NoSlowdownPlanIndex(frontier_);
+    const double nominal_s = RunFor(base, PipelineConditions{}).time_s;
+    std::vector<control::PipelinePace> paces(conditions.classes.size());
+    for (size_t c = 0; c < paces.size(); ++c) {
+      // A class without pipelines (the nominal class may have none) sets no pace.
+      if (conditions.pipeline_count[c] > 0) paces[c].slowdown = RunFor(base, conditions.classes[c]).time_s / nominal_s;
+    }
+    return ideal_.emplace(key, control::AssignPipelinePlans(frontier_, paces)).first->second;
   }
 
   // What the ranks report: each pipeline's compute time, with noise.
@@ -243,6 +256,7 @@ class ClosedLoop {
   std::vector<double> last_times_;  // each pipeline's time in the last iteration (noise-free)
   std::map<std::string, PipelineRun> runs_;
   std::map<int, double> changes_;  // plan -> clock changes summed over GPUs
+  std::map<std::string, std::vector<int>> ideal_;  // conditions' key -> IdealPlans (per class)
   std::vector<std::unordered_map<const PipelineRun*, Tally>> counts_;
   ClosedLoopReport out_;
 };

@@ -22,10 +22,11 @@ int CappedOption(const std::vector<FreqPoint>& options, int planned, int max_fre
 FreqPoint WithClockLatency(const Problem& problem, const PlanChoice& choice, int i, double latency_s) {
   const ProblemNode& node = problem.nodes[i];
   const FreqPoint& planned = node.options[choice[i]];
+  if (latency_s <= 0) return planned;
   const std::vector<int>& order = problem.gpu_order[node.stage];
   const int previous = order[(node.position + order.size() - 1) % order.size()];
   const FreqPoint& before = problem.nodes[previous].options[choice[previous]];
-  if (latency_s <= 0 || before.freq_mhz == planned.freq_mhz || planned.time_s <= 0 || before.time_s <= 0) return planned;
+  if (before.freq_mhz == planned.freq_mhz || planned.time_s <= 0 || before.time_s <= 0) return planned;
   const double ratio = static_cast<double>(before.freq_mhz) / planned.freq_mhz;
   FreqPoint out = planned;
   const double old_s = std::min(latency_s, planned.time_s / ratio);  // time at the old clock

@@ -6,13 +6,10 @@
 // no-slowdown plan as the reference, and assign plans with it as a floor.
 #include <algorithm>
 #include <chrono>
-#include <cmath>
-#include <cstdio>
 #include <future>
 #include <mutex>
 
 #include "carbon/electricitymaps_source.h"
-#include "carbon/iso_time.h"
 #include "control/carbon_window.h"
 #include "runtime/server/job_service.h"
 

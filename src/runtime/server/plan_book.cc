@@ -118,12 +118,6 @@ std::shared_ptr<const std::string> PlanBook::StagePlanJson(int plan_index, int s
   return text;
 }
 
-int PlanBook::PlanIndexForTime(double time_s) const {
-  const FrontierPlan* p = frontier_.PlanForTime(time_s);
-  if (p == nullptr || p < frontier_.plans.data() || p >= frontier_.plans.data() + frontier_.plans.size()) return 0;
-  return static_cast<int>(p - frontier_.plans.data());
-}
-
 Json StoredFrontierJson(const Frontier& f) {
   Json plans = Json::array();
   for (size_t k = 0; k < f.plans.size(); ++k) {

@@ -36,8 +36,6 @@ class PlanBook {
   // The JSON array of stage `stage`'s instructions under plan `plan_index`.
   // Thread-safe.
   std::shared_ptr<const std::string> StagePlanJson(int plan_index, int stage) const;
-  // Frontier::PlanForTime as an index; 0 (the fastest plan) when none fits.
-  int PlanIndexForTime(double time_s) const;
 
  private:
   PlanBook() = default;
