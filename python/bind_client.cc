@@ -13,6 +13,8 @@
 #include "common/job_id.h"
 #include "runtime/client/open_rank_gpu.h"
 #include "runtime/client/rank_client.h"
+#include "runtime/protocol/job_requests.h"
+#include "runtime/protocol/job_spec.h"
 #include "runtime/gpu/simulated_gpu.h"
 
 namespace perseus::python {
@@ -24,18 +26,20 @@ using client::RankClient;
 // The _perseus module (lives as long as the interpreter); set by BindClient.
 PyObject* g_module = nullptr;
 
-// Maps "forward"/"backward" without allocating (the hooks' hot path).
+// The instruction a hook names, without allocating (the hooks' hot path);
+// every name perseus knows (zero-bubble schedules hook backward_input and
+// backward_weight too).
 Instruction ParseInstruction(py::handle name) {
   Py_ssize_t size = 0;
   const char* text = PyUnicode_Check(name.ptr()) ? PyUnicode_AsUTF8AndSize(name.ptr(), &size) : nullptr;
   if (text != nullptr) {
-    std::string_view v(text, static_cast<size_t>(size));
-    if (v == InstructionName(Instruction::kForward)) return Instruction::kForward;
-    if (v == InstructionName(Instruction::kBackward)) return Instruction::kBackward;
+    if (std::optional<Instruction> ins = InstructionFromName(std::string_view(text, static_cast<size_t>(size)))) {
+      return *ins;
+    }
   }
   PyErr_Clear();
-  throw py::value_error("instruction: expected 'forward' or 'backward', got " +
-                        std::string(py::str(py::repr(name))));
+  if (text == nullptr) throw py::value_error("instruction: expected a str, got " + std::string(py::str(py::repr(name))));
+  throw py::value_error("instruction: " + perseus::ParseInstruction(std::string(text, static_cast<size_t>(size))).status().message());
 }
 
 // Hands warning texts to perseus._perseus._warning_sink, or to Python's
@@ -227,11 +231,39 @@ void BindClient(py::module_& m) {
         [](const std::string& server_url, const py::dict& spec, const std::string& token, const std::string& ca_cert) {
           nlohmann::json body = nlohmann::json::parse(
               py::str(py::module_::import("json").attr("dumps")(spec)).cast<std::string>());
+          // The server's own parser: a bad field is a ValueError naming it, before anything is sent.
+          Result<protocol::JobSpec> parsed = protocol::ParseJobSpec(body);
+          if (!parsed.ok()) throw py::value_error("job spec: " + parsed.status().message());
           client::ServerApi api({server_url, token, ca_cert});
           return ToDict(Unwrap(api.Post("/jobs", body)));
         },
         py::arg("server_url"), py::arg("spec"), py::arg("token") = "", py::arg("ca_cert") = "",
-        "POST /jobs: registers a job (see docs/http_api.md for the fields).");
+        "POST /jobs: registers a job (see docs/http_api.md for the fields). A spec the server would\n"
+        "refuse raises ValueError naming the field, without contacting the server.");
+  m.def("declare_straggler",
+        [](const std::string& server_url, const std::string& job, int pipeline, double slowdown,
+           const std::string& token, const std::string& ca_cert) {
+          if (!IsValidJobId(job)) throw py::value_error("job: expected " + std::string(kJobIdRule) + ", got '" + job + "'");
+          const nlohmann::json body = protocol::StragglerDeclarationToJson({pipeline, slowdown});
+          Result<protocol::StragglerDeclaration> checked = protocol::ParseStragglerDeclaration(body);
+          if (!checked.ok()) throw py::value_error(checked.status().message());
+          client::ServerApi api({server_url, token, ca_cert});
+          return ToDict(Unwrap(api.Post("/jobs/" + job + "/stragglers", body)));
+        },
+        py::arg("server_url"), py::arg("job"), py::arg("pipeline"), py::arg("slowdown"), py::arg("token") = "",
+        py::arg("ca_cert") = "",
+        "POST /jobs/{job}/stragglers: pipeline `pipeline` runs `slowdown` (>= 1) times slower; the other\n"
+        "pipelines slow down to match. Returns the job's stragglers.");
+  m.def("clear_straggler",
+        [](const std::string& server_url, const std::string& job, int pipeline, const std::string& token,
+           const std::string& ca_cert) {
+          if (!IsValidJobId(job)) throw py::value_error("job: expected " + std::string(kJobIdRule) + ", got '" + job + "'");
+          if (pipeline < 0) throw py::value_error("pipeline: expected an integer >= 0, got " + std::to_string(pipeline));
+          client::ServerApi api({server_url, token, ca_cert});
+          return ToDict(Unwrap(api.Delete("/jobs/" + job + "/stragglers/" + std::to_string(pipeline))));
+        },
+        py::arg("server_url"), py::arg("job"), py::arg("pipeline"), py::arg("token") = "", py::arg("ca_cert") = "",
+        "DELETE /jobs/{job}/stragglers/{pipeline}: the pipeline is no longer a straggler.");
   m.def("finish_job",
         [](const std::string& server_url, const std::string& job, const std::string& token, const std::string& ca_cert) {
           if (!IsValidJobId(job)) throw py::value_error("job: expected " + std::string(kJobIdRule) + ", got '" + job + "'");

@@ -29,15 +29,8 @@ ProblemPtr MakeProblem(const Profile& profile, const std::string& schedule, int 
 // [stage] -> [(instruction, microbatch, sm_clock_mhz)] in execution order.
 // A plan must have one valid option index per computation (ValueError otherwise).
 void CheckChoice(const Problem& problem, const PlanChoice& choice) {
-  if (static_cast<int>(choice.size()) != problem.num_nodes()) {
-    throw py::value_error("plan: wrong length: " + std::to_string(choice.size()) + " choices for " +
-                          std::to_string(problem.num_nodes()) + " computations");
-  }
-  for (int id = 0; id < problem.num_nodes(); ++id) {
-    if (choice[id] < 0 || choice[id] >= static_cast<int>(problem.nodes[id].options.size())) {
-      throw py::value_error("plan: computation " + std::to_string(id) + ": option out of range");
-    }
-  }
+  Status valid = ValidatePlan(problem, choice);
+  if (!valid.ok()) throw py::value_error(valid.message());
 }
 
 py::list StagePlans(const Problem& problem, const PlanChoice& choice) {

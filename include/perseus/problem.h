@@ -55,6 +55,13 @@ Result<Problem> BuildProblem(const Profile& profile, const ProblemSpec& spec);
 // A plan: for every node (by id), the index into its options.
 using PlanChoice = std::vector<int>;
 
+// Ok when `choice` has one option index per node, each within the node's
+// options; otherwise InvalidArgument naming the first bad entry ("plan:
+// computation 12 (backward of microbatch 3, stage 1): option 9 out of range (7 options)"). Every
+// reader of a plan from outside the optimizer (plans.json, the server's
+// stored frontier, Python) checks with this before indexing options.
+Status ValidatePlan(const Problem& problem, const PlanChoice& choice);
+
 struct PlanCost {
   double time_s = 0;
   double energy_j = 0;

@@ -14,7 +14,9 @@
 #pragma once
 
 #include <array>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "perseus/status.h"
@@ -26,13 +28,15 @@ namespace perseus {
 // kBackwardWeight (the weight gradient, deferrable).
 enum class Instruction { kForward = 0, kBackward = 1, kBackwardInput = 2, kBackwardWeight = 3 };
 inline constexpr int kNumInstructions = 4;
-// "forward", "backward", "backward_input", "backward_weight" (these three
+// "forward", "backward", "backward_input", "backward_weight" (these four
 // functions live in perseus_common, src/common/instruction.cc).
 const char* InstructionName(Instruction ins);
 // Short labels for timelines and docs: "F", "B", "Bi", "W".
 const char* InstructionSymbol(Instruction ins);
 // The inverse of InstructionName, else an error quoting `name`.
 Result<Instruction> ParseInstruction(const std::string& name);
+// The same without allocating (hooks on the training thread): nullopt for an unknown name.
+std::optional<Instruction> InstructionFromName(std::string_view name);
 
 // One measured operating point.
 struct FreqPoint {

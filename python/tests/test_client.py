@@ -50,6 +50,16 @@ def test_two_ranks_profile_and_run(server):
         assert stats["schedule_mismatches"] == 0
         assert stats["measurements_sent"] > 0
         assert "A100" in opts[0].gpu_name
+        # The operator's requests go through the protocol module too.
+        reply = perseus.declare_straggler(server, "py", pipeline=0, slowdown=1.2)
+        assert reply["stragglers"] == [{"pipeline": 0, "slowdown": 1.2, "source": "api"}]
+        with pytest.raises(ValueError, match=r"field 'pipeline': expected an integer in \[0, 0\], got 5"):
+            perseus.declare_straggler(server, "py", pipeline=5, slowdown=1.2)
+        with pytest.raises(ValueError, match=r"field 'slowdown': expected a number in \[1, 100\], got 0.5"):
+            perseus.declare_straggler(server, "py", pipeline=0, slowdown=0.5)  # refused before sending
+        assert perseus.clear_straggler(server, "py", 0)["stragglers"] == []
+        with pytest.raises(LookupError, match="pipeline 0 is not a straggler"):
+            perseus.clear_straggler(server, "py", 0)
     finally:
         for opt in opts:
             opt.close()
@@ -60,10 +70,12 @@ def test_hook_errors_and_unreachable_server():
                             poll_interval_ms=20, restore_on_signal=False)
     with opt:
         opt.on_step_begin()
-        with pytest.raises(ValueError, match="instruction: expected 'forward' or 'backward', got 'fwd'"):
+        with pytest.raises(ValueError, match="instruction: expected 'forward', 'backward', 'backward_input' or 'backward_weight', got 'fwd'"):
             opt.on_instruction_begin("fwd")
         opt.on_instruction_begin("forward")
         opt.on_instruction_end("forward")
+        opt.on_instruction_begin("backward_input")  # zero-bubble schedules' names are hooks too
+        opt.on_instruction_end("backward_input")
         opt.on_step_end()  # training goes on without a server
         time.sleep(0.1)
         assert opt.stats()["connected"] is False

@@ -107,7 +107,7 @@ def test_clock_change_limit():
         perseus.solve_frontier(problem, max_clock_changes_per_gpu=-2)
     with pytest.raises(ValueError, match="wrong length"):
         perseus.clock_changes_per_gpu(problem, [0])
-    with pytest.raises(ValueError, match="option out of range"):
+    with pytest.raises(ValueError, match=r"computation 0 \(forward of microbatch 0, stage 0\): option 99 out of range"):
         perseus.clock_changes_per_gpu(problem, [99] * problem.num_nodes)
 
 

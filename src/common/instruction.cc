@@ -14,10 +14,15 @@ const char* InstructionName(Instruction ins) { return kInstructionNames[static_c
 
 const char* InstructionSymbol(Instruction ins) { return kInstructionSymbols[static_cast<int>(ins)]; }
 
-Result<Instruction> ParseInstruction(const std::string& name) {
+std::optional<Instruction> InstructionFromName(std::string_view name) {
   for (int i = 0; i < kNumInstructions; ++i) {
     if (name == kInstructionNames[i]) return static_cast<Instruction>(i);
   }
+  return std::nullopt;
+}
+
+Result<Instruction> ParseInstruction(const std::string& name) {
+  if (std::optional<Instruction> ins = InstructionFromName(name)) return *ins;
   return Status::InvalidArgument("expected 'forward', 'backward', 'backward_input' or 'backward_weight', got '" +
                                  name + "'");
 }

@@ -2,6 +2,7 @@
 // independent of the solver: it is the referee the solver's output is checked
 // against.
 #include <algorithm>
+#include <string>
 
 #include "perseus/problem.h"
 
@@ -15,6 +16,24 @@ std::vector<double> EarliestStarts(const Problem& problem, const PlanChoice& cho
     for (int v : n.succs) start[v] = std::max(start[v], finish);
   }
   return start;
+}
+
+Status ValidatePlan(const Problem& problem, const PlanChoice& choice) {
+  if (static_cast<int>(choice.size()) != problem.num_nodes()) {
+    return Status::InvalidArgument("plan: wrong length: " + std::to_string(choice.size()) + " choices for " +
+                                   std::to_string(problem.num_nodes()) + " computations");
+  }
+  for (int id = 0; id < problem.num_nodes(); ++id) {
+    const ProblemNode& node = problem.nodes[id];
+    if (choice[id] < 0 || choice[id] >= static_cast<int>(node.options.size())) {
+      return Status::InvalidArgument("plan: computation " + std::to_string(id) + " (" +
+                                     InstructionName(node.comp.instruction) + " of microbatch " +
+                                     std::to_string(node.comp.microbatch) + ", stage " +
+                                     std::to_string(node.stage) + "): option " + std::to_string(choice[id]) +
+                                     " out of range (" + std::to_string(node.options.size()) + " options)");
+    }
+  }
+  return Status::Ok();
 }
 
 PlanCost EvaluatePlan(const Problem& problem, const PlanChoice& choice) {

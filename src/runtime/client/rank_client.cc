@@ -137,7 +137,7 @@ void RankClient::HandOver() {
 void RankClient::BeginWindowStep(double now_s) {
   const bool profiling = current_ && current_->kind == PlanKind::kProfiling;
   if (!profiling) return;
-  const ProfilingWindow& w = current_->window;
+  const PlanWindow& w = current_->window;
   const int k = window_step_++;
   if (k >= w.warmup_iterations && k < w.warmup_iterations + w.iterations) {
     if (!record_) {
@@ -219,7 +219,7 @@ void RankClient::OnStepEnd() {
   HandOver();
   sync_wanted_ = false;
   if (current_ && current_->kind == PlanKind::kProfiling) {
-    const ProfilingWindow& w = current_->window;
+    const PlanWindow& w = current_->window;
     const int next = window_step_;  // the index the next step will have
     sync_wanted_ = next == w.warmup_iterations || next == w.warmup_iterations + w.iterations;
   }

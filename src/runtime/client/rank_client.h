@@ -42,7 +42,7 @@
 
 #include "runtime/client/clock_controller.h"
 #include "runtime/client/energy_meter.h"
-#include "runtime/client/rank_plan.h"
+#include "runtime/protocol/rank_plan.h"
 #include "runtime/client/server_api.h"
 #include "runtime/gpu/gpu_control.h"
 
@@ -146,7 +146,7 @@ class RankClient {
   // A profiling window's measured iterations, built by the hooks and handed
   // to the background thread when the iteration after the last one begins.
   struct WindowRecord {
-    ProfilingWindow window;
+    PlanWindow window;
     int64_t first_iteration = 0;
     std::vector<double> step_begin_s;  // iterations + 1 boundaries
     std::vector<ComputationTiming> computations;

@@ -58,10 +58,9 @@ void RankClient::SyncLoop() {
 
 bool RankClient::Register(ServerApi& api) {
   const RankIdentity& id = options_.identity;
-  Json body = {{"rank", id.rank},         {"dp_rank", id.dp_rank},       {"pp_rank", id.pp_rank},
-               {"tp_rank", id.tp_rank},   {"gpu_name", gpu_->Name()},    {"gpu_uuid", gpu_->Uuid()},
-               {"sm_clocks_mhz", clocks_mhz_}};
-  Result<Json> reply = api.Post("/jobs/" + id.job + "/ranks", body);
+  const protocol::RankRegistration registration{id.rank,      id.dp_rank,   id.pp_rank, id.tp_rank,
+                                                gpu_->Name(), gpu_->Uuid(), clocks_mhz_};
+  Result<Json> reply = api.Post("/jobs/" + id.job + "/ranks", protocol::RankRegistrationToJson(registration));
   if (!reply.ok()) {
     NoteError(reply.status());
     if (api.reached_server() && reply.status().code() != Status::Code::kUnavailable) {
@@ -97,7 +96,9 @@ bool RankClient::PollPlan(ServerApi& api) {
   }
   auto fresh = std::make_shared<const RankPlan>(std::move(**plan));
   if (fresh->kind == PlanKind::kReset) controller_->Request(ClockController::kUnlocked);
-  for (const auto& [key, message] : fresh->warnings) RaiseWarning("server/" + key, "job '" + options_.identity.job + "': " + message);
+  for (const protocol::JobWarning& w : fresh->warnings) {
+    RaiseWarning("server/" + w.Key(), "job '" + options_.identity.job + "': " + w.message);
+  }
   std::lock_guard<std::mutex> lock(mu_);
   stats_.connected = true;
   stats_.plan_version = fresh->version;

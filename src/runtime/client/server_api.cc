@@ -90,22 +90,20 @@ Result<std::string> ServerApi::Send(const std::string& method, const std::string
   return Check(what, r->status, received);
 }
 
-Result<Json> ServerApi::Post(const std::string& path, const Json& body) {
-  const std::string text = body.dump();
-  Result<std::string> reply = Send("POST", path, &text);
+Result<Json> ServerApi::SendJson(const std::string& method, const std::string& path, const Json* body) {
+  const std::string text = body != nullptr ? body->dump() : std::string();
+  Result<std::string> reply = Send(method, path, body != nullptr ? &text : nullptr);
   if (!reply.ok()) return reply.status();
   Json j = Json::parse(*reply, nullptr, false);
-  if (j.is_discarded()) return Status::Internal("POST " + path + ": reply is not JSON");
+  if (j.is_discarded()) return Status::Internal(method + " " + path + ": reply is not JSON");
   return j;
 }
 
-Result<Json> ServerApi::Get(const std::string& path) {
-  Result<std::string> reply = Send("GET", path, nullptr);
-  if (!reply.ok()) return reply.status();
-  Json j = Json::parse(*reply, nullptr, false);
-  if (j.is_discarded()) return Status::Internal("GET " + path + ": reply is not JSON");
-  return j;
-}
+Result<Json> ServerApi::Post(const std::string& path, const Json& body) { return SendJson("POST", path, &body); }
+
+Result<Json> ServerApi::Get(const std::string& path) { return SendJson("GET", path, nullptr); }
+
+Result<Json> ServerApi::Delete(const std::string& path) { return SendJson("DELETE", path, nullptr); }
 
 Result<std::optional<RankPlan>> ServerApi::FetchPlan(const std::string& job, int rank, int64_t known_version) {
   std::string path = "/jobs/" + job + "/ranks/" + std::to_string(rank) + "/plan";

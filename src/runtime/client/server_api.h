@@ -16,7 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "perseus/status.h"
-#include "runtime/client/rank_plan.h"
+#include "runtime/protocol/rank_plan.h"
 
 namespace httplib {
 class Client;
@@ -24,6 +24,14 @@ enum class Error;
 }
 
 namespace perseus::client {
+
+// The plan a rank runs, as the protocol defines it (runtime/protocol/rank_plan.h).
+using protocol::ParseRankPlan;
+using protocol::PlanKind;
+using protocol::PlanKindName;
+using protocol::PlanStep;
+using protocol::PlanWindow;
+using protocol::RankPlan;
 
 struct ServerAddress {
   std::string url;    // "http://127.0.0.1:7787" or "https://perseus.example.org:7787"
@@ -47,6 +55,7 @@ class ServerApi {
   // The rank's plan if its version differs from `known_version`.
   Result<std::optional<RankPlan>> FetchPlan(const std::string& job, int rank, int64_t known_version);
   Result<nlohmann::json> Get(const std::string& path);
+  Result<nlohmann::json> Delete(const std::string& path);
   // True when the last request got an HTTP reply (even an error).
   bool reached_server() const { return reached_; }
 
@@ -56,6 +65,8 @@ class ServerApi {
   std::string TransportError(const std::string& what, httplib::Error error) const;
   // One request; the reply body, or kUnavailable naming why none came.
   Result<std::string> Send(const std::string& method, const std::string& path, const std::string* body);
+  // Send with a JSON body (nullptr: none) and a JSON reply.
+  Result<nlohmann::json> SendJson(const std::string& method, const std::string& path, const nlohmann::json* body);
   ServerAddress address_;
   std::unique_ptr<httplib::Client> http_;
   bool reached_ = false;

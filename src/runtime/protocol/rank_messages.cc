@@ -1,6 +1,9 @@
 // The rank messages' codecs.
 #include "runtime/protocol/rank_messages.h"
 
+#include <algorithm>
+#include <utility>
+
 namespace perseus::protocol {
 namespace {
 
@@ -23,7 +26,51 @@ Status ParseDurations(const Json& body, const std::string& key, DurationTotals* 
   return Status::Ok();
 }
 
+Status ParseClocks(const Json& body, std::vector<int>* out) {
+  auto clocks = body.find("sm_clocks_mhz");
+  if (clocks == body.end()) return FieldError("sm_clocks_mhz", "missing");
+  if (!clocks->is_array() || clocks->empty() || clocks->size() > kMaxRegisteredClocks) {
+    return FieldError("sm_clocks_mhz", "expected a non-empty array of at most " + std::to_string(kMaxRegisteredClocks) +
+                                           " clocks, got " + Quote(*clocks));
+  }
+  for (size_t i = 0; i < clocks->size(); ++i) {
+    const Json& c = (*clocks)[i];
+    if (!c.is_number_integer() || c.get<int64_t>() < 1 || c.get<int64_t>() > 100000) {
+      return FieldError(FieldPath("sm_clocks_mhz", i), "expected a clock in [1, 100000] MHz, got " + Quote(c));
+    }
+    out->push_back(c.get<int>());
+  }
+  std::sort(out->rbegin(), out->rend());
+  out->erase(std::unique(out->begin(), out->end()), out->end());
+  return Status::Ok();
+}
+
 }  // namespace
+
+Json RankRegistrationToJson(const RankRegistration& r) {
+  return {{"rank", r.rank},         {"dp_rank", r.dp_rank},   {"pp_rank", r.pp_rank},
+          {"tp_rank", r.tp_rank},   {"gpu_name", r.gpu_name}, {"gpu_uuid", r.gpu_uuid},
+          {"sm_clocks_mhz", r.sm_clocks_mhz}};
+}
+
+Result<RankRegistration> ParseRankRegistration(const Json& body) {
+  if (!body.is_object()) return Status::InvalidArgument("expected a JSON object, got " + Quote(body));
+  RankRegistration r;
+  for (auto [key, slot] : {std::pair{"rank", &r.rank}, std::pair{"dp_rank", &r.dp_rank},
+                           std::pair{"pp_rank", &r.pp_rank}, std::pair{"tp_rank", &r.tp_rank}}) {
+    Result<int64_t> v = GetInt(body, key, key, 0, 1'000'000);
+    if (!v.ok()) return v.status();
+    *slot = static_cast<int>(*v);
+  }
+  Result<std::string> name = GetString(body, "gpu_name", "gpu_name", 256);
+  if (!name.ok()) return name.status();
+  Result<std::string> uuid = GetString(body, "gpu_uuid", "gpu_uuid", 256);
+  if (!uuid.ok()) return uuid.status();
+  r.gpu_name = *name;
+  r.gpu_uuid = *uuid;
+  PERSEUS_RETURN_IF_ERROR(ParseClocks(body, &r.sm_clocks_mhz));
+  return r;
+}
 
 Json WindowReportToJson(const WindowReport& r) {
   Json j = {{"window", r.window}, {"forward_clock_mhz", r.forward_clock_mhz},

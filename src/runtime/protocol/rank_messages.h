@@ -14,6 +14,20 @@
 
 namespace perseus::protocol {
 
+// A rank's registration (POST /jobs/{id}/ranks): its place in the job and
+// its GPU. The server stores it as the rank's row.
+struct RankRegistration {
+  int rank = 0, dp_rank = 0, pp_rank = 0, tp_rank = 0;
+  std::string gpu_name, gpu_uuid;
+  std::vector<int> sm_clocks_mhz;  // supported; parsed: descending, no repeats
+  bool operator==(const RankRegistration&) const = default;
+};
+inline constexpr size_t kMaxRegisteredClocks = 4096;
+Json RankRegistrationToJson(const RankRegistration& r);
+// Checks every field on its own (ranks >= 0, names at most 256 bytes, 1 to
+// 4096 clocks in [1, 100000] MHz); the server checks the ranks against its job.
+Result<RankRegistration> ParseRankRegistration(const Json& body);
+
 // Durations of one instruction's computations in a window.
 struct DurationTotals {
   int64_t count = 0;

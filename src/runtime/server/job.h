@@ -16,7 +16,6 @@
 #include "carbon/intensity_source.h"
 #include "perseus/schedule.h"
 #include "runtime/server/job_history.h"
-#include "runtime/server/job_spec.h"
 #include "runtime/server/job_state.h"
 #include "runtime/server/plan_book.h"
 #include "runtime/server/profiling_windows.h"

@@ -124,8 +124,8 @@ namespace {
 
 // Checks that a stored rank fits its job (a damaged row would index out of range).
 Status CheckStoredRank(const RankInfo& r, const JobSpec& spec) {
-  if (r.rank < 0 || r.rank >= spec.world_size() || r.dp_rank < 0 || r.dp_rank >= spec.dp || r.pp_rank < 0 ||
-      r.pp_rank >= spec.pp || r.tp_rank < 0 || r.tp_rank >= spec.tp || r.sm_clocks_mhz.empty()) {
+  Status fits = CheckRankFitsJob(r, spec.dp, spec.pp, spec.tp);
+  if (!fits.ok() || r.sm_clocks_mhz.empty()) {
     return Status::Internal("stored rank " + std::to_string(r.rank) + " does not fit the job (dp " +
                             std::to_string(spec.dp) + ", pp " + std::to_string(spec.pp) + ", tp " +
                             std::to_string(spec.tp) + ")");

@@ -9,48 +9,10 @@ namespace perseus::server {
 namespace {
 
 Result<RankInfo> ParseRank(const Json& body, const JobSpec& spec) {
-  RankInfo r;
-  struct Field {
-    const char* key;
-    int* slot;
-    int size;
-  };
-  Field fields[] = {{"rank", &r.rank, spec.world_size()},
-                    {"dp_rank", &r.dp_rank, spec.dp},
-                    {"pp_rank", &r.pp_rank, spec.pp},
-                    {"tp_rank", &r.tp_rank, spec.tp}};
-  for (const Field& f : fields) {
-    Result<int64_t> v = GetInt(body, f.key, f.key, 0, f.size - 1);
-    if (!v.ok()) return v.status();
-    *f.slot = static_cast<int>(*v);
-  }
-  Result<std::string> name = GetString(body, "gpu_name", "gpu_name", 256);
-  if (!name.ok()) return name.status();
-  Result<std::string> uuid = GetString(body, "gpu_uuid", "gpu_uuid", 256);
-  if (!uuid.ok()) return uuid.status();
-  r.gpu_name = *name;
-  r.gpu_uuid = *uuid;
-  auto clocks = body.find("sm_clocks_mhz");
-  if (clocks == body.end()) return FieldError("sm_clocks_mhz", "missing");
-  if (!clocks->is_array() || clocks->empty() || clocks->size() > 4096) {
-    return FieldError("sm_clocks_mhz", "expected a non-empty array of at most 4096 clocks, got " + Quote(*clocks));
-  }
-  for (size_t i = 0; i < clocks->size(); ++i) {
-    const Json& c = (*clocks)[i];
-    if (!c.is_number_integer() || c.get<int64_t>() < 1 || c.get<int64_t>() > 100000) {
-      return FieldError("sm_clocks_mhz[" + std::to_string(i) + "]", "expected a clock in [1, 100000] MHz, got " +
-                                                                       Quote(c));
-    }
-    r.sm_clocks_mhz.push_back(c.get<int>());
-  }
-  std::sort(r.sm_clocks_mhz.rbegin(), r.sm_clocks_mhz.rend());
-  r.sm_clocks_mhz.erase(std::unique(r.sm_clocks_mhz.begin(), r.sm_clocks_mhz.end()), r.sm_clocks_mhz.end());
+  Result<RankInfo> r = protocol::ParseRankRegistration(body);
+  if (!r.ok()) return r.status();
+  PERSEUS_RETURN_IF_ERROR(CheckRankFitsJob(*r, spec.dp, spec.pp, spec.tp));
   return r;
-}
-
-bool SameRank(const RankInfo& a, const RankInfo& b) {
-  return a.rank == b.rank && a.dp_rank == b.dp_rank && a.pp_rank == b.pp_rank && a.tp_rank == b.tp_rank &&
-         a.gpu_name == b.gpu_name && a.gpu_uuid == b.gpu_uuid && a.sm_clocks_mhz == b.sm_clocks_mhz;
 }
 
 std::string Describe(const RankInfo& r) {
@@ -74,7 +36,7 @@ Result<Reply> JobService::RegisterRank(const std::string& job_id, const Json& bo
   if (!info.ok()) return info.status();
   const std::optional<RankInfo>& existing = job.ranks[info->rank];
   if (existing) {
-    if (!SameRank(*existing, *info)) {
+    if (*existing != *info) {
       return Status::Unavailable("job '" + job_id + "': " + Describe(*existing) +
                                  " is already registered with different details");
     }
@@ -107,44 +69,38 @@ Result<std::string> JobService::RankPlan(const std::string& job_id, int rank, in
   Job& job = *locked->job;
   const RankInfo& info = *locked->info;
   const int64_t version = job.RankVersion(info);
-  if (version == known_version) {
-    return std::string("{\"changed\":false,\"version\":") + std::to_string(version) + "}";
-  }
+  if (version == known_version) return protocol::UnchangedPlanJson(version);
   const ControlState& st = job.state;
-  Json head = {{"changed", true}, {"version", version}, {"job", job_id}, {"rank", rank},
-               {"phase", PhaseName(st.phase)}};
-  std::string instructions;
+  protocol::RankPlan plan;
+  plan.version = version;
+  plan.job = job_id;
+  plan.rank = rank;
+  plan.phase = PhaseName(st.phase);
+  if (!st.warnings.empty() && (st.phase == Phase::kRunning || st.phase == Phase::kFailed)) plan.warnings = st.warnings;
   if (st.phase == Phase::kRunning && job.plans) {
-    int index = st.pipelines[info.dp_rank].plan_index;
-    head["kind"] = "frontier";
-    head["plan_index"] = index;
-    head["predicted_time_s"] = job.plans->frontier().plans[index].time_s;
-    instructions = *job.plans->StagePlanJson(index, info.pp_rank);
-  } else if (st.phase == Phase::kDone) {
-    head["kind"] = "reset";
-    instructions = "[]";
-  } else if (st.phase == Phase::kProfiling && st.profiling.active()) {
+    plan.kind = protocol::PlanKind::kFrontier;
+    plan.plan_index = st.pipelines[info.dp_rank].plan_index;
+    plan.predicted_time_s = job.plans->frontier().plans[plan.plan_index].time_s;
+    return protocol::RankPlanJson(plan, *job.plans->StagePlanJson(plan.plan_index, info.pp_rank));
+  }
+  if (st.phase == Phase::kDone) {
+    plan.kind = protocol::PlanKind::kReset;
+    return protocol::RankPlanJson(plan, "[]");
+  }
+  if (st.phase == Phase::kProfiling && st.profiling.active()) {
     const ProfilingState& p = st.profiling;
     auto [f, b] = p.windows[p.current].stages[info.pp_rank];
-    const int forward_mhz = p.clocks_mhz[info.pp_rank][f], backward_mhz = p.clocks_mhz[info.pp_rank][b];
     const ProfilingOptions& o = job.spec.profiling;
-    head["kind"] = "profiling";
-    head["window"] = {{"id", p.current}, {"warmup_iterations", o.warmup_iterations},
-                      {"iterations", o.window_iterations}, {"forward_clock_mhz", forward_mhz},
-                      {"backward_clock_mhz", backward_mhz}, {"purpose", p.windows[p.current].purpose}};
-    instructions = WindowStagePlanJson(job.schedule, info.pp_rank, forward_mhz, backward_mhz);
-  } else {
-    const int clock = info.sm_clocks_mhz.front();
-    head["kind"] = "max";
-    head["sm_clock_mhz"] = clock;
-    instructions = WindowStagePlanJson(job.schedule, info.pp_rank, clock, clock);
+    plan.kind = protocol::PlanKind::kProfiling;
+    plan.window = {p.current, o.warmup_iterations, o.window_iterations, p.clocks_mhz[info.pp_rank][f],
+                   p.clocks_mhz[info.pp_rank][b], p.windows[p.current].purpose};
+    return protocol::RankPlanJson(plan, WindowStagePlanJson(job.schedule, info.pp_rank, plan.window.forward_clock_mhz,
+                                                            plan.window.backward_clock_mhz));
   }
-  if (!st.warnings.empty() && (st.phase == Phase::kRunning || st.phase == Phase::kFailed)) {
-    head["warnings"] = JobWarningsJson(st.warnings);
-  }
-  std::string text = head.dump();
-  text.pop_back();
-  return text + ",\"instructions\":" + instructions + "}";
+  const int clock = info.sm_clocks_mhz.front();
+  plan.kind = protocol::PlanKind::kMax;
+  plan.sm_clock_mhz = clock;
+  return protocol::RankPlanJson(plan, WindowStagePlanJson(job.schedule, info.pp_rank, clock, clock));
 }
 
 }  // namespace perseus::server

@@ -5,6 +5,7 @@
 #include "common/stats.h"
 #include "control/plan_assignment.h"
 #include "control/straggler_detection.h"
+#include "runtime/protocol/job_requests.h"
 #include "runtime/server/job_service.h"
 
 namespace perseus::server {
@@ -148,22 +149,26 @@ Result<Reply> JobService::DeclareStraggler(const std::string& job_id, const Json
   if (!found.ok()) return found.status();
   Job& job = **found;
   std::lock_guard<std::mutex> lock(job.mu);
-  Result<int64_t> pipeline = GetInt(body, "pipeline", "pipeline", 0, job.spec.dp - 1);
-  if (!pipeline.ok()) return pipeline.status();
-  Result<double> slowdown = GetNumber(body, "slowdown", "slowdown", 1, 100);
-  if (!slowdown.ok()) return slowdown.status();
+  Result<protocol::StragglerDeclaration> declared = protocol::ParseStragglerDeclaration(body);
+  if (!declared.ok()) return declared.status();
+  const int pipeline = declared->pipeline;
+  const double slowdown = declared->slowdown;
+  if (pipeline >= job.spec.dp) {
+    return FieldError("pipeline", "expected an integer in [0, " + std::to_string(job.spec.dp - 1) + "], got " +
+                                      std::to_string(pipeline));
+  }
   if (job.state.phase != Phase::kRunning) {
     return Status::Unavailable("job '" + job_id + "' is not running (phase " + PhaseName(job.state.phase) + ")");
   }
   ControlState before = job.state, state = job.state;
-  std::erase_if(state.stragglers, [&](const Straggler& s) { return s.pipeline == *pipeline; });
-  state.stragglers.push_back({static_cast<int>(*pipeline), *slowdown, false});
+  std::erase_if(state.stragglers, [&](const Straggler& s) { return s.pipeline == pipeline; });
+  state.stragglers.push_back({pipeline, slowdown, false});
   std::sort(state.stragglers.begin(), state.stragglers.end(),
             [](const Straggler& a, const Straggler& b) { return a.pipeline < b.pipeline; });
   AssignPlans(job, &state);
   PERSEUS_RETURN_IF_ERROR(CommitState(job, state, {}));
   ResetStaleWindows(job, before);
-  Log("straggler_declared", {{"job", job_id}, {"pipeline", *pipeline}, {"slowdown", *slowdown}});
+  Log("straggler_declared", {{"job", job_id}, {"pipeline", pipeline}, {"slowdown", slowdown}});
   return Reply{200, {{"stragglers", StragglersJson(state.stragglers)}}};
 }
 
@@ -223,7 +228,7 @@ Json JobService::Summary(const Job& job) const {
             {"error", st.error}, {"ranks_registered", job.registered}, {"world_size", job.spec.world_size()},
             {"blocking_power_w", st.blocking_power_w}, {"stragglers", StragglersJson(st.stragglers)}};
   j["profiling"] = ProfilingSummary(job);
-  j["warnings"] = JobWarningsJson(st.warnings);
+  j["warnings"] = protocol::JobWarningsToJson(st.warnings);
   Json pipelines = Json::array();
   for (size_t p = 0; p < st.pipelines.size() && job.plans; ++p) {
     const FrontierPlan& plan = job.plans->frontier().plans[st.pipelines[p].plan_index];

@@ -15,6 +15,19 @@ Result<Phase> ParsePhase(const std::string& name) {
   return Status::InvalidArgument("unknown phase '" + name + "'");
 }
 
+Status CheckRankFitsJob(const RankInfo& r, int dp, int pp, int tp) {
+  const int fields[] = {r.rank, r.dp_rank, r.pp_rank, r.tp_rank};
+  const int sizes[] = {dp * pp * tp, dp, pp, tp};
+  const char* names[] = {"rank", "dp_rank", "pp_rank", "tp_rank"};
+  for (int i = 0; i < 4; ++i) {
+    if (fields[i] < 0 || fields[i] >= sizes[i]) {
+      return FieldError(names[i], "expected an integer in [0, " + std::to_string(sizes[i] - 1) + "], got " +
+                                      std::to_string(fields[i]));
+    }
+  }
+  return Status::Ok();
+}
+
 const Straggler* ControlState::FindStraggler(int pipeline) const {
   for (const Straggler& s : stragglers) {
     if (s.pipeline == pipeline) return &s;
@@ -62,17 +75,7 @@ ProfilingState ProfilingFromJson(const Json& j) {
   return p;
 }
 
-Json WarningsToJson(const std::vector<JobWarning>& warnings) {
-  Json out = Json::array();
-  for (const JobWarning& w : warnings) {
-    out.push_back({{"code", w.code}, {"message", w.message}, {"stage", w.stage}, {"rank", w.rank}});
-  }
-  return out;
-}
-
 }  // namespace
-
-Json JobWarningsJson(const std::vector<JobWarning>& warnings) { return WarningsToJson(warnings); }
 
 Json StragglersJson(const std::vector<Straggler>& stragglers) {
   Json out = Json::array();
@@ -102,7 +105,7 @@ Json ControlStateToJson(const ControlState& state) {
                  {"explanation", c.explanation}};
   return {{"phase", PhaseName(state.phase)}, {"error", state.error},
           {"version_counter", state.version_counter}, {"base_version", state.base_version},
-          {"profiling", ProfilingToJson(state.profiling)}, {"warnings", WarningsToJson(state.warnings)},
+          {"profiling", ProfilingToJson(state.profiling)}, {"warnings", protocol::JobWarningsToJson(state.warnings)},
           {"pipelines", pipelines}, {"stragglers", stragglers},
           {"blocking_power_w", state.blocking_power_w}, {"carbon", carbon}};
 }
@@ -121,10 +124,9 @@ Result<ControlState> ControlStateFromJson(const Json& j) {
     // clock sweep) instead: a job still profiling then restarts profiling.
     if (j.contains("profiling")) state.profiling = ProfilingFromJson(j.at("profiling"));
     if (j.contains("warnings")) {
-      for (const Json& w : j.at("warnings")) {
-        state.warnings.push_back({w.at("code").get<std::string>(), w.at("message").get<std::string>(),
-                                  w.at("stage").get<int>(), w.at("rank").get<int>()});
-      }
+      Result<std::vector<JobWarning>> warnings = protocol::ParseJobWarnings(j.at("warnings"), "warnings");
+      if (!warnings.ok()) return Status::Internal("stored job state: " + warnings.status().message());
+      state.warnings = std::move(*warnings);
     }
     for (const Json& p : j.at("pipelines")) {
       state.pipelines.push_back({p.at("plan_index").get<int>(), p.at("version").get<int64_t>()});

@@ -22,32 +22,41 @@
 #include "control/straggler_detection.h"
 #include "perseus/status.h"
 #include "runtime/protocol/rank_messages.h"
+#include "runtime/protocol/job_spec.h"
+#include "runtime/protocol/rank_plan.h"
 #include "common/json_fields.h"
 
 namespace perseus::server {
+
+// The job as it registered (runtime/protocol/job_spec.h).
+using protocol::CarbonConfig;
+using protocol::JobSpec;
+using protocol::JobSpecToJson;
+using protocol::ParseJobSpec;
+using protocol::RedactedJobSpecJson;
 
 enum class Phase { kRegistering, kProfiling, kOptimizing, kRunning, kDone, kFailed };
 const char* PhaseName(Phase phase);  // "registering", "profiling", ...
 Result<Phase> ParsePhase(const std::string& name);
 
-struct RankInfo {
-  int rank = 0, dp_rank = 0, pp_rank = 0, tp_rank = 0;
-  std::string gpu_name, gpu_uuid;
-  std::vector<int> sm_clocks_mhz;  // supported, descending
-};
+// A registered rank: what it sent (sm_clocks_mhz descending).
+using RankInfo = protocol::RankRegistration;
+// Ok when `r`'s ranks fit the job's degrees; otherwise InvalidArgument naming the field.
+Status CheckRankFitsJob(const RankInfo& r, int dp, int pp, int tp);
 
-// Online profiling's state (control/profiling_sweep.h).
+// Online profiling's options and state (control/profiling_sweep.h), and
+// straggler detection's options (control/straggler_detection.h).
+using control::ProfilingOptions;
 using control::ProfilingState;
+using control::StragglerOptions;
 using control::ProfilingWindowPlan;
 
 // Something a user should know about a job: a bad profile, ranks that run
 // another schedule than declared, clocks that do not stick. Raised once per
 // (code, stage, rank), logged at warning level, shown by GET /jobs/{id},
-// perseus status and perseus_job_warnings.
-struct JobWarning {
-  std::string code, message;
-  int stage = -1, rank = -1;  // -1: the whole job
-};
+// perseus status and perseus_job_warnings; rank plans carry them too, so the
+// type and its encoding are the protocol's.
+using protocol::JobWarning;
 
 struct PipelinePlan {
   int plan_index = 0;  // into Frontier::plans
@@ -77,7 +86,6 @@ struct ControlState {
 };
 
 Json ControlStateToJson(const ControlState& state);
-Json JobWarningsJson(const std::vector<JobWarning>& warnings);
 // [{"pipeline", "slowdown", "source": "detected" or "api"}], as replies show them.
 Json StragglersJson(const std::vector<Straggler>& stragglers);
 Result<ControlState> ControlStateFromJson(const Json& j);

@@ -13,11 +13,6 @@ namespace {
 // Enough for every stage of the few plans a job's pipelines run at once.
 constexpr size_t kMaxCachedLists = 4096;
 
-Json InstructionJson(const Computation& c, int sm_clock_mhz) {
-  return {{"instruction", InstructionName(c.instruction)}, {"microbatch", c.microbatch}, {"chunk", c.chunk},
-          {"sm_clock_mhz", sm_clock_mhz}};
-}
-
 Json PlanCostJson(const FrontierPlan& p) {
   return {{"time_s", p.time_s}, {"energy_j", p.energy_j}, {"lower_bound_j", p.lower_bound_j}};
 }
@@ -56,19 +51,6 @@ FrontierPlan PlanFromJson(const Json& j, const FrontierPlan* previous) {
   return p;
 }
 
-Status CheckChoice(const Problem& problem, const PlanChoice& choice) {
-  if (static_cast<int>(choice.size()) != problem.num_nodes()) {
-    return Status::Internal("frontier plan has " + std::to_string(choice.size()) + " choices for " +
-                            std::to_string(problem.num_nodes()) + " computations");
-  }
-  for (int i = 0; i < problem.num_nodes(); ++i) {
-    if (choice[i] < 0 || choice[i] >= static_cast<int>(problem.nodes[i].options.size())) {
-      return Status::Internal("frontier plan: computation " + std::to_string(i) + ": option out of range");
-    }
-  }
-  return Status::Ok();
-}
-
 }  // namespace
 
 ProblemSpec JobProblemSpec(const JobSpec& spec, double blocking_power_w) {
@@ -80,11 +62,12 @@ ProblemSpec JobProblemSpec(const JobSpec& spec, double blocking_power_w) {
 }
 
 std::string WindowStagePlanJson(const Schedule& schedule, int stage, int forward_clock_mhz, int backward_clock_mhz) {
-  Json list = Json::array();
+  std::vector<protocol::PlanStep> steps;
   for (const Computation& c : schedule.per_stage[stage]) {
-    list.push_back(InstructionJson(c, c.instruction == Instruction::kForward ? forward_clock_mhz : backward_clock_mhz));
+    const int clock_mhz = c.instruction == Instruction::kForward ? forward_clock_mhz : backward_clock_mhz;
+    steps.push_back({c.instruction, c.microbatch, c.chunk, clock_mhz});
   }
-  return list.dump();
+  return protocol::StepsJson(steps);
 }
 
 Result<std::shared_ptr<const PlanBook>> PlanBook::Create(const JobSpec& spec, const Profile& profile,
@@ -95,7 +78,10 @@ Result<std::shared_ptr<const PlanBook>> PlanBook::Create(const JobSpec& spec, co
   std::shared_ptr<PlanBook> book(new PlanBook());
   book->problem_ = std::move(*problem);
   book->frontier_ = std::move(frontier);
-  for (const FrontierPlan& plan : book->frontier_.plans) PERSEUS_RETURN_IF_ERROR(CheckChoice(book->problem_, plan.choice));
+  for (const FrontierPlan& plan : book->frontier_.plans) {
+    Status valid = ValidatePlan(book->problem_, plan.choice);
+    if (!valid.ok()) return Status::Internal("frontier " + valid.message());
+  }
   return std::shared_ptr<const PlanBook>(std::move(book));
 }
 
@@ -106,12 +92,13 @@ std::shared_ptr<const std::string> PlanBook::StagePlanJson(int plan_index, int s
     auto it = cache_.find(key);
     if (it != cache_.end()) return it->second;
   }
-  const PlanChoice& choice = frontier_.plans[plan_index].choice;
-  Json list = Json::array();
-  for (int node : problem_.gpu_order[stage]) {
-    list.push_back(InstructionJson(problem_.nodes[node].comp, problem_.nodes[node].options[choice[node]].freq_mhz));
+  // PlanByStage is the one per-stage list (plans.json and Python use it too).
+  const StagePlan stages = PlanByStage(problem_, frontier_.plans[plan_index].choice);
+  std::vector<protocol::PlanStep> steps;
+  for (const PlannedComputation& c : stages[stage]) {
+    steps.push_back({c.instruction, c.microbatch, c.chunk, c.freq_mhz});
   }
-  auto text = std::make_shared<const std::string>(list.dump());
+  auto text = std::make_shared<const std::string>(protocol::StepsJson(steps));
   std::lock_guard<std::mutex> lock(cache_mu_);
   if (cache_.size() >= kMaxCachedLists) cache_.clear();
   cache_.emplace(key, text);

@@ -18,8 +18,9 @@
 
 #include "perseus/optimizer.h"
 #include "perseus/problem.h"
-#include "runtime/server/job_spec.h"
+#include "runtime/server/job_state.h"
 #include "common/json_fields.h"
+#include "runtime/protocol/rank_plan.h"
 
 namespace perseus::server {
 
@@ -33,8 +34,8 @@ class PlanBook {
   const Frontier& frontier() const { return frontier_; }
   const Problem& problem() const { return problem_; }
   int num_plans() const { return static_cast<int>(frontier_.plans.size()); }
-  // The JSON array of stage `stage`'s instructions under plan `plan_index`.
-  // Thread-safe.
+  // Stage `stage`'s steps under plan `plan_index` as protocol::StepsJson
+  // text. Thread-safe.
   std::shared_ptr<const std::string> StagePlanJson(int plan_index, int stage) const;
 
  private:
@@ -49,8 +50,8 @@ class PlanBook {
 // The problem of a job: its schedule, tp GPUs per stage and blocking power.
 ProblemSpec JobProblemSpec(const JobSpec& spec, double blocking_power_w);
 
-// A stage's instruction list with forwards at one clock and backwards at
-// another (a profiling window, or one clock for all), as a JSON array.
+// A stage's steps with forwards at one clock and backwards (all kinds) at
+// another (a profiling window, or one clock for all), as protocol::StepsJson text.
 std::string WindowStagePlanJson(const Schedule& schedule, int stage, int forward_clock_mhz, int backward_clock_mhz);
 
 // The frontier as the server stores it: plan costs, the first plan's option

@@ -9,7 +9,6 @@
 
 #include "perseus/profile.h"
 #include "profiling/stage_estimator.h"
-#include "runtime/server/job_spec.h"
 #include "runtime/server/job_state.h"
 
 namespace perseus::server {

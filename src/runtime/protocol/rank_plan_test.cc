@@ -1,8 +1,8 @@
-#include "runtime/client/rank_plan.h"
+#include "runtime/protocol/rank_plan.h"
 
 #include <gtest/gtest.h>
 
-namespace perseus::client {
+namespace perseus::protocol {
 namespace {
 
 TEST(RankPlanTest, Unchanged) {
@@ -40,7 +40,7 @@ TEST(RankPlanTest, ProfilingWindowAndWarnings) {
   EXPECT_EQ(plan.window.backward_clock_mhz, 1410);
   EXPECT_EQ(plan.UniformClockMhz(), -1);
   ASSERT_EQ(plan.warnings.size(), 1u);
-  EXPECT_EQ(plan.warnings[0].first, "clock_has_no_effect/1/-1");
+  EXPECT_EQ(plan.warnings[0].Key(), "clock_has_no_effect/1/-1");
   EXPECT_EQ(ParseRankPlan(R"({"changed":true,"version":3,"kind":"profiling","window":{"id":4,"warmup_iterations":1,
       "iterations":0,"forward_clock_mhz":1,"backward_clock_mhz":1},"instructions":[]})").status().message(),
             "plan: field 'window.iterations': expected an integer in [1, 1000000000], got 0");
@@ -69,5 +69,54 @@ TEST(RankPlanTest, Errors) {
             "plan: field 'warnings[0].code': expected a string, got 3");
 }
 
+// The server writes with the same module the client parses with: every kind
+// of plan survives the round trip field for field.
+TEST(RankPlanTest, WhatTheServerWritesTheClientReadsBack) {
+  RankPlan frontier;
+  frontier.version = 12;
+  frontier.kind = PlanKind::kFrontier;
+  frontier.job = "gpt3";
+  frontier.rank = 5;
+  frontier.phase = "running";
+  frontier.plan_index = 7;
+  frontier.predicted_time_s = 2.25;
+  frontier.warnings = {{"schedule_mismatch", "rank 5 ran backward_weight", 1, 5}, {"slow", "x", -1, -1}};
+  frontier.steps = {{Instruction::kForward, 0, 1, 1200}, {Instruction::kBackwardInput, 0, 1, 1410},
+                    {Instruction::kBackwardWeight, 0, 1, 900}};
+  RankPlan profiling;
+  profiling.version = 3;
+  profiling.kind = PlanKind::kProfiling;
+  profiling.phase = "profiling";
+  profiling.window = {4, 2, 5, 1200, 1410, "repeat"};
+  profiling.steps = {{Instruction::kForward, 0, 0, 1200}, {Instruction::kBackward, 0, 0, 1410}};
+  RankPlan max;
+  max.version = 1;
+  max.phase = "registering";
+  max.sm_clock_mhz = 1980;
+  max.steps = {{Instruction::kForward, 0, 0, 1980}};
+  RankPlan reset;
+  reset.version = 20;
+  reset.kind = PlanKind::kReset;
+  reset.phase = "done";
+  for (const RankPlan& plan : {frontier, profiling, max, reset}) {
+    Result<std::optional<RankPlan>> back = ParseRankPlan(RankPlanJson(plan));
+    ASSERT_TRUE(back.ok()) << back.status().ToString();
+    ASSERT_TRUE(back->has_value());
+    EXPECT_EQ(**back, plan) << RankPlanJson(plan);
+  }
+  EXPECT_EQ(Json::parse(RankPlanJson(max))["sm_clock_mhz"], 1980);  // a "max" plan names its clock
+  Result<std::optional<RankPlan>> unchanged = ParseRankPlan(UnchangedPlanJson(12));
+  ASSERT_TRUE(unchanged.ok());
+  EXPECT_FALSE(unchanged->has_value());
+}
+
+TEST(RankPlanTest, WarningsKeepTheirPlaceInErrors) {
+  Result<std::vector<JobWarning>> w = ParseJobWarnings(Json::parse(R"([{"code":"a","message":"m","stage":"1"}])"),
+                                                       "state.warnings");
+  EXPECT_EQ(w.status().message(), "field 'state.warnings[0].stage': expected an integer, got \"1\"");
+  EXPECT_EQ(ParseJobWarnings(Json::object(), "warnings").status().message(),
+            "field 'warnings': expected an array, got {}");
+}
+
 }  // namespace
-}  // namespace perseus::client
+}  // namespace perseus::protocol

@@ -1,11 +1,11 @@
-#include "runtime/server/job_spec.h"
+#include "runtime/protocol/job_spec.h"
 
 #include <algorithm>
 #include <iterator>
 
 #include "common/job_id.h"
 
-namespace perseus::server {
+namespace perseus::protocol {
 
 namespace {
 
@@ -253,4 +253,4 @@ Json RedactedJobSpecJson(const JobSpec& spec) {
   return j;
 }
 
-}  // namespace perseus::server
+}  // namespace perseus::protocol

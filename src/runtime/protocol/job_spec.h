@@ -1,7 +1,9 @@
 // JobSpec: what a training job tells the server when it registers.
 //
 // Parsed from the POST /jobs body (docs/http_api.md) and stored verbatim as
-// JSON, so a restarted server rebuilds the same job. Thread safety: values.
+// JSON, so a restarted server rebuilds the same job; the Python module
+// (perseus.register_job) checks a spec with the same parser before sending it.
+// Thread safety: values and pure functions.
 #pragma once
 
 #include <optional>
@@ -13,7 +15,7 @@
 #include "perseus/status.h"
 #include "common/json_fields.h"
 
-namespace perseus::server {
+namespace perseus::protocol {
 
 // Online profiling in windows (docs/http_api.md, "Online profiling").
 using control::ProfilingOptions;
@@ -56,4 +58,4 @@ Json JobSpecToJson(const JobSpec& spec);
 // JobSpecToJson with carbon.token replaced by "***" when set.
 Json RedactedJobSpecJson(const JobSpec& spec);
 
-}  // namespace perseus::server
+}  // namespace perseus::protocol

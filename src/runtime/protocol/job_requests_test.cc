@@ -1,0 +1,37 @@
+#include "runtime/protocol/job_requests.h"
+
+#include <gtest/gtest.h>
+
+#include "runtime/protocol/job_spec.h"
+
+namespace perseus::protocol {
+namespace {
+
+TEST(StragglerDeclarationTest, RoundTripsAndNamesBadFields) {
+  const StragglerDeclaration d{3, 1.25};
+  Result<StragglerDeclaration> back = ParseStragglerDeclaration(StragglerDeclarationToJson(d));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, d);
+  EXPECT_EQ(ParseStragglerDeclaration(Json::parse(R"({"pipeline":1,"slowdown":0.5})")).status().message(),
+            "field 'slowdown': expected a number in [1, 100], got 0.5");
+  EXPECT_EQ(ParseStragglerDeclaration(Json::parse(R"({"slowdown":1.5})")).status().message(),
+            "field 'pipeline': missing");
+  EXPECT_EQ(ParseStragglerDeclaration(Json::parse("[1]")).status().message(), "expected a JSON object, got [1]");
+}
+
+// The spec the Python module checks and sends is the one the server parses.
+TEST(JobSpecTest, TheCanonicalFormParsesBackToTheSameSpec) {
+  Result<JobSpec> spec = ParseJobSpec(Json::parse(
+      R"({"id":"gpt3","dp":2,"pp":4,"tp":2,"schedule":"1f1b","microbatches":8,"max_clock_changes_per_gpu":16,
+          "carbon":{"source":"fixed","value_g_per_kwh":300,"slowdown_budget":0.025}})"));
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  Result<JobSpec> back = ParseJobSpec(JobSpecToJson(*spec));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(JobSpecToJson(*back), JobSpecToJson(*spec));
+  EXPECT_EQ(back->world_size(), 16);
+  EXPECT_EQ(ParseJobSpec(Json::parse(R"({"id":"gpt3","dp":2,"pp":0})")).status().message(),
+            "field 'pp': expected an integer in [1, 65536], got 0");
+}
+
+}  // namespace
+}  // namespace perseus::protocol
