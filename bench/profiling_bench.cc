@@ -26,7 +26,7 @@
 #include "perseus/profile.h"
 #include "runtime/gpu/realism.h"
 #include "runtime/server/http_server.h"
-#include "runtime/server/job_service.h"
+#include "runtime/server/api_handlers.h"
 #include "runtime/server/store.h"
 #include "tests/e2e/runtime_emulation.h"
 
@@ -180,7 +180,7 @@ int main(int argc, char** argv) {
   auto service = Must(server::JobService::Create(store.get(), nullptr), "service");
   perseus::Json job = {{"id", "gpt3"}, {"dp", 1}, {"pp", pp}, {"microbatches", mb},
                       {"profiling", {{"min_clock_mhz", 855}}}};
-  Must(service->RegisterJob(job), "register");
+  Must(HandleRegisterJob(*service, job), "register");
   server::ServerOptions so;
   so.port = 0;
   so.threads = 32;

@@ -14,7 +14,7 @@
 
 #include "runtime/gpu/fake_gpu.h"
 #include "runtime/server/http_server.h"
-#include "runtime/server/job_service.h"
+#include "runtime/server/api_handlers.h"
 #include "runtime/server/store.h"
 #include "runtime/server/synthetic_job.h"
 
@@ -50,7 +50,7 @@ struct RunningServer {
     service = server::JobService::Create(store.get(), nullptr).value();
     Json job = {{"id", id}, {"dp", dp}, {"pp", pp}, {"tp", tp}, {"microbatches", microbatches},
                 {"blocking_power_w", 60}, {"profiling", {{"iterations_per_clock", 1}}}};
-    Check(service->RegisterJob(job).status());
+    Check(HandleRegisterJob(*service, job).status());
     for (int d = 0; d < dp; ++d) {
       for (int s = 0; s < pp; ++s) {
         for (int t = 0; t < tp; ++t) {
@@ -58,7 +58,7 @@ struct RunningServer {
           runtime::FakeGpu gpu(r, Clocks());  // what a client with this FakeGpu registers
           Json body = {{"rank", r}, {"dp_rank", d}, {"pp_rank", s}, {"tp_rank", t}, {"gpu_name", gpu.Name()},
                        {"gpu_uuid", gpu.Uuid()}, {"sm_clocks_mhz", Clocks()}};
-          Check(service->RegisterRank(id, body).status());
+          Check(HandleRegisterRank(*service, id, body).status());
         }
       }
     }

@@ -92,7 +92,7 @@ int main(int argc, char** argv) {
   {
     auto store = server::Store::Open(db, false).value();
     auto service = server::JobService::Create(store.get(), nullptr).value();
-    bench::RunningServer::Check(service->RegisterJob(server::testing::JobBody("big", a.dp, a.stages, a.microbatches)).status());
+    bench::RunningServer::Check(HandleRegisterJob(*service, server::testing::JobBody("big", a.dp, a.stages, a.microbatches)).status());
     server::testing::RegisterAndProfile(*service, "big", a.dp, a.stages, a.microbatches);
     const double start = bench::NowS();
     double longest_read_s = 0;

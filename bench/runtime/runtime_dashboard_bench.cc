@@ -25,7 +25,7 @@ void ReportIterations(server::JobService& service, int64_t first, int count) {
       iterations.push_back({{"iteration", i}, {"compute_time_s", plan["predicted_time_s"]}, {"energy_j", 100.0},
                             {"plan_version", plan["version"]}});
     }
-    bench::RunningServer::Check(service.ReportIterations("dash", r, {{"iterations", iterations}}).status());
+    bench::RunningServer::Check(HandleReportIterations(service, "dash", r, {{"iterations", iterations}}).status());
   }
 }
 
@@ -47,7 +47,7 @@ int main() {
   bench::RunningServer server("dash", kDp, kPp, 1, kMicrobatches, 8);
   int64_t next = 0;
   for (int change = 0; change < 25; ++change) {
-    bench::RunningServer::Check(server.service->DeclareStraggler("dash", {{"pipeline", change % kDp}, {"slowdown", 1.2}}).status());
+    bench::RunningServer::Check(HandleDeclareStraggler(*server.service, "dash", {{"pipeline", change % kDp}, {"slowdown", 1.2}}).status());
     ReportIterations(*server.service, next, 2);
     next += 2;
     bench::RunningServer::Check(server.service->ClearStraggler("dash", change % kDp).status());

@@ -13,7 +13,7 @@
 #include "emulator/carbon_replay.h"
 #include "emulator/conditions.h"
 #include "emulator/policy.h"
-#include "runtime/server/job_service.h"
+#include "runtime/server/api_handlers.h"
 #include "runtime/server/test_util.h"
 
 namespace perseus {
@@ -61,7 +61,7 @@ class SameDecisionsTest : public ::testing::Test {
     service_ = std::move(*service);
     Json body = JobBody("j", kPipelines, kStages, kMicrobatches);
     if (!carbon.is_null()) body["carbon"] = carbon;
-    ASSERT_TRUE(service_->RegisterJob(body).ok());
+    ASSERT_TRUE(HandleRegisterJob(*service_, body).ok());
     server::testing::RegisterAndProfile(*service_, "j", kPipelines, kStages, kMicrobatches);
     service_->WaitForOptimizer();
     ASSERT_EQ((*service_->JobSummary("j"))["phase"], "running");
@@ -102,7 +102,7 @@ TEST_F(SameDecisionsTest, StragglersServerAndEmulatorAssignTheSamePlans) {
     for (int p = 0; p < kPipelines; ++p) (void)service_->ClearStraggler("j", p);
     std::vector<SlowPipelineEvent> events;
     for (const auto& [pipeline, slowdown] : scenarios[k]) {
-      ASSERT_TRUE(service_->DeclareStraggler("j", {{"pipeline", pipeline}, {"slowdown", slowdown}}).ok());
+      ASSERT_TRUE(HandleDeclareStraggler(*service_, "j", {{"pipeline", pipeline}, {"slowdown", slowdown}}).ok());
       events.push_back({slowdown, pipeline, pipeline, 0, -1});
     }
     const emulator::JobConditions conditions = emulator::ConditionsAt(kPipelines, events, {}, 0);
@@ -126,17 +126,18 @@ TEST_F(SameDecisionsTest, CarbonServerAndReplayChooseTheSamePlanEveryHour) {
   carbon::ReplayConfig config;
   config.slowdown_budget = budget;
   config.work_h = 4 * 24;
+  config.live_reading = true;  // what the server's trace source reads: the hour's own value
   std::vector<std::string> replay_log;
   const carbon::ReplayResult replay =
       carbon::ReplayJob(*trace, 0, knobs, config, [&](const std::string& line) { replay_log.push_back(line); });
   ASSERT_GE(replay.windows.size(), 4u * 24);
   int changes = 0;
   for (int h = 0; h < 4 * 24; ++h, now_ += 3600) {
-    Result<server::Reply> r = service_->EvaluateCarbon("j");
+    Result<Json> r = service_->EvaluateCarbon("j");
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     const int replayed = knobs.options[replay.windows[h].option].plan_index;
-    ASSERT_EQ(r->body["plan_index"].get<int>(), replayed) << "hour " << h;
-    EXPECT_EQ(r->body["explanation"].get<std::string>(), replay_log[h]);
+    ASSERT_EQ((*r)["plan_index"].get<int>(), replayed) << "hour " << h;
+    EXPECT_EQ((*r)["explanation"].get<std::string>(), replay_log[h]);
     EXPECT_EQ(ServerPlans(), std::vector<int>(kPipelines, replayed)) << "hour " << h;
     changes += h > 0 && replay.windows[h].option != replay.windows[h - 1].option;
   }

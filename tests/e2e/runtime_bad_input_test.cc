@@ -42,7 +42,9 @@ class RuntimeBadInputTest : public ::testing::Test {
 
 TEST_F(RuntimeBadInputTest, EveryKindOfBadInput) {
   ExpectError(Post("/jobs/j/ranks/0/windows", "{\"window\": 0,"), 400, "body: malformed JSON at byte 14");
-  ExpectError(Post("/jobs/nope/ranks/0/windows", "{}"), 404, "job 'nope' is not registered");
+  // The body is parsed first, then the job is looked up.
+  ExpectError(Post("/jobs/nope/ranks/0/windows", "{}"), 400, "field 'window': missing");
+  ExpectError(Post("/jobs/nope/ranks/0/iterations", R"({"iterations": []})"), 404, "job 'nope' is not registered");
   ExpectError(Post("/jobs/j/ranks/7/iterations", R"({"iterations": []})"), 404, "job 'j': rank 7 is not registered");
   Json m = {{"window", "0"}};
   ExpectError(Post("/jobs/j/ranks/0/windows", m.dump()), 400, "field 'window': expected an integer, got \"0\"");

@@ -79,7 +79,7 @@ class RankClientTest : public ::testing::Test {
     StartServer(0);
     Json job = {{"id", "job"}, {"dp", 2}, {"pp", 2}, {"microbatches", 4}, {"blocking_power_w", 60},
                 {"profiling", {{"iterations_per_clock", 1}, {"clock_stride", 8}}}};
-    ASSERT_TRUE(service_->RegisterJob(job).ok());
+    ASSERT_TRUE(HandleRegisterJob(*service_, job).ok());
     Result<Schedule> schedule = BuildSchedule({ScheduleKind::k1F1B, 2, 4, 1});
     for (int r = 0; r < 4; ++r) {
       auto rank = std::make_unique<SimRank>();
@@ -159,7 +159,7 @@ TEST_F(RankClientTest, ProfilesRunsThePlanAndSurvivesTheServerGoingAway) {
   EXPECT_EQ(ranks_[0]->client->Stats().plan_version, version);
   // It comes back on the same port and database; a straggler reaches the ranks.
   StartServer(port_);
-  ASSERT_TRUE(service_->DeclareStraggler("job", {{"pipeline", 1}, {"slowdown", 1.3}}).ok());
+  ASSERT_TRUE(HandleDeclareStraggler(*service_, "job", {{"pipeline", 1}, {"slowdown", 1.3}}).ok());
   ASSERT_TRUE(RunUntil([&] { return ranks_[0]->client->Stats().plan_index > 0; }));
   EXPECT_TRUE(ranks_[0]->client->Stats().connected);
   EXPECT_EQ(ranks_[2]->client->Stats().plan_index, 0);  // the straggler's own pipeline stays fastest

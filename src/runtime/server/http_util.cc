@@ -47,9 +47,9 @@ void SendError(httplib::Response& res, const Status& status) {
   SendJson(res, HttpStatusFor(status), ErrorBody(CodeName(status.code()), status.message()));
 }
 
-void SendReply(httplib::Response& res, const Result<Reply>& reply) {
+void SendReply(httplib::Response& res, const Result<ApiReply>& reply) {
   if (!reply.ok()) return SendError(res, reply.status());
-  SendJson(res, reply->http_status, reply->body);
+  SendJson(res, reply->created ? 201 : 200, reply->body);
 }
 
 Result<Json> RequestJson(const httplib::Request& req) { return ParseJsonObject(req.body); }

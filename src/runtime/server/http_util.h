@@ -13,7 +13,7 @@
 #include <httplib.h>
 
 #include "perseus/status.h"
-#include "runtime/server/job_service.h"
+#include "runtime/server/api_handlers.h"
 #include "common/json_fields.h"
 #include "runtime/server/json_log.h"
 
@@ -28,7 +28,8 @@ int HttpStatusFor(const Status& status);
 Json ErrorBody(const std::string& code, const std::string& message);
 void SendJson(httplib::Response& res, int http_status, const Json& body);
 void SendError(httplib::Response& res, const Status& status);
-void SendReply(httplib::Response& res, const Result<Reply>& reply);
+// 201 for a created resource, else 200; errors by HttpStatusFor.
+void SendReply(httplib::Response& res, const Result<ApiReply>& reply);
 
 // The request body as a JSON object, or a 400-worthy error.
 Result<Json> RequestJson(const httplib::Request& req);

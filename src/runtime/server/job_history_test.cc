@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "runtime/server/job_service.h"
+#include "runtime/server/api_handlers.h"
 #include "runtime/server/test_util.h"
 
 namespace perseus::server {
@@ -140,7 +140,7 @@ class JobServiceHistoryTest : public ::testing::Test {
     service_ = JobService::Create(store_.get(), nullptr, testing::UniformPlansSolver, carbon).value();
     Json body = testing::JobBody("j", 2, 2, 4);
     body["carbon"] = {{"source", "fixed"}, {"value_g_per_kwh", 400}};
-    ASSERT_TRUE(service_->RegisterJob(body).ok());
+    ASSERT_TRUE(HandleRegisterJob(*service_, body).ok());
     testing::RegisterAndProfile(*service_, "j", 2, 2, 4);
     service_->WaitForOptimizer();
     ASSERT_EQ((*service_->JobSummary("j"))["phase"], "running");
@@ -152,7 +152,7 @@ class JobServiceHistoryTest : public ::testing::Test {
       Json body = {{"iterations",
                     {{{"iteration", iteration}, {"compute_time_s", plan["predicted_time_s"]},
                       {"energy_j", energy_j}, {"plan_version", plan["version"]}}}}};
-      ASSERT_TRUE(service_->ReportIterations("j", r, body).ok());
+      ASSERT_TRUE(HandleReportIterations(*service_, "j", r, body).ok());
     }
   }
 
@@ -166,7 +166,7 @@ TEST_F(JobServiceHistoryTest, ShowsPlansStragglersCarbonAndMeasuredAgainstPredic
   for (int64_t i = 0; i < 3; ++i) Report(i, 50);
   Report(2, 50);  // an iteration is recorded once, however often its ranks repeat it
   now_ += 10;
-  ASSERT_TRUE(service_->DeclareStraggler("j", {{"pipeline", 1}, {"slowdown", 1.2}}).ok());
+  ASSERT_TRUE(HandleDeclareStraggler(*service_, "j", {{"pipeline", 1}, {"slowdown", 1.2}}).ok());
   now_ += 10;
   ASSERT_TRUE(service_->EvaluateCarbon("j").ok());
 

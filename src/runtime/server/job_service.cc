@@ -238,26 +238,24 @@ Status JobService::CommitState(Job& job, const ControlState& state, StoreWrite w
   return Status::Ok();
 }
 
-Result<Reply> JobService::RegisterJob(const Json& body) {
-  Result<JobSpec> spec = ParseJobSpec(body);
-  if (!spec.ok()) return spec.status();
-  if (spec->carbon && spec->carbon->source == "trace") {
+Result<Registered> JobService::RegisterJob(const JobSpec& spec) {
+  if (spec.carbon && spec.carbon->source == "trace") {
     // Checked here, not in ParseJobSpec, so a restarted server still loads
     // the job when the file has gone (its decisions then report the error).
-    Result<carbon::IntensityTrace> trace = carbon::LoadCsvTrace(spec->carbon->trace_path);
+    Result<carbon::IntensityTrace> trace = carbon::LoadCsvTrace(spec.carbon->trace_path);
     if (!trace.ok()) return FieldError("carbon.trace_path", trace.status().message());
   }
   std::unique_lock<std::shared_mutex> lock(jobs_mu_);
-  if (quarantined_.count(spec->id)) {
-    return Status::Unavailable("job '" + spec->id + "' is quarantined (its stored state could not be loaded); "
-                               "DELETE /jobs/" + spec->id + " first");
+  if (quarantined_.count(spec.id)) {
+    return Status::Unavailable("job '" + spec.id + "' is quarantined (its stored state could not be loaded); "
+                               "DELETE /jobs/" + spec.id + " first");
   }
-  auto it = jobs_.find(spec->id);
+  auto it = jobs_.find(spec.id);
   if (it != jobs_.end()) {
-    if (JobSpecToJson(it->second->spec) != JobSpecToJson(*spec)) {
-      return Status::Unavailable("job '" + spec->id + "' is already registered with a different spec");
+    if (JobSpecToJson(it->second->spec) != JobSpecToJson(spec)) {
+      return Status::Unavailable("job '" + spec.id + "' is already registered with a different spec");
     }
-    return Reply{200, {{"id", spec->id}, {"created", false}}};
+    return Registered{false};
   }
   if (static_cast<int64_t>(jobs_.size() + quarantined_.size()) >= limits_.max_jobs) {
     return Status::Unavailable("the server holds " + std::to_string(limits_.max_jobs) +
@@ -265,34 +263,33 @@ Result<Reply> JobService::RegisterJob(const Json& body) {
   }
   auto job = std::make_shared<Job>();
   job->last_activity_unix_s = Now();
-  job->spec = *spec;
-  Result<Schedule> schedule = BuildSchedule(spec->schedule);
+  job->spec = spec;
+  Result<Schedule> schedule = BuildSchedule(spec.schedule);
   if (!schedule.ok()) return schedule.status();
   job->schedule = std::move(*schedule);
-  job->ranks.resize(spec->world_size());
-  job->stage_ranks.resize(spec->pp);
-  job->windows.resize(spec->dp);
+  job->ranks.resize(spec.world_size());
+  job->stage_ranks.resize(spec.pp);
+  job->windows.resize(spec.dp);
   StoreWrite write;
-  write.job_id = spec->id;
-  write.spec_json = JobSpecToJson(*spec).dump();
+  write.job_id = spec.id;
+  write.spec_json = JobSpecToJson(spec).dump();
   write.state_json = ControlStateToJson(job->state).dump();
   PERSEUS_RETURN_IF_ERROR(store_->Commit(write));
   job->history.RecordState(job->state, job->state, Now());
-  jobs_[spec->id] = std::move(job);
-  return Reply{201, {{"id", spec->id}, {"created", true}}};
+  jobs_[spec.id] = std::move(job);
+  return Registered{true};
 }
 
-Result<Reply> JobService::FinishJob(const std::string& job_id) {
+Status JobService::FinishJob(const std::string& job_id) {
   Result<std::shared_ptr<Job>> found = FindJob(job_id);
   if (!found.ok()) return found.status();
   Job& job = **found;
   std::lock_guard<std::mutex> lock(job.mu);
-  if (job.state.phase == Phase::kDone) return Reply{200, {{"id", job_id}, {"phase", "done"}}};
+  if (job.state.phase == Phase::kDone) return Status::Ok();
   ControlState state = job.state;
   state.phase = Phase::kDone;
   state.base_version = state.NextVersion();
-  PERSEUS_RETURN_IF_ERROR(CommitState(job, state, {}));
-  return Reply{200, {{"id", job_id}, {"phase", "done"}}};
+  return CommitState(job, state, {});
 }
 
 Result<Json> JobService::JobSummary(const std::string& job_id) {

@@ -25,6 +25,7 @@
 #include <thread>
 
 #include "perseus/optimizer.h"
+#include "runtime/protocol/job_requests.h"
 #include "runtime/server/job.h"
 #include "runtime/server/json_log.h"
 #include "runtime/server/store.h"
@@ -33,10 +34,18 @@ namespace perseus::server {
 
 using SolverFn = std::function<Result<Frontier>(const Problem&, const FrontierOptions&)>;
 
-// A reply body and the HTTP status of success (200 or 201).
-struct Reply {
-  int http_status = 200;
-  Json body;
+// What a registration did: created it, or found the same one registered.
+struct Registered {
+  bool created = false;
+  Phase phase = Phase::kRegistering;  // RegisterRank: the job's phase afterwards
+};
+struct WindowAccepted {
+  bool accepted = false;  // false: this rank already reported this window (a retry)
+  Phase phase = Phase::kProfiling;
+};
+struct IterationsAccepted {
+  size_t accepted = 0;
+  std::vector<Straggler> stragglers;  // the job's, afterwards
 };
 
 // How the carbon policy (job_service_carbon.cc) and job expiry keep time.
@@ -66,22 +75,28 @@ class JobService {
                                                     CarbonOptions carbon = {}, ServiceLimits limits = {});
   ~JobService();
 
-  Result<Reply> RegisterJob(const Json& body);
-  Result<Reply> RegisterRank(const std::string& job_id, const Json& body);
+  // The requests arrive typed (runtime/protocol/: the routes parse them,
+  // api_handlers.h); these check them against the job and the server.
+  Result<Registered> RegisterJob(const JobSpec& spec);
+  Result<Registered> RegisterRank(const std::string& job_id, const RankInfo& rank);
   // The rank's plan as JSON text; {"changed":false,...} when `known_version`
   // is its current version.
   Result<std::string> RankPlan(const std::string& job_id, int rank, int64_t known_version);
-  // POST .../windows: one rank's measurement of a profiling window.
-  Result<Reply> ReportWindow(const std::string& job_id, int rank, const Json& body);
-  Result<Reply> ReportIterations(const std::string& job_id, int rank, const Json& body);
-  Result<Reply> DeclareStraggler(const std::string& job_id, const Json& body);
-  Result<Reply> ClearStraggler(const std::string& job_id, int pipeline);
-  Result<Reply> FinishJob(const std::string& job_id);
+  // POST .../windows: one rank's measurement of a profiling window (report.rank names the rank).
+  Result<WindowAccepted> ReportWindow(const std::string& job_id, const protocol::WindowReport& report);
+  // Every report's rank is `rank`.
+  Result<IterationsAccepted> ReportIterations(const std::string& job_id, int rank,
+                                              std::vector<IterationReport> reports);
+  // Both return the job's stragglers afterwards.
+  Result<std::vector<Straggler>> DeclareStraggler(const std::string& job_id,
+                                                  const protocol::StragglerDeclaration& declared);
+  Result<std::vector<Straggler>> ClearStraggler(const std::string& job_id, int pipeline);
+  Status FinishJob(const std::string& job_id);
   // DELETE /jobs/{id}: removes the job and all its rows (also a quarantined one).
-  Result<Reply> DeleteJob(const std::string& job_id);
+  Status DeleteJob(const std::string& job_id);
   // POST /jobs/{id}/reprofile: discards the profile and plans of a running,
-  // failed or finished job and profiles it again.
-  Result<Reply> Reprofile(const std::string& job_id);
+  // failed or finished job and profiles it again; the phase afterwards.
+  Result<Phase> Reprofile(const std::string& job_id);
   // Deletes expired jobs and retries optimisations whose result could not
   // be stored (a full disk); the background thread calls it every poll_s.
   void MaintenanceTick();
@@ -91,7 +106,7 @@ class JobService {
   // Carbon policy (job_service_carbon.cc). EvaluateCarbon makes a decision
   // now (POST /jobs/{id}/carbon/evaluate); CarbonTick makes one for every
   // running carbon job whose window elapsed; CarbonJson is GET /jobs/{id}/carbon.
-  Result<Reply> EvaluateCarbon(const std::string& job_id);
+  Result<Json> EvaluateCarbon(const std::string& job_id);
   void CarbonTick();
   Result<Json> CarbonJson(const std::string& job_id);
 

@@ -18,7 +18,7 @@ Status DeleteRows(Store* store, const std::string& job_id) {
 
 }  // namespace
 
-Result<Reply> JobService::DeleteJob(const std::string& job_id) {
+Status JobService::DeleteJob(const std::string& job_id) {
   std::shared_ptr<Job> job;
   {
     std::unique_lock<std::shared_mutex> lock(jobs_mu_);
@@ -27,7 +27,7 @@ Result<Reply> JobService::DeleteJob(const std::string& job_id) {
       PERSEUS_RETURN_IF_ERROR(DeleteRows(store_, job_id));
       quarantined_.erase(bad);
       Log("job_deleted", {{"job", job_id}, {"quarantined", true}});
-      return Reply{200, {{"id", job_id}, {"deleted", true}}};
+      return Status::Ok();
     }
     auto it = jobs_.find(job_id);
     if (it == jobs_.end()) return Status::NotFound("job '" + job_id + "' is not registered");
@@ -43,10 +43,10 @@ Result<Reply> JobService::DeleteJob(const std::string& job_id) {
     if (it != jobs_.end() && it->second == job) jobs_.erase(it);
   }
   Log("job_deleted", {{"job", job_id}, {"phase", PhaseName(job->state.phase)}});
-  return Reply{200, {{"id", job_id}, {"deleted", true}}};
+  return Status::Ok();
 }
 
-Result<Reply> JobService::Reprofile(const std::string& job_id) {
+Result<Phase> JobService::Reprofile(const std::string& job_id) {
   Result<std::shared_ptr<Job>> found = FindJob(job_id);
   if (!found.ok()) return found.status();
   Job& job = **found;
@@ -75,7 +75,7 @@ Result<Reply> JobService::Reprofile(const std::string& job_id) {
   job.plans = nullptr;
   for (auto& window : job.windows) window.clear();
   Log("job_reprofiling", {{"job", job_id}, {"from_phase", PhaseName(phase)}});
-  return Reply{200, {{"id", job_id}, {"phase", PhaseName(job.state.phase)}}};
+  return job.state.phase;
 }
 
 std::map<std::string, std::string> JobService::QuarantinedJobs() {
@@ -93,7 +93,7 @@ void JobService::MaintenanceTick() {
   for (const std::shared_ptr<Job>& job : jobs) {
     const int64_t idle_s = now - job->last_activity_unix_s.load();
     if (limits_.job_expiry_s > 0 && idle_s > limits_.job_expiry_s) {
-      Result<Reply> deleted = DeleteJob(job->spec.id);
+      const Status deleted = DeleteJob(job->spec.id);
       if (log_ != nullptr && deleted.ok()) {
         log_->Warn("job_expired", {{"job", job->spec.id}, {"idle_s", idle_s}, {"expiry_s", limits_.job_expiry_s}});
       }

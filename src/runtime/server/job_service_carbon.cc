@@ -87,7 +87,7 @@ Status JobService::DecideCarbon(Job& job, int64_t now, const carbon::IntensityRe
   return Status::Ok();
 }
 
-Result<Reply> JobService::EvaluateCarbon(const std::string& job_id) {
+Result<Json> JobService::EvaluateCarbon(const std::string& job_id) {
   Result<std::shared_ptr<Job>> found = FindJob(job_id);
   if (!found.ok()) return found.status();
   Job& job = **found;
@@ -101,7 +101,7 @@ Result<Reply> JobService::EvaluateCarbon(const std::string& job_id) {
   std::lock_guard<std::mutex> lock(job.mu);
   PERSEUS_RETURN_IF_ERROR(CarbonDecisionDue(job, now, /*forced=*/true));  // it may have stopped meanwhile
   PERSEUS_RETURN_IF_ERROR(DecideCarbon(job, now, *reading));
-  return Reply{200, CarbonSummary(job)};
+  return CarbonSummary(job);
 }
 
 void JobService::CarbonTick() {

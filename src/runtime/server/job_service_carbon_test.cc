@@ -60,7 +60,7 @@ class JobServiceCarbonTest : public ::testing::Test {
   void StartJob(int dp, int pp, const Json& carbon) {
     Json body = JobBody("j", dp, pp, 4);
     body["carbon"] = carbon;
-    Result<Reply> reply = service_->RegisterJob(body);
+    Result<ApiReply> reply = HandleRegisterJob(*service_, body);
     ASSERT_TRUE(reply.ok()) << reply.status().ToString();
     testing::RegisterAndProfile(*service_, "j", dp, pp, 4);
     service_->WaitForOptimizer();
@@ -75,7 +75,7 @@ class JobServiceCarbonTest : public ::testing::Test {
   std::string RegisterError(const Json& carbon) {
     Json body = JobBody("bad", 1, 2, 4);
     body["carbon"] = carbon;
-    Result<Reply> reply = service_->RegisterJob(body);
+    Result<ApiReply> reply = HandleRegisterJob(*service_, body);
     if (reply.ok()) return "accepted";
     EXPECT_EQ(reply.status().code(), Status::Code::kInvalidArgument) << reply.status().ToString();
     return reply.status().message();
@@ -119,11 +119,11 @@ TEST_F(JobServiceCarbonTest, SwitchesToSlowerPlansWhenIntensityRisesWithinTheBud
       work += times[0] / times[prev];
       EXPECT_LE(elapsed / work - 1, budget + 1e-9) << "window " << w;
     }
-    Result<Reply> r = service_->EvaluateCarbon("j");
+    Result<Json> r = service_->EvaluateCarbon("j");
     ASSERT_TRUE(r.ok()) << r.status().ToString();
-    const int plan = r->body["plan_index"];
-    EXPECT_EQ(r->body["intensity_g_per_kwh"].get<double>(), IsHigh(now_) ? 700 : 100);
-    EXPECT_FALSE(r->body["explanation"].get<std::string>().empty());
+    const int plan = (*r)["plan_index"];
+    EXPECT_EQ((*r)["intensity_g_per_kwh"].get<double>(), IsHigh(now_) ? 700 : 100);
+    EXPECT_FALSE((*r)["explanation"].get<std::string>().empty());
     // Every pipeline runs the carbon plan, and ranks see a new version when it changes.
     Json rank_plan = Plan(*service_, "j", 0);
     EXPECT_EQ(rank_plan["plan_index"], plan);
@@ -155,9 +155,9 @@ TEST_F(JobServiceCarbonTest, SwitchesToSlowerPlansWhenIntensityRisesWithinTheBud
 TEST_F(JobServiceCarbonTest, ZeroBudgetKeepsTheFastestPlan) {
   StartJob(1, 2, {{"source", "trace"}, {"trace_path", WriteDiurnalTrace()}, {"slowdown_budget", 0}});
   for (int w = 0; w < 48; ++w, now_ += 3600) {
-    Result<Reply> r = service_->EvaluateCarbon("j");
+    Result<Json> r = service_->EvaluateCarbon("j");
     ASSERT_TRUE(r.ok());
-    EXPECT_EQ(r->body["plan_index"], 0) << "window " << w;
+    EXPECT_EQ((*r)["plan_index"], 0) << "window " << w;
   }
 }
 
@@ -168,7 +168,7 @@ TEST_F(JobServiceCarbonTest, StragglerHandlingAppliesOnTop) {
   const int carbon_plan = (*service_->CarbonJson("j"))["plan_index"];
   ASSERT_GT(carbon_plan, 0);
   for (const double slowdown : {1.01, 1.5}) {
-    ASSERT_TRUE(service_->DeclareStraggler("j", {{"pipeline", 1}, {"slowdown", slowdown}}).ok());
+    ASSERT_TRUE(HandleDeclareStraggler(*service_, "j", {{"pipeline", 1}, {"slowdown", slowdown}}).ok());
     // Without carbon, non-stragglers would run PlanForTime(min(s T0, T*)).
     const double target = std::min(slowdown * times[0], times.back()) * (1 + 1e-9);
     int straggler_plan = 0;
@@ -222,14 +222,14 @@ TEST_F(JobServiceCarbonTest, BadConfigsAreRejectedNamingTheField) {
   Json body = JobBody("em", 1, 2, 4);
   body["carbon"] = {{"source", "electricitymaps"}, {"zone", "DE"}, {"token", "secret"},
                     {"base_url", "http://127.0.0.1:1"}};
-  ASSERT_EQ(service_->RegisterJob(body)->http_status, 201);
+  ASSERT_EQ(HandleRegisterJob(*service_, body)->created, true);
   Json summary = *service_->JobSummary("em");
   EXPECT_EQ(summary["spec"]["carbon"]["token"], "***");
   EXPECT_EQ(summary.dump().find("secret"), std::string::npos);
   EXPECT_EQ((*service_->CarbonJson("em"))["config"]["token"], "***");
   // Not running yet; a job without carbon has no carbon resource.
   EXPECT_EQ(service_->EvaluateCarbon("em").status().code(), Status::Code::kUnavailable);
-  ASSERT_TRUE(service_->RegisterJob(JobBody("plain", 1, 2, 4)).ok());
+  ASSERT_TRUE(HandleRegisterJob(*service_, JobBody("plain", 1, 2, 4)).ok());
   EXPECT_EQ(service_->CarbonJson("plain").status().code(), Status::Code::kNotFound);
   EXPECT_EQ(service_->EvaluateCarbon("plain").status().code(), Status::Code::kUnavailable);
   EXPECT_EQ(service_->CarbonJson("nope").status().code(), Status::Code::kNotFound);
@@ -282,10 +282,10 @@ TEST_F(JobServiceCarbonTest, ASlowIntensitySourceDoesNotBlockTheJob) {
     release = true;
   }
   cv.notify_all();
-  Result<Reply> reply = decision.get();
+  Result<Json> reply = decision.get();
   ASSERT_TRUE(reply.ok()) << reply.status().ToString();
-  EXPECT_EQ(reply->body["intensity_g_per_kwh"], 321);
-  EXPECT_EQ(reply->body["stale"], false);
+  EXPECT_EQ((*reply)["intensity_g_per_kwh"], 321);
+  EXPECT_EQ((*reply)["stale"], false);
   em.stop();
   server.join();
 }
@@ -300,10 +300,10 @@ TEST_F(JobServiceCarbonTest, HistoryStaysHourlyForAnyWindow) {
   double high_time = 0, low_time = 0;
   int high = 0, low = 0;
   for (int w = 0; w < 3 * 96; ++w, now_ += 900) {
-    Result<Reply> r = service_->EvaluateCarbon("j");
+    Result<Json> r = service_->EvaluateCarbon("j");
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     if (w < 96) continue;
-    (IsHigh(now_) ? high_time : low_time) += times[r->body["plan_index"].get<int>()];
+    (IsHigh(now_) ? high_time : low_time) += times[(*r)["plan_index"].get<int>()];
     ++(IsHigh(now_) ? high : low);
   }
   const CarbonState stored = StoredState("j").carbon;

@@ -191,50 +191,48 @@ Status JobService::AdvanceProfiling(Job& job, ControlState* state, StoreWrite* w
   return Status::Ok();
 }
 
-Result<Reply> JobService::ReportWindow(const std::string& job_id, int rank, const Json& body) {
+Result<WindowAccepted> JobService::ReportWindow(const std::string& job_id, const protocol::WindowReport& report) {
+  const int rank = report.rank;
   Result<LockedRank> locked = LockRank(job_id, rank);
   if (!locked.ok()) return locked.status();
   Job& job = *locked->job;
   const RankInfo& info = *locked->info;
-  Result<WindowReport> report = ParseWindowReport(body);
-  if (!report.ok()) return report.status();
-  report->rank = rank;
   const ProfilingState& p = job.state.profiling;
   if (job.state.phase != Phase::kProfiling) {
     return Status::Unavailable("job '" + job_id + "' is not profiling (phase " + PhaseName(job.state.phase) + ")");
   }
-  if (report->window >= static_cast<int>(p.windows.size())) {
-    return FieldError("window", "job '" + job_id + "' has no window " + std::to_string(report->window));
+  if (report.window >= static_cast<int>(p.windows.size())) {
+    return FieldError("window", "job '" + job_id + "' has no window " + std::to_string(report.window));
   }
-  PERSEUS_RETURN_IF_ERROR(CheckReportFits(*report, p, info));
-  if (job.window_reports.count({report->window, rank})) {
-    return Reply{200, {{"accepted", false}, {"duplicate", true}, {"phase", PhaseName(job.state.phase)}}};
+  PERSEUS_RETURN_IF_ERROR(CheckReportFits(report, p, info));
+  if (job.window_reports.count({report.window, rank})) {
+    return WindowAccepted{false, job.state.phase};
   }
-  if (report->window != p.current) {
-    return Status::Unavailable("window " + std::to_string(report->window) + " is over (the job runs window " +
+  if (report.window != p.current) {
+    return Status::Unavailable("window " + std::to_string(report.window) + " is over (the job runs window " +
                                std::to_string(p.current) + ")");
   }
   ControlState state = job.state;
   const size_t warned_before = state.warnings.size();
   StoreWrite write;
-  write.window_reports.push_back(*report);
-  WarnAboutReport(*report, info, &state);
-  job.window_reports[{report->window, rank}] = *report;
+  write.window_reports.push_back(report);
+  WarnAboutReport(report, info, &state);
+  job.window_reports[{report.window, rank}] = report;
   Status st = AdvanceProfiling(job, &state, &write);
   if (st.ok()) st = CommitState(job, state, write);
   if (!st.ok()) {
-    job.window_reports.erase({report->window, rank});
+    job.window_reports.erase({report.window, rank});
     return st;
   }
   LogWarnings(job_id, state.warnings, warned_before);
   if (write.profile_csv) job.profile_csv = *write.profile_csv;
-  if (state.profiling.current != report->window) {
-    Log("profiling_window_done", {{"job", job_id}, {"window", report->window},
-                                  {"purpose", state.profiling.windows[report->window].purpose},
+  if (state.profiling.current != report.window) {
+    Log("profiling_window_done", {{"job", job_id}, {"window", report.window},
+                                  {"purpose", state.profiling.windows[report.window].purpose},
                                   {"windows", state.profiling.windows.size()}});
   }
   if (state.phase == Phase::kOptimizing) Enqueue(job_id);
-  return Reply{200, {{"accepted", true}, {"phase", PhaseName(state.phase)}}};
+  return WindowAccepted{true, state.phase};
 }
 
 void JobService::Enqueue(const std::string& job_id) {

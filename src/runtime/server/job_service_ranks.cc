@@ -1,5 +1,6 @@
 // JobService: rank registration and the plan each rank runs.
 #include <algorithm>
+#include <functional>
 #include <mutex>
 
 #include "runtime/server/job_service.h"
@@ -8,13 +9,6 @@ namespace perseus::server {
 
 namespace {
 
-Result<RankInfo> ParseRank(const Json& body, const JobSpec& spec) {
-  Result<RankInfo> r = protocol::ParseRankRegistration(body);
-  if (!r.ok()) return r.status();
-  PERSEUS_RETURN_IF_ERROR(CheckRankFitsJob(*r, spec.dp, spec.pp, spec.tp));
-  return r;
-}
-
 std::string Describe(const RankInfo& r) {
   return "rank " + std::to_string(r.rank) + " (" + r.gpu_uuid + " at dp " + std::to_string(r.dp_rank) + ", pp " +
          std::to_string(r.pp_rank) + ", tp " + std::to_string(r.tp_rank) + ")";
@@ -22,7 +16,7 @@ std::string Describe(const RankInfo& r) {
 
 }  // namespace
 
-Result<Reply> JobService::RegisterRank(const std::string& job_id, const Json& body) {
+Result<Registered> JobService::RegisterRank(const std::string& job_id, const RankInfo& rank) {
   Result<std::shared_ptr<Job>> found = FindJob(job_id);
   if (!found.ok()) {
     unknown_rank_requests_.fetch_add(1, std::memory_order_relaxed);
@@ -32,35 +26,37 @@ Result<Reply> JobService::RegisterRank(const std::string& job_id, const Json& bo
   std::lock_guard<std::mutex> lock(job.mu);
   if (job.deleted) return Status::NotFound("job '" + job_id + "' was deleted");
   job.last_activity_unix_s = Now();
-  Result<RankInfo> info = ParseRank(body, job.spec);
-  if (!info.ok()) return info.status();
-  const std::optional<RankInfo>& existing = job.ranks[info->rank];
+  PERSEUS_RETURN_IF_ERROR(CheckRankFitsJob(rank, job.spec.dp, job.spec.pp, job.spec.tp));
+  if (rank.sm_clocks_mhz.empty() || !std::is_sorted(rank.sm_clocks_mhz.begin(), rank.sm_clocks_mhz.end(), std::greater_equal<int>())) {
+    return FieldError("sm_clocks_mhz", "expected distinct clocks, highest first (protocol::ParseRankRegistration)");
+  }
+  const std::optional<RankInfo>& existing = job.ranks[rank.rank];
   if (existing) {
-    if (*existing != *info) {
+    if (*existing != rank) {
       return Status::Unavailable("job '" + job_id + "': " + Describe(*existing) +
                                  " is already registered with different details");
     }
-    return Reply{200, {{"job", job_id}, {"rank", info->rank}, {"created", false}}};
+    return Registered{false, job.state.phase};
   }
-  auto taken = job.by_coords.find({info->dp_rank, info->pp_rank, info->tp_rank});
+  auto taken = job.by_coords.find({rank.dp_rank, rank.pp_rank, rank.tp_rank});
   if (taken != job.by_coords.end()) {
     return Status::Unavailable("job '" + job_id + "': " + Describe(*job.ranks[taken->second]) +
                                " already holds those dp/pp/tp ranks");
   }
   ControlState state = job.state;
-  std::optional<RankInfo> saved = job.ranks[info->rank];
-  job.ranks[info->rank] = *info;  // StartProfiling reads it; undone if the commit fails
+  std::optional<RankInfo> saved = job.ranks[rank.rank];
+  job.ranks[rank.rank] = rank;  // StartProfiling reads it; undone if the commit fails
   bool last = job.registered + 1 == job.spec.world_size();
   if (last) StartProfiling(job, &state);
   StoreWrite write;
-  write.rank = *info;
+  write.rank = rank;
   Status st = CommitState(job, state, std::move(write));
   if (!st.ok()) {
-    job.ranks[info->rank] = saved;
+    job.ranks[rank.rank] = saved;
     return st;
   }
-  job.IndexRank(*job.ranks[info->rank]);
-  return Reply{201, {{"job", job_id}, {"rank", info->rank}, {"created", true}, {"phase", PhaseName(state.phase)}}};
+  job.IndexRank(*job.ranks[rank.rank]);
+  return Registered{true, state.phase};
 }
 
 Result<std::string> JobService::RankPlan(const std::string& job_id, int rank, int64_t known_version) {

@@ -102,24 +102,24 @@ bool JobService::WarnAboutMismatches(Job& job, int rank, const std::vector<Itera
        info.pp_rank, rank});
 }
 
-Result<Reply> JobService::ReportIterations(const std::string& job_id, int rank, const Json& body) {
+Result<IterationsAccepted> JobService::ReportIterations(const std::string& job_id, int rank,
+                                                        std::vector<IterationReport> reports) {
   Result<LockedRank> locked = LockRank(job_id, rank);
   if (!locked.ok()) return locked.status();
   Job& job = *locked->job;
-  Result<std::vector<IterationReport>> reports = protocol::ParseIterationReports(body, rank);
-  if (!reports.ok()) return reports.status();
+  for (IterationReport& r : reports) r.rank = rank;
   // The pipeline's samples change only once the reports are stored: a report
   // the client retries after an error is counted once.
   const int pipeline = locked->info->dp_rank;
   const std::map<int64_t, IterationSample> samples_before = job.windows[pipeline];
-  for (const IterationReport& r : *reports) AddToWindow(job, r);
+  for (const IterationReport& r : reports) AddToWindow(job, r);
   ControlState before = job.state, state = job.state;
   bool changed = job.state.phase == Phase::kRunning && job.plans && DetectStragglers(job, &state);
-  const bool warned = WarnAboutMismatches(job, rank, *reports, &state);
+  const bool warned = WarnAboutMismatches(job, rank, reports, &state);
   changed = warned || changed;
   StoreWrite write;
   write.job_id = job_id;
-  write.iterations = std::move(*reports);
+  write.iterations = std::move(reports);
   const size_t accepted = write.iterations.size();
   // The stored history keeps the newest `keep` iterations of each rank.
   const int64_t keep = 8 * job.spec.straggler.window + 64;
@@ -141,18 +141,17 @@ Result<Reply> JobService::ReportIterations(const std::string& job_id, int rank, 
       Log("stragglers_detected", {{"job", job_id}, {"stragglers", StragglersJson(state.stragglers)}});
     }
   }
-  return Reply{200, {{"accepted", accepted}, {"stragglers", StragglersJson(job.state.stragglers)}}};
+  return IterationsAccepted{accepted, job.state.stragglers};
 }
 
-Result<Reply> JobService::DeclareStraggler(const std::string& job_id, const Json& body) {
+Result<std::vector<Straggler>> JobService::DeclareStraggler(const std::string& job_id,
+                                                            const protocol::StragglerDeclaration& declared) {
   Result<std::shared_ptr<Job>> found = FindJob(job_id);
   if (!found.ok()) return found.status();
   Job& job = **found;
   std::lock_guard<std::mutex> lock(job.mu);
-  Result<protocol::StragglerDeclaration> declared = protocol::ParseStragglerDeclaration(body);
-  if (!declared.ok()) return declared.status();
-  const int pipeline = declared->pipeline;
-  const double slowdown = declared->slowdown;
+  const int pipeline = declared.pipeline;
+  const double slowdown = declared.slowdown;
   if (pipeline >= job.spec.dp) {
     return FieldError("pipeline", "expected an integer in [0, " + std::to_string(job.spec.dp - 1) + "], got " +
                                       std::to_string(pipeline));
@@ -169,10 +168,10 @@ Result<Reply> JobService::DeclareStraggler(const std::string& job_id, const Json
   PERSEUS_RETURN_IF_ERROR(CommitState(job, state, {}));
   ResetStaleWindows(job, before);
   Log("straggler_declared", {{"job", job_id}, {"pipeline", pipeline}, {"slowdown", slowdown}});
-  return Reply{200, {{"stragglers", StragglersJson(state.stragglers)}}};
+  return state.stragglers;
 }
 
-Result<Reply> JobService::ClearStraggler(const std::string& job_id, int pipeline) {
+Result<std::vector<Straggler>> JobService::ClearStraggler(const std::string& job_id, int pipeline) {
   Result<std::shared_ptr<Job>> found = FindJob(job_id);
   if (!found.ok()) return found.status();
   Job& job = **found;
@@ -186,7 +185,7 @@ Result<Reply> JobService::ClearStraggler(const std::string& job_id, int pipeline
   PERSEUS_RETURN_IF_ERROR(CommitState(job, state, {}));
   ResetStaleWindows(job, before);
   Log("straggler_cleared", {{"job", job_id}, {"pipeline", pipeline}});
-  return Reply{200, {{"stragglers", StragglersJson(state.stragglers)}}};
+  return state.stragglers;
 }
 
 Json JobService::ProfilingSummary(const Job& job) {

@@ -40,24 +40,24 @@ class JobServiceTest : public ::testing::Test {
 TEST_F(JobServiceTest, JobSpecErrorsNameTheField) {
   Json body = JobBody("j", 1, 2, 4);
   body.erase("microbatches");
-  EXPECT_EQ(service_->RegisterJob(body).status().message(), "field 'microbatches': missing");
+  EXPECT_EQ(HandleRegisterJob(*service_, body).status().message(), "field 'microbatches': missing");
   body = JobBody("j", 1, 2, 4);
   body["pp"] = "two";
-  EXPECT_EQ(service_->RegisterJob(body).status().message(), "field 'pp': expected an integer, got \"two\"");
+  EXPECT_EQ(HandleRegisterJob(*service_, body).status().message(), "field 'pp': expected an integer, got \"two\"");
   body = JobBody("bad id!", 1, 2, 4);
-  EXPECT_EQ(service_->RegisterJob(body).status().message(),
+  EXPECT_EQ(HandleRegisterJob(*service_, body).status().message(),
             "field 'id': expected 1-64 characters of [A-Za-z0-9._-], got \"bad id!\"");
   body = JobBody("j", 1, 2, 4);
   body["schedule"] = "zigzag";
-  EXPECT_EQ(service_->RegisterJob(body).status().message(),
+  EXPECT_EQ(HandleRegisterJob(*service_, body).status().message(),
             "field 'schedule': expected '1f1b', 'gpipe' or 'interleaved-1f1b', got \"zigzag\"");
   body["schedule"] = "zb-h1";  // a real schedule, but the runtime does not run split backwards
-  EXPECT_EQ(service_->RegisterJob(body).status().message(),
+  EXPECT_EQ(HandleRegisterJob(*service_, body).status().message(),
             "field 'schedule': expected '1f1b', 'gpipe' or 'interleaved-1f1b', got \"zb-h1\" (split-backward "
             "schedules are offline only: perseus optimize)");
   body = JobBody("j", 1, 2, 4);
   body["max_clock_changes_per_gpu"] = -2;
-  EXPECT_EQ(service_->RegisterJob(body).status().message(),
+  EXPECT_EQ(HandleRegisterJob(*service_, body).status().message(),
             "field 'max_clock_changes_per_gpu': expected an integer in [-1, 1000000], got -2");
   EXPECT_TRUE(service_->AllSummaries().empty());
 }
@@ -74,7 +74,7 @@ TEST_F(JobServiceTest, TheClockChangeLimitReachesTheOptimizer) {
   ASSERT_TRUE(service.ok());
   Json body = JobBody("j", 1, 2, 4);
   body["max_clock_changes_per_gpu"] = 3;
-  ASSERT_TRUE((*service)->RegisterJob(body).ok());
+  ASSERT_TRUE(HandleRegisterJob(**service, body).ok());
   testing::RegisterAndProfile(**service, "j", 1, 2, 4);
   (*service)->WaitForOptimizer();
   EXPECT_EQ(seen.load(), 3);
@@ -82,29 +82,29 @@ TEST_F(JobServiceTest, TheClockChangeLimitReachesTheOptimizer) {
 }
 
 TEST_F(JobServiceTest, RegistrationIsIdempotentButNotConflicting) {
-  ASSERT_EQ(service_->RegisterJob(JobBody("j", 1, 2, 4))->http_status, 201);
-  EXPECT_EQ(service_->RegisterJob(JobBody("j", 1, 2, 4))->http_status, 200);
-  Result<Reply> clash = service_->RegisterJob(JobBody("j", 2, 2, 4));
+  ASSERT_EQ(HandleRegisterJob(*service_, JobBody("j", 1, 2, 4))->created, true);
+  EXPECT_EQ(HandleRegisterJob(*service_, JobBody("j", 1, 2, 4))->created, false);
+  Result<ApiReply> clash = HandleRegisterJob(*service_, JobBody("j", 2, 2, 4));
   EXPECT_EQ(clash.status().code(), Status::Code::kUnavailable);
-  ASSERT_EQ(service_->RegisterRank("j", RankBody(0, 0, 0))->http_status, 201);
-  EXPECT_EQ(service_->RegisterRank("j", RankBody(0, 0, 0))->http_status, 200);
+  ASSERT_EQ(HandleRegisterRank(*service_, "j", RankBody(0, 0, 0))->created, true);
+  EXPECT_EQ(HandleRegisterRank(*service_, "j", RankBody(0, 0, 0))->created, false);
   Json other = RankBody(0, 0, 0);
   other["gpu_uuid"] = "GPU-other";
-  EXPECT_EQ(service_->RegisterRank("j", other).status().message(),
+  EXPECT_EQ(HandleRegisterRank(*service_, "j", other).status().message(),
             "job 'j': rank 0 (GPU-0 at dp 0, pp 0, tp 0) is already registered with different details");
-  EXPECT_EQ(service_->RegisterRank("j", RankBody(1, 0, 0)).status().message(),
+  EXPECT_EQ(HandleRegisterRank(*service_, "j", RankBody(1, 0, 0)).status().message(),
             "job 'j': rank 0 (GPU-0 at dp 0, pp 0, tp 0) already holds those dp/pp/tp ranks");
-  EXPECT_EQ(service_->RegisterRank("j", RankBody(2, 0, 1)).status().message(),
+  EXPECT_EQ(HandleRegisterRank(*service_, "j", RankBody(2, 0, 1)).status().message(),
             "field 'rank': expected an integer in [0, 1], got 2");
-  EXPECT_EQ(service_->RegisterRank("nope", RankBody(0, 0, 0)).status().code(), Status::Code::kNotFound);
+  EXPECT_EQ(HandleRegisterRank(*service_, "nope", RankBody(0, 0, 0)).status().code(), Status::Code::kNotFound);
   EXPECT_EQ((*service_->JobSummary("j"))["ranks_registered"], 1);
 }
 
 TEST_F(JobServiceTest, ProfilesInWindowsAndRecoversTheProfile) {
-  ASSERT_TRUE(service_->RegisterJob(JobBody("j", 2, 2, 4)).ok());
-  for (int r = 0; r < 3; ++r) ASSERT_TRUE(service_->RegisterRank("j", RankBody(r, r / 2, r % 2)).ok());
+  ASSERT_TRUE(HandleRegisterJob(*service_, JobBody("j", 2, 2, 4)).ok());
+  for (int r = 0; r < 3; ++r) ASSERT_TRUE(HandleRegisterRank(*service_, "j", RankBody(r, r / 2, r % 2)).ok());
   EXPECT_EQ(Plan(*service_, "j", 0)["kind"], "max");
-  ASSERT_TRUE(service_->RegisterRank("j", RankBody(3, 1, 1)).ok());
+  ASSERT_TRUE(HandleRegisterRank(*service_, "j", RankBody(3, 1, 1)).ok());
   EXPECT_EQ(Phase("j"), "profiling");
   Json plan = Plan(*service_, "j", 0);
   EXPECT_EQ(plan["kind"], "profiling");
@@ -115,21 +115,21 @@ TEST_F(JobServiceTest, ProfilesInWindowsAndRecoversTheProfile) {
   // exist, is refused without changing anything.
   Json wrong = testing::WindowBody(0, plan, 4);
   wrong["forward_clock_mhz"] = 1305;
-  EXPECT_EQ(service_->ReportWindow("j", 0, wrong).status().message(),
+  EXPECT_EQ(HandleReportWindow(*service_, "j", 0, wrong).status().message(),
             "field 'forward_clock_mhz': window 0 runs stage 0's forwards at 1410 MHz, not 1305");
   wrong = testing::WindowBody(0, plan, 4);
   wrong["window"] = 999;
-  EXPECT_EQ(service_->ReportWindow("j", 0, wrong).status().message(), "field 'window': job 'j' has no window 999");
+  EXPECT_EQ(HandleReportWindow(*service_, "j", 0, wrong).status().message(), "field 'window': job 'j' has no window 999");
   wrong = testing::WindowBody(0, plan, 4);
   wrong["energy_j"] = 1e9;
-  EXPECT_EQ(service_->ReportWindow("j", 0, wrong).status().code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(HandleReportWindow(*service_, "j", 0, wrong).status().code(), Status::Code::kInvalidArgument);
   // The window moves on only when every rank reported it; a repeated report is harmless.
-  for (int r = 0; r < 3; ++r) ASSERT_TRUE(service_->ReportWindow("j", r, testing::WindowBody(r % 2, Plan(*service_, "j", r), 4)).ok());
-  ASSERT_TRUE(service_->ReportWindow("j", 0, testing::WindowBody(0, plan, 4)).ok());
+  for (int r = 0; r < 3; ++r) ASSERT_TRUE(HandleReportWindow(*service_, "j", r, testing::WindowBody(r % 2, Plan(*service_, "j", r), 4)).ok());
+  ASSERT_TRUE(HandleReportWindow(*service_, "j", 0, testing::WindowBody(0, plan, 4)).ok());
   EXPECT_EQ(Plan(*service_, "j", 0)["window"]["id"], 0);
-  ASSERT_TRUE(service_->ReportWindow("j", 3, testing::WindowBody(1, Plan(*service_, "j", 3), 4)).ok());
+  ASSERT_TRUE(HandleReportWindow(*service_, "j", 3, testing::WindowBody(1, Plan(*service_, "j", 3), 4)).ok());
   EXPECT_EQ(Plan(*service_, "j", 0)["window"]["id"], 1);
-  Result<Reply> late = service_->ReportWindow("j", 1, testing::WindowBody(1, plan, 4));
+  Result<ApiReply> late = HandleReportWindow(*service_, "j", 1, testing::WindowBody(1, plan, 4));
   ASSERT_TRUE(late.ok());
   EXPECT_EQ(late->body["duplicate"], true);
   testing::RegisterAndProfile(*service_, "j", 2, 2, 4);
@@ -153,7 +153,7 @@ TEST_F(JobServiceTest, ProfilesInWindowsAndRecoversTheProfile) {
 }
 
 TEST_F(JobServiceTest, RunsTheFastestPlanAndSlowsOthersForAStraggler) {
-  ASSERT_TRUE(service_->RegisterJob(JobBody("j", 3, 2, 4)).ok());
+  ASSERT_TRUE(HandleRegisterJob(*service_, JobBody("j", 3, 2, 4)).ok());
   testing::RegisterAndProfile(*service_, "j", 3, 2, 4);
   service_->WaitForOptimizer();
   ASSERT_EQ(Phase("j"), "running");
@@ -166,9 +166,9 @@ TEST_F(JobServiceTest, RunsTheFastestPlanAndSlowsOthersForAStraggler) {
   const double t0 = frontier["plans"][0]["time_s"];
 
   Json bad = {{"pipeline", 3}, {"slowdown", 1.2}};
-  EXPECT_EQ(service_->DeclareStraggler("j", bad).status().message(),
+  EXPECT_EQ(HandleDeclareStraggler(*service_, "j", bad).status().message(),
             "field 'pipeline': expected an integer in [0, 2], got 3");
-  ASSERT_TRUE(service_->DeclareStraggler("j", {{"pipeline", 1}, {"slowdown", 1.2}}).ok());
+  ASSERT_TRUE(HandleDeclareStraggler(*service_, "j", {{"pipeline", 1}, {"slowdown", 1.2}}).ok());
   EXPECT_EQ(Plan(*service_, "j", 2, v0)["changed"], false);  // rank 2 is in the straggler pipeline 1
   Json slowed = Plan(*service_, "j", 0, v0);
   ASSERT_EQ(slowed["changed"], true);
@@ -187,7 +187,7 @@ TEST_F(JobServiceTest, RunsTheFastestPlanAndSlowsOthersForAStraggler) {
 }
 
 TEST_F(JobServiceTest, DetectsAndForgetsAStragglerFromIterationTimes) {
-  ASSERT_TRUE(service_->RegisterJob(JobBody("j", 2, 2, 4)).ok());
+  ASSERT_TRUE(HandleRegisterJob(*service_, JobBody("j", 2, 2, 4)).ok());
   testing::RegisterAndProfile(*service_, "j", 2, 2, 4);
   service_->WaitForOptimizer();
   ASSERT_EQ(Phase("j"), "running");
@@ -197,7 +197,7 @@ TEST_F(JobServiceTest, DetectsAndForgetsAStragglerFromIterationTimes) {
       Json plan = Plan(*service_, "j", r);
       double t = plan["predicted_time_s"].get<double>() * (r / 2 == 0 ? slow_0 : 1.0);
       Json body = {{"iterations", {{{"iteration", iteration}, {"compute_time_s", t}, {"plan_version", plan["version"]}}}}};
-      ASSERT_TRUE(service_->ReportIterations("j", r, body).ok());
+      ASSERT_TRUE(HandleReportIterations(*service_, "j", r, body).ok());
     }
     ++iteration;
   };
@@ -217,7 +217,7 @@ TEST_F(JobServiceTest, DetectsAndForgetsAStragglerFromIterationTimes) {
 // A client retries a report after an error it could not read the reply of:
 // one rank's repeated iteration must not pass for its stage-mate's.
 TEST_F(JobServiceTest, ARetriedIterationReportCountsOnce) {
-  ASSERT_TRUE(service_->RegisterJob(JobBody("j", 2, 2, 4)).ok());
+  ASSERT_TRUE(HandleRegisterJob(*service_, JobBody("j", 2, 2, 4)).ok());
   testing::RegisterAndProfile(*service_, "j", 2, 2, 4);
   service_->WaitForOptimizer();
   for (int64_t iteration = 0; iteration < 10; ++iteration) {
@@ -225,7 +225,7 @@ TEST_F(JobServiceTest, ARetriedIterationReportCountsOnce) {
       Json plan = Plan(*service_, "j", r);
       double t = plan["predicted_time_s"].get<double>() * (r < 2 ? 1.25 : 1.0);
       Json body = {{"iterations", {{{"iteration", iteration}, {"compute_time_s", t}, {"plan_version", plan["version"]}}}}};
-      ASSERT_TRUE(service_->ReportIterations("j", r, body).ok());
+      ASSERT_TRUE(HandleReportIterations(*service_, "j", r, body).ok());
     }
   }
   // Pipeline 0 has no complete iteration, so no straggler can be inferred from it.
@@ -242,16 +242,16 @@ TEST_F(JobServiceTest, DeleteExpiryAndTheJobLimit) {
   limits.job_expiry_s = 3600;
   service_.reset();
   service_ = JobService::Create(store_.get(), nullptr, testing::UniformPlansSolver, clock, limits).value();
-  ASSERT_TRUE(service_->RegisterJob(JobBody("a", 1, 1, 4)).ok());
-  ASSERT_TRUE(service_->RegisterJob(JobBody("b", 1, 1, 4)).ok());
-  Result<Reply> third = service_->RegisterJob(JobBody("c", 1, 1, 4));
+  ASSERT_TRUE(HandleRegisterJob(*service_, JobBody("a", 1, 1, 4)).ok());
+  ASSERT_TRUE(HandleRegisterJob(*service_, JobBody("b", 1, 1, 4)).ok());
+  Result<ApiReply> third = HandleRegisterJob(*service_, JobBody("c", 1, 1, 4));
   ASSERT_FALSE(third.ok());
   EXPECT_NE(third.status().message().find("--max-jobs"), std::string::npos);
   ASSERT_TRUE(service_->DeleteJob("a").ok());
-  EXPECT_EQ(service_->DeleteJob("a").status().code(), Status::Code::kNotFound);
-  ASSERT_TRUE(service_->RegisterJob(JobBody("c", 1, 1, 4)).ok());
+  EXPECT_EQ(service_->DeleteJob("a").code(), Status::Code::kNotFound);
+  ASSERT_TRUE(HandleRegisterJob(*service_, JobBody("c", 1, 1, 4)).ok());
   now += 3000;
-  ASSERT_TRUE(service_->RegisterRank("c", RankBody(0, 0, 0)).ok());  // activity keeps c
+  ASSERT_TRUE(HandleRegisterRank(*service_, "c", RankBody(0, 0, 0)).ok());  // activity keeps c
   now += 1000;
   service_->MaintenanceTick();
   EXPECT_EQ(service_->JobSummary("b").status().code(), Status::Code::kNotFound);  // idle 4000 s > 3600 s
@@ -263,9 +263,9 @@ TEST_F(JobServiceTest, DeleteExpiryAndTheJobLimit) {
 TEST_F(JobServiceTest, ADamagedJobIsQuarantinedAndTheOthersServed) {
   const std::string path = testing::TempDbPath("service_quarantine");
   Open(path);
-  ASSERT_TRUE(service_->RegisterJob(JobBody("good", 1, 1, 4)).ok());
-  ASSERT_TRUE(service_->RegisterJob(JobBody("bad", 1, 2, 4)).ok());
-  ASSERT_TRUE(service_->RegisterRank("bad", RankBody(0, 0, 0)).ok());
+  ASSERT_TRUE(HandleRegisterJob(*service_, JobBody("good", 1, 1, 4)).ok());
+  ASSERT_TRUE(HandleRegisterJob(*service_, JobBody("bad", 1, 2, 4)).ok());
+  ASSERT_TRUE(HandleRegisterRank(*service_, "bad", RankBody(0, 0, 0)).ok());
   service_.reset();
   store_.reset();
   sqlite3* db = nullptr;
@@ -281,10 +281,10 @@ TEST_F(JobServiceTest, ADamagedJobIsQuarantinedAndTheOthersServed) {
   EXPECT_NE(bad.status().message().find("quarantined"), std::string::npos) << bad.status().message();
   EXPECT_NE(bad.status().message().find("stored rank 0 does not fit"), std::string::npos);
   EXPECT_EQ(service_->QuarantinedJobs().size(), 1u);
-  EXPECT_FALSE(service_->RegisterJob(JobBody("bad", 1, 2, 4)).ok());
+  EXPECT_FALSE(HandleRegisterJob(*service_, JobBody("bad", 1, 2, 4)).ok());
   ASSERT_TRUE(service_->DeleteJob("bad").ok());
   EXPECT_TRUE(service_->QuarantinedJobs().empty());
-  ASSERT_TRUE(service_->RegisterJob(JobBody("bad", 1, 2, 4)).ok());
+  ASSERT_TRUE(HandleRegisterJob(*service_, JobBody("bad", 1, 2, 4)).ok());
   db = nullptr;
   service_.reset();
   store_.reset();
@@ -308,7 +308,7 @@ TEST_F(JobServiceTest, AFailedJobCanBeProfiledAgain) {
   };
   Result<std::unique_ptr<JobService>> service = JobService::Create(store->get(), nullptr, solver);
   ASSERT_TRUE(service.ok());
-  ASSERT_TRUE((*service)->RegisterJob(JobBody("j", 1, 2, 4)).ok());
+  ASSERT_TRUE(HandleRegisterJob(**service, JobBody("j", 1, 2, 4)).ok());
   testing::RegisterAndProfile(**service, "j", 1, 2, 4);
   (*service)->WaitForOptimizer();
   ASSERT_EQ((*(*service)->JobSummary("j"))["phase"], "failed");
@@ -320,7 +320,7 @@ TEST_F(JobServiceTest, AFailedJobCanBeProfiledAgain) {
     for (int r = 0; r < 2; ++r) {
       Json plan = Plan(**service, "j", r);
       if (plan["kind"] == "profiling") {
-        ASSERT_TRUE((*service)->ReportWindow("j", r, testing::WindowBody(r, plan, 4)).ok());
+        ASSERT_TRUE(HandleReportWindow(**service, "j", r, testing::WindowBody(r, plan, 4)).ok());
       }
     }
   }
@@ -347,7 +347,7 @@ TEST_F(JobServiceTest, AnOptimisationThatCouldNotBeStoredIsRetried) {
                          "WHEN NEW.state_json LIKE '%\"running\"%' BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END",
                          nullptr, nullptr, nullptr),
             SQLITE_OK);
-  ASSERT_TRUE(service_->RegisterJob(JobBody("j", 1, 2, 4)).ok());
+  ASSERT_TRUE(HandleRegisterJob(*service_, JobBody("j", 1, 2, 4)).ok());
   testing::RegisterAndProfile(*service_, "j", 1, 2, 4);
   service_->WaitForOptimizer();
   EXPECT_EQ(Phase("j"), "optimizing");
@@ -378,7 +378,7 @@ TEST_F(JobServiceTest, StoppingDoesNotWaitForASolve) {
     return testing::UniformPlansSolver(p, o);
   };
   service_ = JobService::Create(store_.get(), nullptr, slow).value();
-  ASSERT_TRUE(service_->RegisterJob(JobBody("j", 1, 2, 4)).ok());
+  ASSERT_TRUE(HandleRegisterJob(*service_, JobBody("j", 1, 2, 4)).ok());
   testing::RegisterAndProfile(*service_, "j", 1, 2, 4);
   for (int i = 0; i < 5000 && !solving; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   ASSERT_TRUE(solving);
@@ -400,7 +400,7 @@ TEST(FindNonFinite, NamesThePathOfTheFirstNaNOrInfinity) {
 
 TEST_F(JobServiceTest, AJobTooLargeToHoldIsRefusedNamingTheField) {
   Json big = JobBody("big", 1, 64, 4096);
-  Result<Reply> r = service_->RegisterJob(big);
+  Result<ApiReply> r = HandleRegisterJob(*service_, big);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), Status::Code::kInvalidArgument);
   EXPECT_NE(r.status().message().find("field 'microbatches': pp x microbatches x chunks x 2 = 524288"),
@@ -412,10 +412,10 @@ TEST_F(JobServiceTest, AJobTooLargeToHoldIsRefusedNamingTheField) {
 TEST_F(JobServiceTest, RestartRestoresEverything) {
   const std::string path = testing::TempDbPath("service_restart");
   Open(path);
-  ASSERT_TRUE(service_->RegisterJob(JobBody("j", 2, 2, 4)).ok());
-  for (int r = 0; r < 4; ++r) ASSERT_TRUE(service_->RegisterRank("j", RankBody(r, r / 2, r % 2)).ok());
-  ASSERT_TRUE(service_->ReportWindow("j", 0, testing::WindowBody(0, Plan(*service_, "j", 0), 4)).ok());
-  ASSERT_TRUE(service_->ReportWindow("j", 2, testing::WindowBody(0, Plan(*service_, "j", 2), 4)).ok());
+  ASSERT_TRUE(HandleRegisterJob(*service_, JobBody("j", 2, 2, 4)).ok());
+  for (int r = 0; r < 4; ++r) ASSERT_TRUE(HandleRegisterRank(*service_, "j", RankBody(r, r / 2, r % 2)).ok());
+  ASSERT_TRUE(HandleReportWindow(*service_, "j", 0, testing::WindowBody(0, Plan(*service_, "j", 0), 4)).ok());
+  ASSERT_TRUE(HandleReportWindow(*service_, "j", 2, testing::WindowBody(0, Plan(*service_, "j", 2), 4)).ok());
   Json before = *service_->JobSummary("j");
   Json plan_before = Plan(*service_, "j", 0);
   Open(path);  // mid-profiling
@@ -423,7 +423,7 @@ TEST_F(JobServiceTest, RestartRestoresEverything) {
   EXPECT_EQ(Plan(*service_, "j", 0), plan_before);
   testing::RegisterAndProfile(*service_, "j", 2, 2, 4);
   service_->WaitForOptimizer();
-  ASSERT_TRUE(service_->DeclareStraggler("j", {{"pipeline", 0}, {"slowdown", 1.1}}).ok());
+  ASSERT_TRUE(HandleDeclareStraggler(*service_, "j", {{"pipeline", 0}, {"slowdown", 1.1}}).ok());
   before = *service_->JobSummary("j");
   plan_before = Plan(*service_, "j", 3);
   Open(path);  // running
@@ -437,8 +437,8 @@ TEST_F(JobServiceTest, RestartRestoresEverything) {
 // that do not stick and ranks that run another schedule than declared; each
 // warning once, in the summary and in the running plans.
 TEST_F(JobServiceTest, WarnsLoudlyAboutWhatMakesAProfileOrAPlanWrong) {
-  ASSERT_TRUE(service_->RegisterJob(JobBody("j", 1, 2, 4)).ok());
-  for (int r = 0; r < 2; ++r) ASSERT_TRUE(service_->RegisterRank("j", RankBody(r, 0, r)).ok());
+  ASSERT_TRUE(HandleRegisterJob(*service_, JobBody("j", 1, 2, 4)).ok());
+  for (int r = 0; r < 2; ++r) ASSERT_TRUE(HandleRegisterRank(*service_, "j", RankBody(r, 0, r)).ok());
   for (int round = 0; round < 1000 && Phase("j") == "profiling"; ++round) {
     for (int r = 0; r < 2; ++r) {
       Json plan = Plan(*service_, "j", r);
@@ -456,15 +456,15 @@ TEST_F(JobServiceTest, WarnsLoudlyAboutWhatMakesAProfileOrAPlanWrong) {
         body["achieved_clock_mhz"] = 780;  // capped
         body["late_clocks"] = 5;           // of 8 computations: more than half
       }
-      ASSERT_TRUE(service_->ReportWindow("j", r, body).ok());
+      ASSERT_TRUE(HandleReportWindow(*service_, "j", r, body).ok());
     }
   }
   service_->WaitForOptimizer();
   Json iterations = {{"iterations", {{{"iteration", 1}, {"compute_time_s", 0.5}, {"plan_version", 1},
                                       {"schedule_mismatches", 3}}}}};
-  ASSERT_TRUE(service_->ReportIterations("j", 1, iterations).ok());
+  ASSERT_TRUE(HandleReportIterations(*service_, "j", 1, iterations).ok());
   iterations["iterations"][0]["iteration"] = 2;
-  ASSERT_TRUE(service_->ReportIterations("j", 1, iterations).ok());
+  ASSERT_TRUE(HandleReportIterations(*service_, "j", 1, iterations).ok());
   std::map<std::string, int> codes;
   const Json summary = *service_->JobSummary("j");
   for (const Json& w : summary["warnings"]) {
@@ -489,7 +489,7 @@ TEST_F(JobServiceTest, SolverFailureFailsTheJobAndRanksRunAtMax) {
   };
   Result<std::unique_ptr<JobService>> service = JobService::Create(store->get(), nullptr, failing);
   ASSERT_TRUE(service.ok());
-  ASSERT_TRUE((*service)->RegisterJob(JobBody("j", 1, 2, 4)).ok());
+  ASSERT_TRUE(HandleRegisterJob(**service, JobBody("j", 1, 2, 4)).ok());
   testing::RegisterAndProfile(**service, "j", 1, 2, 4);
   (*service)->WaitForOptimizer();
   EXPECT_EQ((*(*service)->JobSummary("j"))["phase"], "failed");

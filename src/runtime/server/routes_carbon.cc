@@ -13,7 +13,7 @@ void AddCarbonRoutes(httplib::Server& server, const RouteContext& ctx) {
   });
   server.Post(R"(/jobs/([^/]+)/carbon/evaluate)",
               [service](const httplib::Request& req, httplib::Response& res) {
-                SendReply(res, service->EvaluateCarbon(req.matches[1]));
+                SendReply(res, HandleEvaluateCarbon(*service, req.matches[1]));
               });
 }
 

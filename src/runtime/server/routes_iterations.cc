@@ -12,7 +12,7 @@ void AddIterationRoutes(httplib::Server& server, const RouteContext& ctx) {
                 if (!rank.ok()) return SendError(res, rank.status());
                 Result<Json> body = RequestJson(req);
                 if (!body.ok()) return SendError(res, body.status());
-                SendReply(res, service->ReportIterations(req.matches[1], static_cast<int>(*rank), *body));
+                SendReply(res, HandleReportIterations(*service, req.matches[1], static_cast<int>(*rank), *body));
               });
 }
 

@@ -8,7 +8,7 @@ void AddJobRoutes(httplib::Server& server, const RouteContext& ctx) {
   server.Post("/jobs", [service](const httplib::Request& req, httplib::Response& res) {
                 Result<Json> body = RequestJson(req);
                 if (!body.ok()) return SendError(res, body.status());
-                SendReply(res, service->RegisterJob(*body));
+                SendReply(res, HandleRegisterJob(*service, *body));
               });
   server.Get("/jobs", [service](const httplib::Request&, httplib::Response& res) {
     Json jobs = Json::array();
@@ -27,13 +27,13 @@ void AddJobRoutes(httplib::Server& server, const RouteContext& ctx) {
     SendJson(res, 200, *summary);
   });
   server.Post(R"(/jobs/([^/]+)/finish)", [service](const httplib::Request& req, httplib::Response& res) {
-                SendReply(res, service->FinishJob(req.matches[1]));
+                SendReply(res, HandleFinishJob(*service, req.matches[1]));
               });
   server.Post(R"(/jobs/([^/]+)/reprofile)", [service](const httplib::Request& req, httplib::Response& res) {
-    SendReply(res, service->Reprofile(req.matches[1]));
+    SendReply(res, HandleReprofile(*service, req.matches[1]));
   });
   server.Delete(R"(/jobs/([^/]+))", [service](const httplib::Request& req, httplib::Response& res) {
-    SendReply(res, service->DeleteJob(req.matches[1]));
+    SendReply(res, HandleDeleteJob(*service, req.matches[1]));
   });
 }
 

@@ -12,7 +12,7 @@ void AddProfilingRoutes(httplib::Server& server, const RouteContext& ctx) {
                 if (!rank.ok()) return SendError(res, rank.status());
                 Result<Json> body = RequestJson(req);
                 if (!body.ok()) return SendError(res, body.status());
-                SendReply(res, service->ReportWindow(req.matches[1], static_cast<int>(*rank), *body));
+                SendReply(res, HandleReportWindow(*service, req.matches[1], static_cast<int>(*rank), *body));
               });
   server.Get(R"(/jobs/([^/]+)/profile)", [service](const httplib::Request& req, httplib::Response& res) {
     Result<std::string> csv = service->ProfileCsv(req.matches[1]);

@@ -8,7 +8,7 @@ void AddRankRoutes(httplib::Server& server, const RouteContext& ctx) {
   server.Post(R"(/jobs/([^/]+)/ranks)", [service](const httplib::Request& req, httplib::Response& res) {
                 Result<Json> body = RequestJson(req);
                 if (!body.ok()) return SendError(res, body.status());
-                SendReply(res, service->RegisterRank(req.matches[1], *body));
+                SendReply(res, HandleRegisterRank(*service, req.matches[1], *body));
               });
   server.Get(R"(/jobs/([^/]+)/ranks/([^/]+)/plan)", [service](const httplib::Request& req, httplib::Response& res) {
     Result<int64_t> rank = ParseIntParam(req.matches[2], "path 'rank'");

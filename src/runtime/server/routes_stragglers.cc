@@ -9,13 +9,13 @@ void AddStragglerRoutes(httplib::Server& server, const RouteContext& ctx) {
               [service](const httplib::Request& req, httplib::Response& res) {
                 Result<Json> body = RequestJson(req);
                 if (!body.ok()) return SendError(res, body.status());
-                SendReply(res, service->DeclareStraggler(req.matches[1], *body));
+                SendReply(res, HandleDeclareStraggler(*service, req.matches[1], *body));
               });
   server.Delete(R"(/jobs/([^/]+)/stragglers/([^/]+))",
                 [service](const httplib::Request& req, httplib::Response& res) {
                   Result<int64_t> pipeline = ParseIntParam(req.matches[2], "path 'pipeline'");
                   if (!pipeline.ok()) return SendError(res, pipeline.status());
-                  SendReply(res, service->ClearStraggler(req.matches[1], static_cast<int>(*pipeline)));
+                  SendReply(res, HandleClearStraggler(*service, req.matches[1], static_cast<int>(*pipeline)));
                 });
 }
 

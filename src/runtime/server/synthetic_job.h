@@ -9,7 +9,7 @@
 #include <string>
 
 #include "perseus/optimizer.h"
-#include "runtime/server/job_service.h"
+#include "runtime/server/api_handlers.h"
 
 namespace perseus::server::testing {
 
@@ -88,14 +88,14 @@ inline Json Plan(JobService& service, const std::string& job, int rank, int64_t 
 inline void RegisterAndProfile(JobService& service, const std::string& job, int dp, int pp, int microbatches,
                                int tp = 1) {
   const int world = dp * pp * tp;
-  for (int r = 0; r < world; ++r) (void)service.RegisterRank(job, RankBody(r, r / (pp * tp), (r / tp) % pp, r % tp));
+  for (int r = 0; r < world; ++r) (void)HandleRegisterRank(service, job, RankBody(r, r / (pp * tp), (r / tp) % pp, r % tp));
   for (int round = 0; round < 1000; ++round) {
     bool profiling = false;
     for (int r = 0; r < world; ++r) {
       Json plan = Plan(service, job, r);
       if (plan["kind"] != "profiling") continue;
       profiling = true;
-      (void)service.ReportWindow(job, r, WindowBody((r / tp) % pp, plan, microbatches));
+      (void)HandleReportWindow(service, job, r, WindowBody((r / tp) % pp, plan, microbatches));
     }
     if (!profiling) return;
   }
