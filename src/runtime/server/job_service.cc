@@ -79,7 +79,7 @@ Result<std::unique_ptr<JobService>> JobService::Create(Store* store, JsonLog* lo
     }
     if (!st.ok()) service->Quarantine(id, st.message());
   }
-  service->optimizer_ = std::thread([s = service.get()] { s->OptimizerLoop(); });
+  service->optimizer_ = std::make_unique<OptimizationQueue>([s = service.get()](const std::string& id) { s->Optimize(id); });
   for (auto& [id, job] : service->jobs_) {
     if (job->state.phase == Phase::kOptimizing) service->Enqueue(id);
   }
@@ -111,13 +111,8 @@ JobService::~JobService() {
   carbon_cv_.notify_all();
   if (carbon_thread_.joinable()) carbon_thread_.join();
   if (maintenance_thread_.joinable()) maintenance_thread_.join();
-  {
-    std::lock_guard<std::mutex> lock(queue_mu_);
-    stopping_ = true;
-  }
   cancel_solves_ = true;  // a stop does not wait for a solve (the job stays optimizing; a restart solves it)
-  queue_cv_.notify_all();
-  if (optimizer_.joinable()) optimizer_.join();
+  if (optimizer_) optimizer_->Stop();
 }
 
 namespace {

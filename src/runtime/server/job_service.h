@@ -27,6 +27,7 @@
 #include "perseus/optimizer.h"
 #include "runtime/protocol/job_requests.h"
 #include "runtime/server/job.h"
+#include "runtime/server/optimization_queue.h"
 #include "runtime/server/json_log.h"
 #include "runtime/server/store.h"
 
@@ -128,10 +129,10 @@ class JobService {
  private:
   // Locking rules. jobs_mu_ guards jobs_ and quarantined_; each Job's mu
   // guards the job (all of it but carbon_source, under carbon_source_mu, and
-  // the atomic last_activity_unix_s); queue_mu_ guards the optimisation
-  // queue; carbon_mu_ the carbon thread's stop flag. Order: a job's mu may be
-  // held while taking jobs_mu_ (DeleteJob) or queue_mu_ (Enqueue), never the
-  // other way round, and never two jobs' locks at once; carbon_source_mu is
+  // the atomic last_activity_unix_s); optimizer_ (optimization_queue.h) has
+  // its own lock; carbon_mu_ the carbon thread's stop flag. Order: a job's mu
+  // may be held while taking jobs_mu_ (DeleteJob) or the queue's lock
+  // (Enqueue), never the other way round, and never two jobs' locks at once; carbon_source_mu is
   // never held with mu (a read may wait on the network). Helpers taking a
   // Job& or const Job& below REQUIRE its mu held unless they say otherwise;
   // the decisions themselves are the control library's (src/control), which
@@ -164,8 +165,8 @@ class JobService {
   // Moves to the next window once every rank reported the current one.
   static Status AdvanceProfiling(Job& job, ControlState* state, StoreWrite* write);
   static Status FinishProfilingRound(Job& job, ControlState* state, StoreWrite* write);
-  void Enqueue(const std::string& job_id);
-  void OptimizerLoop();
+  void Enqueue(const std::string& job_id);  // on optimizer_
+  // The optimizer thread's work for one job: solve (no lock held), then commit under job.mu.
   void Optimize(const std::string& job_id);
 
   // Running (job_service_running.cc). REQUIRES (all): job.mu held.
@@ -205,14 +206,8 @@ class JobService {
   std::map<std::string, std::shared_ptr<Job>> jobs_;
   std::map<std::string, std::string> quarantined_;  // guarded by jobs_mu_
 
-  std::mutex queue_mu_;
-  std::condition_variable queue_cv_;
-  std::deque<std::string> queue_;
-  std::set<std::string> queued_;  // queued or being optimised
-  int busy_ = 0;
-  bool stopping_ = false;
   std::atomic<bool> cancel_solves_{false};  // set when the service stops: a running solve ends early
-  std::thread optimizer_;
+  std::unique_ptr<OptimizationQueue> optimizer_;  // its own lock (optimization_queue.h)
 
   CarbonOptions carbon_;
   std::mutex carbon_mu_;

@@ -235,36 +235,9 @@ Result<WindowAccepted> JobService::ReportWindow(const std::string& job_id, const
   return WindowAccepted{true, state.phase};
 }
 
-void JobService::Enqueue(const std::string& job_id) {
-  {
-    std::lock_guard<std::mutex> lock(queue_mu_);
-    if (!queued_.insert(job_id).second) return;  // already queued or being optimised
-    queue_.push_back(job_id);
-  }
-  queue_cv_.notify_all();
-}
+void JobService::Enqueue(const std::string& job_id) { optimizer_->Enqueue(job_id); }
 
-void JobService::WaitForOptimizer() {
-  std::unique_lock<std::mutex> lock(queue_mu_);
-  queue_cv_.wait(lock, [&] { return queue_.empty() && busy_ == 0; });
-}
-
-void JobService::OptimizerLoop() {
-  std::unique_lock<std::mutex> lock(queue_mu_);
-  while (true) {
-    queue_cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-    if (stopping_) return;
-    std::string id = queue_.front();
-    queue_.pop_front();
-    ++busy_;
-    lock.unlock();
-    Optimize(id);
-    lock.lock();
-    queued_.erase(id);
-    --busy_;
-    queue_cv_.notify_all();
-  }
-}
+void JobService::WaitForOptimizer() { optimizer_->WaitUntilIdle(); }
 
 void JobService::Optimize(const std::string& job_id) {
   Result<std::shared_ptr<Job>> found = FindJob(job_id);
