@@ -44,7 +44,7 @@ int64_t Job::RankVersion(const RankInfo& info) const {
 }
 
 JobService::JobService(Store* store, JsonLog* log, SolverFn solver, CarbonOptions carbon, ServiceLimits limits)
-    : store_(store), log_(log), solver_(std::move(solver)), limits_(limits), carbon_(std::move(carbon)) {
+    : store_(store), log_(log), solver_(std::move(solver)), limits_(limits), jobs_(limits.max_jobs), carbon_(std::move(carbon)) {
   if (!solver_) solver_ = [](const Problem& p, const FrontierOptions& o) { return SolveFrontier(p, o); };
 }
 
@@ -80,8 +80,8 @@ Result<std::unique_ptr<JobService>> JobService::Create(Store* store, JsonLog* lo
     if (!st.ok()) service->Quarantine(id, st.message());
   }
   service->optimizer_ = std::make_unique<OptimizationQueue>([s = service.get()](const std::string& id) { s->Optimize(id); });
-  for (auto& [id, job] : service->jobs_) {
-    if (job->state.phase == Phase::kOptimizing) service->Enqueue(id);
+  for (const std::shared_ptr<Job>& job : service->jobs_.All()) {  // before any request: no job lock needed
+    if (job->state.phase == Phase::kOptimizing) service->Enqueue(job->spec.id);
   }
   if (service->carbon_.background) {
     JobService* s = service.get();
@@ -92,11 +92,7 @@ Result<std::unique_ptr<JobService>> JobService::Create(Store* store, JsonLog* lo
 }
 
 void JobService::Quarantine(const std::string& job_id, const std::string& why) {
-  {
-    std::unique_lock<std::shared_mutex> lock(jobs_mu_);
-    jobs_.erase(job_id);
-    quarantined_[job_id] = why;
-  }
+  jobs_.Quarantine(job_id, why);
   if (log_ != nullptr) {
     log_->Error("job_quarantined", {{"job", job_id}, {"error", why},
                                     {"hint", "the other jobs are served; DELETE /jobs/" + job_id + " removes it"}});
@@ -183,22 +179,11 @@ Status JobService::LoadJob(StoredJob stored) {
   if (job->spec.id != stored.id) return Status::Internal("stored spec names job '" + job->spec.id + "'");
   job->last_activity_unix_s = Now();  // a restart gives every job a full expiry period
   job->history.RecordState(job->state, job->state, Now());  // the history starts with the loaded state
-  std::unique_lock<std::shared_mutex> lock(jobs_mu_);
-  jobs_[job->spec.id] = std::move(job);
+  jobs_.Add(std::move(job));
   return Status::Ok();
 }
 
-Result<std::shared_ptr<Job>> JobService::FindJob(const std::string& job_id) {
-  std::shared_lock<std::shared_mutex> lock(jobs_mu_);
-  auto it = jobs_.find(job_id);
-  if (it != jobs_.end()) return it->second;
-  auto bad = quarantined_.find(job_id);
-  if (bad != quarantined_.end()) {
-    return Status::Unavailable("job '" + job_id + "' is quarantined: its stored state could not be loaded (" +
-                               bad->second + "); DELETE /jobs/" + job_id + " removes it");
-  }
-  return Status::NotFound("job '" + job_id + "' is not registered");
-}
+Result<std::shared_ptr<Job>> JobService::FindJob(const std::string& job_id) { return jobs_.Find(job_id); }
 
 Result<JobService::LockedRank> JobService::LockRank(const std::string& job_id, int rank) {
   Result<std::shared_ptr<Job>> found = FindJob(job_id);
@@ -240,22 +225,12 @@ Result<Registered> JobService::RegisterJob(const JobSpec& spec) {
     Result<carbon::IntensityTrace> trace = carbon::LoadCsvTrace(spec.carbon->trace_path);
     if (!trace.ok()) return FieldError("carbon.trace_path", trace.status().message());
   }
-  std::unique_lock<std::shared_mutex> lock(jobs_mu_);
-  if (quarantined_.count(spec.id)) {
-    return Status::Unavailable("job '" + spec.id + "' is quarantined (its stored state could not be loaded); "
-                               "DELETE /jobs/" + spec.id + " first");
-  }
-  auto it = jobs_.find(spec.id);
-  if (it != jobs_.end()) {
-    if (JobSpecToJson(it->second->spec) != JobSpecToJson(spec)) {
-      return Status::Unavailable("job '" + spec.id + "' is already registered with a different spec");
-    }
-    return Registered{false};
-  }
-  if (static_cast<int64_t>(jobs_.size() + quarantined_.size()) >= limits_.max_jobs) {
-    return Status::Unavailable("the server holds " + std::to_string(limits_.max_jobs) +
-                               " jobs (--max-jobs); delete finished ones with DELETE /jobs/{id}");
-  }
+  Result<std::pair<std::shared_ptr<Job>, bool>> registered = jobs_.Register(spec, [&] { return NewJob(spec); });
+  if (!registered.ok()) return registered.status();
+  return Registered{registered->second};
+}
+
+Result<std::shared_ptr<Job>> JobService::NewJob(const JobSpec& spec) {
   auto job = std::make_shared<Job>();
   job->last_activity_unix_s = Now();
   job->spec = spec;
@@ -271,8 +246,7 @@ Result<Registered> JobService::RegisterJob(const JobSpec& spec) {
   write.state_json = ControlStateToJson(job->state).dump();
   PERSEUS_RETURN_IF_ERROR(store_->Commit(write));
   job->history.RecordState(job->state, job->state, Now());
-  jobs_[spec.id] = std::move(job);
-  return Registered{true};
+  return job;
 }
 
 Status JobService::FinishJob(const std::string& job_id) {
@@ -295,11 +269,7 @@ Result<Json> JobService::JobSummary(const std::string& job_id) {
 }
 
 std::vector<Json> JobService::AllSummaries() {
-  std::vector<std::shared_ptr<Job>> jobs;
-  {
-    std::shared_lock<std::shared_mutex> lock(jobs_mu_);
-    for (auto& [id, job] : jobs_) jobs.push_back(job);
-  }
+  std::vector<std::shared_ptr<Job>> jobs = jobs_.All();
   std::vector<Json> out;
   for (const std::shared_ptr<Job>& job : jobs) {
     std::lock_guard<std::mutex> lock(job->mu);

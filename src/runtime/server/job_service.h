@@ -5,7 +5,15 @@
 // (fastest frontier plan; slower plans for the other pipelines while one
 // straggles; with a carbon config, at least as slow as the carbon policy's
 // plan, re-chosen every window: job_service_carbon.cc) -> done. Every change
-// is committed to the Store before the method returns. Errors:
+// is committed to the Store before the method returns.
+//
+// Parts: the jobs by id (job_registry.h), the optimisation queue
+// (optimization_queue.h), each with its own lock; the lifecycle in one .cc
+// file per responsibility: registration and job control (job_service.cc,
+// job_service_admin.cc), ranks and their plans (job_service_ranks.cc), online
+// profiling (job_service_profiling.cc), running and stragglers
+// (job_service_running.cc), carbon (job_service_carbon.cc). Requests arrive
+// typed (api_handlers.h parses them); the decisions are src/control's. Errors:
 // kInvalidArgument for bad input (the message names the field), kNotFound
 // for an unknown job or rank, kUnavailable for a request that conflicts with
 // the job's state (duplicate registration, wrong phase, stale profiling
@@ -15,18 +23,16 @@
 
 #include <atomic>
 #include <condition_variable>
-#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
-#include <set>
-#include <shared_mutex>
 #include <string>
 #include <thread>
 
 #include "perseus/optimizer.h"
 #include "runtime/protocol/job_requests.h"
 #include "runtime/server/job.h"
+#include "runtime/server/job_registry.h"
 #include "runtime/server/optimization_queue.h"
 #include "runtime/server/json_log.h"
 #include "runtime/server/store.h"
@@ -127,12 +133,13 @@ class JobService {
   void WaitForOptimizer();
 
  private:
-  // Locking rules. jobs_mu_ guards jobs_ and quarantined_; each Job's mu
-  // guards the job (all of it but carbon_source, under carbon_source_mu, and
-  // the atomic last_activity_unix_s); optimizer_ (optimization_queue.h) has
-  // its own lock; carbon_mu_ the carbon thread's stop flag. Order: a job's mu
-  // may be held while taking jobs_mu_ (DeleteJob) or the queue's lock
-  // (Enqueue), never the other way round, and never two jobs' locks at once; carbon_source_mu is
+  // Locking rules. The parts have their own locks, written in their
+  // headers: jobs_ (job_registry.h: the jobs by id) and optimizer_
+  // (optimization_queue.h). Each Job's mu guards the job (all of it but
+  // carbon_source, under carbon_source_mu, and the atomic
+  // last_activity_unix_s); carbon_mu_ the carbon thread's stop flag. Order: a
+  // job's mu may be held while taking the registry's lock (DeleteJob) or the
+  // queue's (Enqueue), never the other way round, and never two jobs' locks at once; carbon_source_mu is
   // never held with mu (a read may wait on the network). Helpers taking a
   // Job& or const Job& below REQUIRE its mu held unless they say otherwise;
   // the decisions themselves are the control library's (src/control), which
@@ -155,6 +162,8 @@ class JobService {
   };
   Result<LockedRank> LockRank(const std::string& job_id, int rank);
   Status LoadJob(StoredJob stored);
+  // A new job of `spec`, stored (RegisterJob's step under the registry's lock).
+  Result<std::shared_ptr<Job>> NewJob(const JobSpec& spec);
   void Quarantine(const std::string& job_id, const std::string& why);
   // REQUIRES: job.mu held. Stores `state` (and `write`) and, once stored, makes it the job's.
   Status CommitState(Job& job, const ControlState& state, StoreWrite write);
@@ -202,9 +211,7 @@ class JobService {
   SolverFn solver_;
   std::atomic<int64_t> unknown_rank_requests_{0};
   ServiceLimits limits_;
-  std::shared_mutex jobs_mu_;
-  std::map<std::string, std::shared_ptr<Job>> jobs_;
-  std::map<std::string, std::string> quarantined_;  // guarded by jobs_mu_
+  JobRegistry jobs_;  // its own lock (job_registry.h)
 
   std::atomic<bool> cancel_solves_{false};  // set when the service stops: a running solve ends early
   std::unique_ptr<OptimizationQueue> optimizer_;  // its own lock (optimization_queue.h)

@@ -19,29 +19,20 @@ Status DeleteRows(Store* store, const std::string& job_id) {
 }  // namespace
 
 Status JobService::DeleteJob(const std::string& job_id) {
-  std::shared_ptr<Job> job;
-  {
-    std::unique_lock<std::shared_mutex> lock(jobs_mu_);
-    auto bad = quarantined_.find(job_id);
-    if (bad != quarantined_.end()) {
-      PERSEUS_RETURN_IF_ERROR(DeleteRows(store_, job_id));
-      quarantined_.erase(bad);
-      Log("job_deleted", {{"job", job_id}, {"quarantined", true}});
-      return Status::Ok();
-    }
-    auto it = jobs_.find(job_id);
-    if (it == jobs_.end()) return Status::NotFound("job '" + job_id + "' is not registered");
-    job = it->second;
+  Result<bool> quarantined = jobs_.RemoveQuarantined(job_id, [&] { return DeleteRows(store_, job_id); });
+  if (!quarantined.ok()) return quarantined.status();
+  if (*quarantined) {
+    Log("job_deleted", {{"job", job_id}, {"quarantined", true}});
+    return Status::Ok();
   }
+  Result<std::shared_ptr<Job>> found = jobs_.Find(job_id);
+  if (!found.ok()) return found.status();
+  const std::shared_ptr<Job>& job = *found;
   std::lock_guard<std::mutex> job_lock(job->mu);
   if (job->deleted) return Status::NotFound("job '" + job_id + "' is not registered");
   PERSEUS_RETURN_IF_ERROR(DeleteRows(store_, job_id));
   job->deleted = true;
-  {
-    std::unique_lock<std::shared_mutex> lock(jobs_mu_);
-    auto it = jobs_.find(job_id);
-    if (it != jobs_.end() && it->second == job) jobs_.erase(it);
-  }
+  jobs_.Remove(job);
   Log("job_deleted", {{"job", job_id}, {"phase", PhaseName(job->state.phase)}});
   return Status::Ok();
 }
@@ -78,17 +69,10 @@ Result<Phase> JobService::Reprofile(const std::string& job_id) {
   return job.state.phase;
 }
 
-std::map<std::string, std::string> JobService::QuarantinedJobs() {
-  std::shared_lock<std::shared_mutex> lock(jobs_mu_);
-  return quarantined_;
-}
+std::map<std::string, std::string> JobService::QuarantinedJobs() { return jobs_.Quarantined(); }
 
 void JobService::MaintenanceTick() {
-  std::vector<std::shared_ptr<Job>> jobs;
-  {
-    std::shared_lock<std::shared_mutex> lock(jobs_mu_);
-    for (auto& [id, job] : jobs_) jobs.push_back(job);
-  }
+  const std::vector<std::shared_ptr<Job>> jobs = jobs_.All();
   const int64_t now = Now();
   for (const std::shared_ptr<Job>& job : jobs) {
     const int64_t idle_s = now - job->last_activity_unix_s.load();

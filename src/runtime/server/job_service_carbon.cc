@@ -105,11 +105,7 @@ Result<Json> JobService::EvaluateCarbon(const std::string& job_id) {
 }
 
 void JobService::CarbonTick() {
-  std::vector<std::shared_ptr<Job>> jobs;
-  {
-    std::shared_lock<std::shared_mutex> lock(jobs_mu_);
-    for (auto& [id, job] : jobs_) jobs.push_back(job);
-  }
+  const std::vector<std::shared_ptr<Job>> jobs = jobs_.All();
   const int64_t now = Now();
   std::vector<std::shared_ptr<Job>> due;
   for (const std::shared_ptr<Job>& job : jobs) {
