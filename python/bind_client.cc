@@ -254,6 +254,29 @@ void BindClient(py::module_& m) {
         py::arg("ca_cert") = "",
         "POST /jobs/{job}/stragglers: pipeline `pipeline` runs `slowdown` (>= 1) times slower; the other\n"
         "pipelines slow down to match. Returns the job's stragglers.");
+  m.def("set_power_cap",
+        [](const std::string& server_url, const std::string& job, double average_w, double peak_w, double window_s,
+           const std::string& token, const std::string& ca_cert) {
+          if (!IsValidJobId(job)) throw py::value_error("job: expected " + std::string(kJobIdRule) + ", got '" + job + "'");
+          const nlohmann::json body = protocol::PowerCapRequestToJson({average_w, peak_w, window_s});
+          Result<protocol::PowerCapRequest> checked = protocol::ParsePowerCapRequest(body, "");
+          if (!checked.ok()) throw py::value_error(checked.status().message());
+          client::ServerApi api({server_url, token, ca_cert});
+          return ToDict(Unwrap(api.Put("/jobs/" + job + "/power-cap", body)));
+        },
+        py::arg("server_url"), py::arg("job"), py::arg("average_w"), py::arg("peak_w") = 0.0, py::arg("window_s") = 60.0,
+        py::arg("token") = "", py::arg("ca_cert") = "",
+        "PUT /jobs/{job}/power-cap: keep the job's GPUs within `average_w` watts on average over each\n"
+        "`window_s` window (and never a setting predicted above `peak_w`, if given); docs/power.md.\n"
+        "Returns {'power_cap': {...}}.");
+  m.def("clear_power_cap",
+        [](const std::string& server_url, const std::string& job, const std::string& token, const std::string& ca_cert) {
+          if (!IsValidJobId(job)) throw py::value_error("job: expected " + std::string(kJobIdRule) + ", got '" + job + "'");
+          client::ServerApi api({server_url, token, ca_cert});
+          return ToDict(Unwrap(api.Delete("/jobs/" + job + "/power-cap")));
+        },
+        py::arg("server_url"), py::arg("job"), py::arg("token") = "", py::arg("ca_cert") = "",
+        "DELETE /jobs/{job}/power-cap: lift the cap (also the one the job registered with).");
   m.def("clear_straggler",
         [](const std::string& server_url, const std::string& job, int pipeline, const std::string& token,
            const std::string& ca_cert) {

@@ -4,7 +4,7 @@
 set -euo pipefail
 packages=(
   build-essential cmake ninja-build
-  liblemon-dev nlohmann-json3-dev libcli11-dev libcpp-httplib-dev libsqlite3-dev
+  liblemon-dev libglpk-dev nlohmann-json3-dev libcli11-dev libcpp-httplib-dev libsqlite3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   pybind11-dev python3-pybind11 python3-dev python3-pytest
   libeigen3-dev python3-torch python3-numpy

@@ -36,6 +36,7 @@ from ._perseus import (  # noqa: F401
     Problem,
     Profile,
     build_problem,
+    clear_power_cap,
     clear_straggler,
     clock_changes_per_gpu,
     declare_straggler,
@@ -45,6 +46,7 @@ from ._perseus import (  # noqa: F401
     load_profile,
     parse_profile_csv,
     register_job,
+    set_power_cap,
     solve_frontier,
     stage_plans,
 )

@@ -58,6 +58,12 @@ def test_two_ranks_profile_and_run(server):
         with pytest.raises(ValueError, match=r"field 'slowdown': expected a number in \[1, 100\], got 0.5"):
             perseus.declare_straggler(server, "py", pipeline=0, slowdown=0.5)  # refused before sending
         assert perseus.clear_straggler(server, "py", 0)["stragglers"] == []
+        capped = perseus.set_power_cap(server, "py", average_w=1.0)["power_cap"]  # below everything: the least power
+        assert capped["source"] == "api" and capped["feasible"] is False
+        assert perseus.job_status(server, "py")["power_cap"]["average_w"] == 1.0
+        with pytest.raises(ValueError, match=r"field 'peak_w': expected a number in \[10, 1000000000\], got 5"):
+            perseus.set_power_cap(server, "py", average_w=10, peak_w=5)
+        assert perseus.clear_power_cap(server, "py")["power_cap"] is None
         with pytest.raises(LookupError, match="pipeline 0 is not a straggler"):
             perseus.clear_straggler(server, "py", 0)
     finally:

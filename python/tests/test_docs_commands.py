@@ -17,7 +17,7 @@ import subprocess
 import pytest
 
 SOURCE = os.path.abspath(os.environ.get("PERSEUS_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", "..")))
-SUBCOMMANDS = ("optimize", "emulate", "serve", "status", "carbon", "doctor")
+SUBCOMMANDS = ("optimize", "emulate", "serve", "status", "carbon", "powercap", "doctor")
 # Placeholders a reader fills in: DIR, FILE.csv, PROFILE.csv, ID, N, SOCKET, [optional], ..., <x>, a|b;
 # upper-case words that are real values are not.
 PLACEHOLDER = re.compile(r"(?:^|[\s=/])([A-Z][A-Z0-9_]*)(?:\.csv)?(?=$|[\s,])|\[|\.\.\.|<|\|")

@@ -21,8 +21,8 @@ TEST(CarbonCli, FixedIntensityOnTheBundledExampleWritesEveryOutput) {
     EXPECT_TRUE(std::filesystem::exists(out + "/" + f)) << f;
   }
   nlohmann::json j = nlohmann::json::parse(ReadWholeFile(out + "/report.json"));
-  EXPECT_EQ(j["schema"], "perseus.carbon/v1");
-  EXPECT_EQ(j["policies"].size(), 7u);
+  EXPECT_EQ(j["schema"], "perseus.carbon/v2");
+  EXPECT_EQ(j["policies"].size(), 10u);
   EXPECT_LE(j["policies"][0]["max_time_added_frac"].get<double>(), 0.05 + 1e-9);
   EXPECT_NE(ReadWholeFile(out + "/decisions.log").find("gCO2/kWh"), std::string::npos);
   // Chase's published point is another workload: in the table with that caveat, not on the plot.

@@ -57,18 +57,6 @@ KnobSet FrontierKnobs(const Frontier& frontier) {
   return set;
 }
 
-KnobSet ConstantSlowdownKnobs(const KnobSet& knobs, double slowdown) {
-  KnobSet set = knobs;
-  set.name = knobs.name + ", constant";
-  const KnobOption* pick = &knobs.pareto.front();
-  for (const KnobOption& o : knobs.pareto) {
-    if (o.time_s <= knobs.reference.time_s * (1 + slowdown) * (1 + 1e-12)) pick = &o;
-  }
-  set.options = {*pick};
-  set.pareto = {*pick};
-  return set;
-}
-
 PlanChoice PlanForGlobalClock(const Problem& problem, int clock_mhz) {
   PlanChoice choice(problem.nodes.size(), 0);
   for (size_t i = 0; i < problem.nodes.size(); ++i) {

@@ -33,11 +33,6 @@ struct KnobSet {
   int NoSlowdownIndex() const;
 };
 
-// The Pareto-optimal option with the least energy whose time is within
-// reference * (1 + slowdown), as a one-option set (the fastest when none is):
-// the same slowdown spent evenly, without carbon awareness.
-KnobSet ConstantSlowdownKnobs(const KnobSet& knobs, double slowdown);
-
 // Pareto-optimal options, time ascending.
 std::vector<KnobOption> ParetoFront(std::vector<KnobOption> options);
 // Keeps the Pareto-optimal options on the lower convex hull, time ascending.

@@ -4,7 +4,7 @@
 //   perseus carbon --eia CISO --example gpt3-175b-a100 --slowdown-budget 0.05 --out DIR
 //   perseus carbon --trace trace.csv PROFILE.csv --stages 8 --microbatches 12 --blocking-power 83.64 --out DIR
 //
-// Writes report.md, report.json (schema perseus.carbon/v1), week_intensity.svg,
+// Writes report.md, report.json (schema perseus.carbon/v2), week_intensity.svg,
 // week_plan.svg, tradeoff.svg and decisions.log into DIR and prints a summary.
 #pragma once
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cli/carbon_command.h"
+#include "cli/powercap_command.h"
 #include "cli/doctor_command.h"
 #include "cli/emulate_command.h"
 #include "cli/optimize_command.h"
@@ -21,6 +22,7 @@ int main(int argc, char** argv) {
   perseus::cli::RegisterServeCommand(app);
   perseus::cli::RegisterStatusCommand(app);
   perseus::cli::RegisterCarbonCommand(app);
+  perseus::cli::RegisterPowerCapCommand(app);
   perseus::cli::RegisterDoctorCommand(app);
   try {
     app.parse(argc, argv);

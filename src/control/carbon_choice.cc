@@ -1,70 +1,105 @@
-// Per-window choice and the lambda bisection.
+// The rate–power hull, the per-window choice and the exact greedy plan.
 #include "control/carbon_choice.h"
 
 #include <algorithm>
+#include <tuple>
 
 namespace perseus::control {
 namespace {
 
-double PlannedWork(const KnobSet& knobs, const std::vector<double>& ci, double lambda, double last_fraction) {
-  double work = 0;
-  for (size_t w = 0; w < ci.size(); ++w) {
-    const double share = w + 1 == ci.size() ? last_fraction : 1.0;
-    work += share * WorkPerWindowH(knobs, ChooseOption(knobs, ci[w], lambda));
+// Cross product sign of (b - a) x (c - a) in the (rate, power) plane.
+double Cross(const RatePower& a, const RatePower& b, const RatePower& c) {
+  return (b.rate - a.rate) * (c.power_w - a.power_w) - (b.power_w - a.power_w) * (c.rate - a.rate);
+}
+
+// Points no other point beats on both rate and power, rate ascending.
+std::vector<RatePower> Undominated(std::vector<RatePower> points) {
+  std::sort(points.begin(), points.end(), [](const RatePower& a, const RatePower& b) {
+    return a.rate != b.rate ? a.rate > b.rate : a.power_w < b.power_w;
+  });
+  std::vector<RatePower> kept;  // rate descending, power strictly descending
+  for (const RatePower& p : points) {
+    if (kept.empty() || p.power_w < kept.back().power_w) kept.push_back(p);
   }
-  return work;
+  std::reverse(kept.begin(), kept.end());
+  return kept;
+}
+
+// Carbon per unit of work of moving window w from hull[k] to hull[k + 1], g per reference second.
+double StepCost(const std::vector<RatePower>& hull, int k, double carbon_g_per_kwh) {
+  return carbon_g_per_kwh * (hull[k + 1].power_w - hull[k].power_w) / kJoulesPerKwh /
+         (hull[k + 1].rate - hull[k].rate);
 }
 
 }  // namespace
 
-int ChooseOption(const KnobSet& knobs, double carbon_g_per_kwh, double lambda_g_per_s) {
-  int best = 0;
-  double best_cost = 0;
+std::vector<RatePower> RatePowerHull(const KnobSet& knobs, bool allow_pause) {
+  std::vector<RatePower> points;
   for (int i = 0; i < static_cast<int>(knobs.options.size()); ++i) {
     const KnobOption& o = knobs.options[i];
-    const double cost = carbon_g_per_kwh * o.energy_j / kJoulesPerKwh + lambda_g_per_s * o.time_s;
-    if (i == 0 || cost < best_cost) {
-      best = i;
-      best_cost = cost;
+    points.push_back({i, knobs.reference.time_s / o.time_s, o.energy_j / o.time_s});
+  }
+  if (allow_pause) points.push_back({-1, 0, 0});
+  std::vector<RatePower> hull;
+  for (const RatePower& p : Undominated(std::move(points))) {
+    while (hull.size() >= 2 && Cross(hull[hull.size() - 2], hull.back(), p) <= 0) hull.pop_back();
+    hull.push_back(p);
+  }
+  return hull;
+}
+
+int ChooseOnHull(const std::vector<RatePower>& hull, double carbon_g_per_kwh, double mu_g_per_s) {
+  int best = 0;
+  double best_value = 0;
+  for (int k = 0; k < static_cast<int>(hull.size()); ++k) {
+    const double value = mu_g_per_s * hull[k].rate - carbon_g_per_kwh * hull[k].power_w / kJoulesPerKwh;
+    if (k == 0 || value >= best_value) {
+      best = k;
+      best_value = value;
     }
   }
   return best;
 }
 
-double WorkPerWindowH(const KnobSet& knobs, int i) { return knobs.reference.time_s / knobs.options[i].time_s; }
+double WindowMix::Rate(const std::vector<RatePower>& hull) const {
+  return (1 - fast_share) * hull[slow].rate + fast_share * hull[fast].rate;
+}
 
-LambdaChoice LambdaForWork(const KnobSet& knobs, const std::vector<double>& ci, double work_h, double last_fraction) {
-  // Above lambda_hi the fastest option wins at every intensity in `ci`.
-  double max_ci = 0;
-  for (double c : ci) max_ci = std::max(max_ci, c);
-  double lambda_hi = 0;
-  const KnobOption& fast = knobs.options.front();
-  for (const KnobOption& o : knobs.options) {
-    if (o.time_s > fast.time_s) {
-      lambda_hi = std::max(lambda_hi, max_ci * (fast.energy_j - o.energy_j) / kJoulesPerKwh / (o.time_s - fast.time_s));
-    }
+double WindowMix::PowerW(const std::vector<RatePower>& hull) const {
+  return (1 - fast_share) * hull[slow].power_w + fast_share * hull[fast].power_w;
+}
+
+WorkPlan PlanWork(const std::vector<RatePower>& hull, const std::vector<double>& ci, const std::vector<double>& share,
+                  double work) {
+  const int n = static_cast<int>(ci.size()), last = static_cast<int>(hull.size()) - 1;
+  WorkPlan plan;
+  plan.windows.assign(n, WindowMix{});
+  for (int w = 0; w < n; ++w) plan.work += share[w] * hull[0].rate;
+  // Steps (cost, window, from): by cost, then window; a window's steps come in order (costs rise along the hull).
+  std::vector<std::tuple<double, int, int>> steps;
+  for (int w = 0; w < n; ++w) {
+    for (int k = 0; k < last && share[w] > 0; ++k) steps.emplace_back(StepCost(hull, k, ci[w]), w, k);
   }
-  lambda_hi = lambda_hi * 1.01 + 1e-12;
-  LambdaChoice out;
-  if (PlannedWork(knobs, ci, 0, last_fraction) >= work_h) {
-    out.planned_work_h = PlannedWork(knobs, ci, 0, last_fraction);
-    return out;
+  std::sort(steps.begin(), steps.end());
+  for (const auto& [cost, w, k] : steps) {
+    if (plan.work >= work) break;
+    const double gain = share[w] * (hull[k + 1].rate - hull[k].rate);
+    plan.mu_g_per_s = cost;
+    const double part = std::min(1.0, (work - plan.work) / gain);
+    plan.windows[w] = part < 1 ? WindowMix{k, k + 1, part} : WindowMix{k + 1, k + 1, 0};
+    plan.work += part * gain;
   }
-  if (PlannedWork(knobs, ci, lambda_hi, last_fraction) < work_h) {
-    out.lambda_g_per_s = lambda_hi;
-    out.feasible = false;
-    out.planned_work_h = PlannedWork(knobs, ci, lambda_hi, last_fraction);
-    return out;
+  plan.feasible = plan.work >= work * (1 - 1e-12);
+  return plan;
+}
+
+double PlanCarbonG(const std::vector<RatePower>& hull, const WorkPlan& plan, const std::vector<double>& ci,
+                   const std::vector<double>& share, double window_s) {
+  double carbon = 0;
+  for (size_t w = 0; w < plan.windows.size(); ++w) {
+    carbon += ci[w] * share[w] * window_s * plan.windows[w].PowerW(hull) / kJoulesPerKwh;
   }
-  double lo = 0, hi = lambda_hi;
-  for (int it = 0; it < 50; ++it) {
-    const double mid = 0.5 * (lo + hi);
-    if (PlannedWork(knobs, ci, mid, last_fraction) >= work_h) hi = mid;
-    else lo = mid;
-  }
-  out.lambda_g_per_s = hi;
-  out.planned_work_h = PlannedWork(knobs, ci, hi, last_fraction);
-  return out;
+  return carbon;
 }
 
 }  // namespace perseus::control

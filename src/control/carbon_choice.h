@@ -1,9 +1,18 @@
-// The carbon-aware choice: in each window run the option minimising
-//     carbon_g_per_kwh * energy_j / 3.6e6 + lambda_g_per_s * time_s
-// per unit of work. lambda_g_per_s prices time in grams of CO2 per second; it
-// comes from the user's budget for average slowdown: LambdaForWork finds by
-// bisection the smallest lambda (the most carbon-aware) with which the
-// windows still finish the required work.
+// The carbon-aware choice (docs/carbon.md, "The window decision"): in each
+// window run the option maximising
+//     mu_g_per_s * rate - carbon_g_per_kwh * power_w / 3.6e6       (g/s)
+// where rate is the option's progress (reference time / option time, i.e.
+// seconds of reference work per second) and power its average power.
+// mu_g_per_s prices progress in grams of CO2 per second of reference work.
+//
+// This is the Lagrangian rule of the linear program "choose, per window, the
+// share of time at each option (or paused) to finish the work at least
+// carbon": with one work constraint and one time constraint per window, a
+// single multiplier mu decides every window, only the lower convex hull of
+// power against rate can win, and at most the windows whose intensity sits
+// exactly at a hull breakpoint mix two adjacent points. PlanWork solves that
+// LP exactly by the greedy this structure allows (the cheapest unit of work
+// first); emulator/carbon_optimum_test.cc checks it against GLPK's simplex.
 // Thread safety: pure functions.
 #pragma once
 
@@ -18,25 +27,51 @@ using carbon::KnobSet;
 
 inline constexpr double kJoulesPerKwh = 3.6e6;
 
-// Index into knobs.options of the minimiser (ties: the faster option).
-// REQUIRES: !knobs.options.empty().
-int ChooseOption(const KnobSet& knobs, double carbon_g_per_kwh, double lambda_g_per_s);
-
-// Work done in one hour window running option i, in hours of the reference
-// setting's work (reference time / option time).
-double WorkPerWindowH(const KnobSet& knobs, int i);
-
-struct LambdaChoice {
-  double lambda_g_per_s = 0;
-  bool feasible = true;   // false: even the fastest option cannot finish the work
-  double planned_work_h = 0;
+// A point of the rate–power hull: an option, or a pause, run for a whole window.
+struct RatePower {
+  int option = -1;     // index into knobs.options; -1: paused (GPUs released: no progress, no power)
+  double rate = 0;     // reference time / option time
+  double power_w = 0;  // option energy / option time
 };
 
-// The smallest lambda such that choosing per window (intensity
-// carbon_g_per_kwh[w]) completes at least `work_h` hours of reference work
-// within the windows; the largest useful lambda (always the fastest) when
-// even that does not suffice. A fractional last window counts by `last_window_fraction`.
-LambdaChoice LambdaForWork(const KnobSet& knobs, const std::vector<double>& carbon_g_per_kwh, double work_h,
-                           double last_window_fraction = 1.0);
+// The points that maximise mu * rate - c * power for some mu >= 0 and c > 0:
+// the lower convex hull of power against rate, from the least power (the
+// pause when allowed, else the slowest option) to the fastest option, rate
+// ascending. REQUIRES: !knobs.options.empty().
+std::vector<RatePower> RatePowerHull(const KnobSet& knobs, bool allow_pause = false);
+
+// Index into `hull` of the maximiser of mu * rate - c * power (ties: the faster).
+int ChooseOnHull(const std::vector<RatePower>& hull, double carbon_g_per_kwh, double mu_g_per_s);
+
+// One window of a plan: `fast_share` of its time at hull[fast], the rest at
+// hull[slow] (slow == fast when it runs one point).
+struct WindowMix {
+  int slow = 0;
+  int fast = 0;
+  double fast_share = 0;
+  double Rate(const std::vector<RatePower>& hull) const;
+  double PowerW(const std::vector<RatePower>& hull) const;
+};
+
+struct WorkPlan {
+  double mu_g_per_s = 0;  // the price of the last unit of work planned (0: the least power suffices)
+  bool feasible = true;   // false: even the fastest option everywhere falls short
+  double work = 0;        // planned work, in windows of reference work
+  std::vector<WindowMix> windows;
+};
+
+// The least-carbon plan over windows with intensities carbon_g_per_kwh[w],
+// of which share[w] (0..1) of window w's time is available (a partial last
+// window), that makes up `work` windows of reference work. Exact for the LP
+// above: every window starts at hull[0]; units of work are then bought in
+// increasing order of their carbon per unit, c[w] * (p[k+1] - p[k]) / (r[k+1] - r[k]),
+// the last one in part. Ties go to the earlier window (faster now, spend later).
+// REQUIRES: !hull.empty(); share.size() == carbon_g_per_kwh.size().
+WorkPlan PlanWork(const std::vector<RatePower>& hull, const std::vector<double>& carbon_g_per_kwh,
+                  const std::vector<double>& share, double work);
+
+// Carbon of a plan over windows of `window_s` seconds, in grams.
+double PlanCarbonG(const std::vector<RatePower>& hull, const WorkPlan& plan, const std::vector<double>& carbon_g_per_kwh,
+                   const std::vector<double>& share, double window_s);
 
 }  // namespace perseus::control

@@ -2,6 +2,7 @@
 #include "control/carbon_window.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "carbon/blend_forecaster.h"
@@ -38,33 +39,139 @@ void RecordHour(CarbonState& cs, int64_t now, double value) {
   }
 }
 
-// The intensity expected in each of the coming windows: the reading for the
-// rest of this hour, the forecast for the next, then the same hour on the
-// last observed day.
-std::vector<double> ComingWindows(const CarbonState& cs, double now_value, double forecast, int64_t window_s,
-                                  int horizon) {
+// The mean of the intensity at the hour of history[idx] over the last 7
+// observed days (fewer when the history is shorter).
+double WeekTimeOfDayMean(const CarbonState& cs, int64_t idx) {
+  double sum = 0;
+  int days = 0;
+  for (; days < 7 && idx - 24 * days >= 0; ++days) sum += cs.history[idx - 24 * days];
+  return sum / days;
+}
+
+// The intensity expected in each of the coming windows from what is known
+// before them: the last recorded hour (a live reading) for the rest of its
+// hour, the forecast for the hour after, the same hour on the last observed
+// day for the rest of the coming day, and past it that hour's mean over the
+// last 7 days (beyond a day, yesterday's noise costs more than it tells:
+// docs/carbon.md, "Evaluation").
+std::vector<double> ComingWindows(const CarbonState& cs, double forecast, int64_t now_s, int64_t window_s, int horizon) {
   const int64_t last = static_cast<int64_t>(cs.history.size()) - 1;
+  const int64_t delay_h = std::max<int64_t>(0, FloorDiv(now_s, 3600) - cs.history_last_hour);
   std::vector<double> coming(horizon);
   for (int k = 0; k < horizon; ++k) {
-    const int64_t ahead_h = k * window_s / 3600;
-    const int64_t idx = last + ahead_h - 24 * ((ahead_h + 23) / 24);
-    coming[k] = ahead_h == 0 ? now_value : ahead_h == 1 || idx < 0 ? forecast : cs.history[idx];
+    const int64_t ahead_h = delay_h + (now_s % 3600 + k * window_s) / 3600;  // hours after the last recorded
+    const int64_t idx = last + ahead_h - 24 * ((ahead_h + 23) / 24);          // the same hour, last observed day
+    if (ahead_h == 0) coming[k] = cs.history.back();
+    else if (ahead_h == 1 || idx < 0) coming[k] = forecast;
+    else if (ahead_h < 24) coming[k] = cs.history[idx];
+    else coming[k] = WeekTimeOfDayMean(cs, idx);
   }
   return coming;
 }
 
 std::string Explain(const carbon::KnobSet& knobs, const CarbonWindowConfig& config, int64_t now,
-                    const CarbonReading& reading, const CarbonState& cs, int option) {
-  const carbon::KnobOption& o = knobs.options[option];
+                    const CarbonReading& reading, const CarbonState& cs, double now_g_per_kwh, int option) {
+  const bool live = reading.of_unix_s < 0 || FloorDiv(reading.of_unix_s, 3600) == FloorDiv(now, 3600);
+  char seen[160];
+  if (live) {
+    std::snprintf(seen, sizeof seen, "intensity %.1f gCO2/kWh%s (forecast %.1f next hour)", reading.carbon_g_per_kwh,
+                  reading.stale ? " (stale)" : "", cs.forecast_g_per_kwh);
+  } else {
+    std::snprintf(seen, sizeof seen, "last hour %.1f gCO2/kWh%s, forecast %.1f this hour", reading.carbon_g_per_kwh,
+                  reading.stale ? " (stale)" : "", now_g_per_kwh);
+  }
+  char what[200] = "paused (GPUs released)";
+  if (option >= 0) {
+    const carbon::KnobOption& o = knobs.options[option];
+    std::snprintf(what, sizeof what, "%s (time %+.2f%%, energy %+.2f%% vs %s)", o.label.c_str(),
+                  100 * (o.time_s / knobs.reference.time_s - 1), 100 * (o.energy_j / knobs.reference.energy_j - 1),
+                  knobs.reference.label.c_str());
+  }
   char line[512];
-  std::snprintf(line, sizeof line,
-                "%s: intensity %.1f gCO2/kWh%s (forecast %.1f next window), lambda %.3g g/s -> %s (time %+.2f%%, "
-                "energy %+.2f%% vs %s); slowdown so far %.2f%% of budget %.2f%%",
-                carbon::FormatIsoUtc(now).c_str(), reading.carbon_g_per_kwh, reading.stale ? " (stale)" : "",
-                cs.forecast_g_per_kwh, cs.lambda_g_per_s, o.label.c_str(),
-                100 * (o.time_s / knobs.reference.time_s - 1), 100 * (o.energy_j / knobs.reference.energy_j - 1),
-                knobs.reference.label.c_str(), 100 * CarbonSlowdownSoFar(cs), 100 * config.slowdown_budget);
+  std::snprintf(line, sizeof line, "%s: %s, mu %.3g g/s -> %s; slowdown so far %.2f%% of %s %.2f%%",
+                carbon::FormatIsoUtc(now).c_str(), seen, cs.lambda_g_per_s, what, 100 * CarbonSlowdownSoFar(cs),
+                config.job_work_windows > 0 ? "deadline slack" : "budget", 100 * config.slowdown_budget);
   return line;
+}
+
+// The windows the plan covers (share of each that is available) and the
+// work it must make up in them: a rolling day to be on budget at its end,
+// or with a known length the rest of the job.
+struct Horizon {
+  std::vector<double> share;
+  double need = 0;
+};
+Horizon PlanHorizon(const CarbonWindowConfig& config, const CarbonState& cs) {
+  Horizon h;
+  if (config.job_work_windows <= 0) {
+    const int n = static_cast<int>(std::clamp<int64_t>(86400 / config.window_s, 1, kMaxHorizonWindows));
+    h.share.assign(n, 1.0);
+    h.need = (cs.elapsed_windows + n) / (1 + config.slowdown_budget) - cs.work_windows;
+    return h;
+  }
+  const double left = config.job_work_windows * (1 + config.slowdown_budget) - cs.elapsed_windows;
+  const int n = std::clamp(static_cast<int>(std::ceil(left - 1e-9)), 1, static_cast<int>(kMaxHistoryHours));
+  for (int k = 0; k < n; ++k) h.share.push_back(std::clamp(left - k, 1e-9, 1.0));
+  h.need = config.job_work_windows - cs.work_windows;
+  return h;
+}
+
+// The option PlanWork plans for the first of the coming windows (the nearer
+// of two points it mixes), as an index into knobs.options.
+int PlannedOption(const carbon::KnobSet& knobs, const std::vector<double>& coming, const Horizon& h, bool may_pause,
+                  CarbonState& cs) {
+  const std::vector<RatePower> hull = RatePowerHull(knobs, may_pause);
+  const WorkPlan plan = PlanWork(hull, coming, h.share, std::max(0.0, h.need));
+  cs.lambda_g_per_s = plan.mu_g_per_s;
+  const WindowMix& now = plan.windows.front();
+  return hull[now.fast_share >= 0.5 ? now.fast : now.slow].option;
+}
+
+// Step 1: the time since the last decision, charged to the option then chosen.
+void ChargeElapsed(const carbon::KnobSet& knobs, const CarbonWindowConfig& config, int64_t now, CarbonState& cs) {
+  if (!cs.evaluated || now <= cs.last_eval_unix_s) return;
+  const double dt = static_cast<double>(now - cs.last_eval_unix_s) / static_cast<double>(config.window_s);
+  const double option_time_s = cs.option_time_s > 0 ? cs.option_time_s : knobs.reference.time_s;
+  cs.elapsed_windows += dt;
+  if (!cs.paused) cs.work_windows += dt * knobs.reference.time_s / option_time_s;
+}
+
+double RateOf(const carbon::KnobSet& knobs, int option) {
+  return option < 0 ? 0 : knobs.reference.time_s / knobs.options[option].time_s;
+}
+
+// Step 5: faster options (options are fastest first; -1 is the pause) until
+// the budget holds after the next window: the average slowdown, or with a
+// known length finishing by the deadline at full speed.
+int Guard(const carbon::KnobSet& knobs, const CarbonWindowConfig& config, const CarbonState& cs, int option) {
+  const double budget = config.slowdown_budget;
+  auto breaks = [&](int o) {
+    if (config.job_work_windows <= 0) {
+      return cs.work_windows + RateOf(knobs, o) < (cs.elapsed_windows + 1) / (1 + budget) - 1e-9;
+    }
+    const double left = config.job_work_windows * (1 + budget) - cs.elapsed_windows;  // to the deadline
+    const double by_deadline = cs.work_windows + std::clamp(left, 0.0, 1.0) * RateOf(knobs, o) +
+                               std::max(0.0, left - 1) * RateOf(knobs, 0);
+    return by_deadline < config.job_work_windows - 1e-9;
+  };
+  if (option < 0 && breaks(option)) option = static_cast<int>(knobs.options.size()) - 1;
+  while (option > 0 && breaks(option)) --option;
+  return option;
+}
+
+// Steps 3 and 4's inputs: the coming windows' intensities, estimated or
+// (studies only) known, and the horizon they cover.
+std::vector<double> ComingIntensities(const CarbonWindowConfig& config, const CarbonState& cs, int64_t now,
+                                      const std::vector<double>& known_coming, Horizon& h) {
+  if (config.job_work_windows <= 0 && !known_coming.empty()) {  // a rolling plan over what is known
+    h.share.assign(known_coming.size(), 1.0);
+    h.need = (cs.elapsed_windows + known_coming.size()) / (1 + config.slowdown_budget) - cs.work_windows;
+    return known_coming;
+  }
+  std::vector<double> coming =
+      ComingWindows(cs, cs.forecast_g_per_kwh, now, config.window_s, static_cast<int>(h.share.size()));
+  std::copy_n(known_coming.begin(), std::min(known_coming.size(), coming.size()), coming.begin());
+  return coming;
 }
 
 }  // namespace
@@ -112,37 +219,23 @@ int DecideCarbonWindow(const carbon::KnobSet& knobs, const CarbonWindowConfig& c
                        const CarbonReading& reading, CarbonState* state, CarbonForecastCache* cache,
                        const std::vector<double>& known_coming) {
   CarbonState& cs = *state;
-  const double budget = config.slowdown_budget;
-  if (cs.evaluated && now > cs.last_eval_unix_s) {
-    const double dt = static_cast<double>(now - cs.last_eval_unix_s) / static_cast<double>(config.window_s);
-    const double option_time_s = cs.option_time_s > 0 ? cs.option_time_s : knobs.reference.time_s;
-    cs.elapsed_windows += dt;
-    cs.work_windows += dt * knobs.reference.time_s / option_time_s;
-  }
-  RecordHour(cs, now, reading.carbon_g_per_kwh);
+  ChargeElapsed(knobs, config, now, cs);
+  RecordHour(cs, reading.of_unix_s < 0 ? now : std::min(now, reading.of_unix_s), reading.carbon_g_per_kwh);
   CarbonForecastCache fresh;
   cs.forecast_g_per_kwh = (cache ? cache : &fresh)->ForecastNextHour(cs);
-  const int horizon = static_cast<int>(std::clamp<int64_t>(86400 / config.window_s, 1, kMaxHorizonWindows));
-  const std::vector<double> coming =
-      known_coming.empty()
-          ? ComingWindows(cs, reading.carbon_g_per_kwh, cs.forecast_g_per_kwh, config.window_s, horizon)
-          : known_coming;
-  const double need = (cs.elapsed_windows + static_cast<double>(coming.size())) / (1 + budget) - cs.work_windows;
-  cs.lambda_g_per_s = LambdaForWork(knobs, coming, std::max(0.0, need)).lambda_g_per_s;
-  int option = ChooseOption(knobs, reading.carbon_g_per_kwh, cs.lambda_g_per_s);
-  // Budget guard: after the next window the policy's slowdown is still within the budget.
-  while (option > 0 &&
-         cs.work_windows + WorkPerWindowH(knobs, option) < (cs.elapsed_windows + 1) / (1 + budget) - 1e-9) {
-    --option;
-  }
+  Horizon h = PlanHorizon(config, cs);
+  const std::vector<double> coming = ComingIntensities(config, cs, now, known_coming, h);
+  const bool may_pause = config.may_pause && config.job_work_windows > 0;
+  const int option = Guard(knobs, config, cs, PlannedOption(knobs, coming, h, may_pause, cs));
   cs.option = option;
-  cs.option_time_s = knobs.options[option].time_s;
-  cs.plan_index = std::max(0, knobs.options[option].plan_index);
+  cs.paused = option < 0;
+  if (option >= 0) cs.option_time_s = knobs.options[option].time_s;
+  cs.plan_index = option < 0 ? cs.plan_index : std::max(0, knobs.options[option].plan_index);
   cs.evaluated = true;
   cs.last_eval_unix_s = now;
   cs.intensity_g_per_kwh = reading.carbon_g_per_kwh;
   cs.stale = reading.stale;
-  cs.explanation = Explain(knobs, config, now, reading, cs, option);
+  cs.explanation = Explain(knobs, config, now, reading, cs, coming.front(), option);
   return option;
 }
 

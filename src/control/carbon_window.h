@@ -2,20 +2,26 @@
 // one rule `perseus serve` runs for a job with a carbon config and that
 // `perseus carbon` replays on a trace.
 //
-// At the start of each window of `window_s` seconds, given the intensity
-// read now:
+// At the start of each window of `window_s` seconds, given a reading (the
+// intensity of the hour now for a live source, of the hour before for a
+// trace replayed without look-ahead):
 //  1. charge the time since the last decision to the option then chosen:
 //     elapsed_windows += dt, work_windows += dt * T_reference / T_option;
 //  2. record the reading as the intensity of its UTC hour (the history is
 //     hourly whatever the window; hours no decision saw repeat the last value);
-//  3. forecast the next hour (BlendForecaster over the hourly history) and
-//     estimate the coming day of windows: the reading now, the forecast, then
-//     the same hour on the last observed day;
-//  4. price time with LambdaForWork so that the coming day makes up the work
-//     the budget requires by then, (elapsed + horizon) / (1 + budget) - work,
-//     and choose with ChooseOption at the current reading;
+//  3. forecast the hour after the last one recorded (BlendForecaster over the
+//     hourly history) and estimate the coming day of windows from what is
+//     known before them: a live reading for the rest of its hour, the
+//     forecast for the next hour, then the same hour on the last observed
+//     day, and beyond a day that hour's mean over the last 7 days;
+//  4. price progress with PlanWork (control/carbon_choice.h): the least-carbon
+//     plan over the coming day that makes up the work the budget requires by
+//     then, (elapsed + horizon) / (1 + budget) - work (with a known length:
+//     over the rest of the job, all of its work); run what it plans for this
+//     window (the nearer point where it mixes two);
 //  5. guard: step to faster options until the average slowdown,
-//     elapsed / work - 1, is within the budget after the next window.
+//     elapsed / work - 1, is within the budget after the next window (with
+//     a known length: until the deadline is still reachable at full speed).
 // Slowdown is counted against knobs.reference (the server: its no-slowdown plan).
 // The decision is pure: time is passed in, nothing is read or written
 // outside the state. Thread safety: none; the caller owns the state.
@@ -38,14 +44,18 @@ namespace perseus::control {
 // What the server stores with a job (and a replay keeps per run).
 struct CarbonState {
   int plan_index = 0;                // knobs.options[option].plan_index (0 when it is not a frontier plan)
-  int option = 0;                    // into knobs.options: the option chosen last
-  double option_time_s = 0;          // its time per unit of work (<= 0: the reference's)
+  int option = 0;                    // into knobs.options: the option chosen last (-1: paused)
+  double option_time_s = 0;          // its time per unit of work (<= 0: the reference's; ignored when paused)
+  bool paused = false;               // the last decision paused the job (may_pause only)
   bool evaluated = false;            // false: no decision yet (plan_index 0)
   int64_t last_eval_unix_s = 0;      // when the option was chosen
   int64_t history_last_hour = -1;    // floor(unix_s / 3600) of history.back()
   double intensity_g_per_kwh = 0;    // the reading at the last decision
   bool stale = false;                // the reading was a fallback
-  double forecast_g_per_kwh = 0;     // the next hour's forecast at the last decision
+  double forecast_g_per_kwh = 0;     // at the last decision, the forecast of the hour after the last one recorded
+  // The price of progress (mu, control/carbon_choice.h), g per second of
+  // reference work, at the last decision. (Named lambda before the rule
+  // maximised mu * rate - c * power; the stored name is kept.)
   double lambda_g_per_s = 0;
   double elapsed_windows = 0;        // wall time under carbon control, in windows
   double work_windows = 0;           // work done, in windows of the reference
@@ -75,14 +85,30 @@ class CarbonForecastCache {
 struct CarbonWindowConfig {
   double slowdown_budget = 0.05;  // allowed average slowdown vs knobs.reference
   int64_t window_s = 3600;
+  // > 0: the job's length is known, in windows of reference work, and the
+  // budget is a deadline: the job must finish within job_work_windows *
+  // (1 + budget) windows of its first decision. The plan then covers the
+  // rest of the job instead of a rolling day (hours past the coming day are
+  // estimated as the same hour on the last observed day), and the guard
+  // keeps the deadline reachable at full speed instead of the average
+  // slowdown within the budget at every boundary.
+  double job_work_windows = 0;
+  // With a known length: the job may pause (GPUs released; no progress, no power).
+  bool may_pause = false;
 };
 
 struct CarbonReading {
   double carbon_g_per_kwh = 0;
   bool stale = false;  // a fallback value (the source failed)
+  // A time within the hour whose intensity this is; < 0: the hour of the
+  // decision (a live reading). A replayed trace without look-ahead gives the
+  // hour before: an hour's average is known only when it is over.
+  int64_t of_unix_s = -1;
 };
 
-// At most this many windows are planned ahead (a day of windows, at least one).
+// At most this many windows are planned ahead on a rolling basis (a day of
+// windows, at least one); with a known length, the rest of the job (at most
+// kMaxHistoryHours windows).
 inline constexpr int64_t kMaxHorizonWindows = 288;
 // Hours of intensity history kept.
 inline constexpr size_t kMaxHistoryHours = 28 * 24;
@@ -95,7 +121,8 @@ carbon::KnobSet FrontierKnobsFromNoSlowdown(const Frontier& frontier);
 // Decides the window starting at `now_unix_s` and updates *state. `known_coming`
 // replaces the estimate of the coming windows' intensities (studies with
 // perfect foresight only; empty otherwise). `cache` may be null (rebuilt
-// from the history). Returns the chosen index into knobs.options.
+// from the history). Returns the chosen index into knobs.options, or -1 for
+// a pause (may_pause only).
 // REQUIRES: !knobs.options.empty(); config.window_s > 0.
 int DecideCarbonWindow(const carbon::KnobSet& knobs, const CarbonWindowConfig& config, int64_t now_unix_s,
                        const CarbonReading& reading, CarbonState* state, CarbonForecastCache* cache = nullptr,

@@ -122,5 +122,41 @@ TEST(CarbonWindow, KnownComingIntensitiesReplaceTheEstimate) {
   EXPECT_LT(known.lambda_g_per_s, guessed.lambda_g_per_s);
 }
 
+// With the job's length known the budget is a deadline: the job may pause
+// in dirty hours, and it finishes in time.
+TEST(CarbonWindow, AKnownLengthIsADeadlineThatHoldsAndPausingIsUsed) {
+  const carbon::KnobSet knobs = FourPlans();
+  CarbonWindowConfig config{0.5, 3600, 48, true};
+  CarbonState state;
+  CarbonForecastCache cache;
+  std::mt19937 rng(6);
+  int paused_dirty = 0, paused_clean = 0, h = 0;
+  for (; state.work_windows < 48 - 1e-9; ++h) {
+    const int64_t now = kDay0 + h * 3600;
+    const double ci = Diurnal(now, rng);
+    const int option = DecideCarbonWindow(knobs, config, now, {ci, false}, &state, &cache);
+    EXPECT_EQ(state.paused, option < 0);
+    if (option < 0) ++(ci > 400 ? paused_dirty : paused_clean);
+    ASSERT_LT(h, 200);
+  }
+  EXPECT_LE(state.elapsed_windows, 48 * 1.5 + 1e-9);
+  EXPECT_GT(paused_dirty, 0);
+  EXPECT_GT(paused_dirty, paused_clean);
+  EXPECT_NE(state.explanation.find("of deadline slack 50.00%"), std::string::npos) << state.explanation;
+}
+
+// A reading of the hour before (no look-ahead) is recorded as that hour's,
+// and the hour now is forecast.
+TEST(CarbonWindow, AReadingOfTheHourBeforeIsRecordedAsThatHours) {
+  const carbon::KnobSet knobs = FourPlans();
+  CarbonState state;
+  DecideCarbonWindow(knobs, {0.05, 3600}, kDay0 + 3600, {100, false, kDay0}, &state);
+  DecideCarbonWindow(knobs, {0.05, 3600}, kDay0 + 7200, {200, false, kDay0 + 3600}, &state);
+  EXPECT_EQ(state.history, (std::vector<double>{100, 200}));
+  EXPECT_EQ(state.history_last_hour, kDay0 / 3600 + 1);
+  EXPECT_NE(state.explanation.find("2022-01-01T02:00:00Z: last hour 200.0 gCO2/kWh, forecast "), std::string::npos)
+      << state.explanation;
+}
+
 }  // namespace
 }  // namespace perseus::control

@@ -1,8 +1,10 @@
-// Week-by-week evaluation.
+// The evaluation over start hours.
 #include "emulator/carbon_evaluation.h"
 
 #include <algorithm>
+#include <cmath>
 
+#include "control/carbon_choice.h"
 #include "control/carbon_window.h"
 
 namespace perseus::carbon {
@@ -24,6 +26,24 @@ Result<PipelineKnobs> BuildPipelineKnobs(const Profile& profile, const ProblemSp
   return job;
 }
 
+ReplayConfig FixedMixForSlowdown(const KnobSet& knobs, double slowdown) {
+  const std::vector<control::RatePower> hull = control::RatePowerHull(knobs);
+  const double rate = 1 / (1 + slowdown);
+  ReplayConfig c;
+  c.policy = ReplayPolicy::kFixed;
+  c.fixed_option = hull.front().option;
+  for (size_t k = 1; k < hull.size() && hull.front().rate < rate; ++k) {
+    if (hull[k].rate < rate) {
+      c.fixed_option = hull[k].option;
+      continue;
+    }
+    c.mix_option = hull[k].option;
+    c.mix_share = (rate - hull[k - 1].rate) / (hull[k].rate - hull[k - 1].rate);
+    break;
+  }
+  return c;
+}
+
 std::vector<PolicySpec> PipelinePolicies(const PipelineKnobs& job, double slowdown_budget) {
   ReplayConfig aware;
   aware.slowdown_budget = slowdown_budget;
@@ -32,49 +52,126 @@ std::vector<PolicySpec> PipelinePolicies(const PipelineKnobs& job, double slowdo
   perseus_alone.fixed_option = job.frontier_knobs.NoSlowdownIndex();
   ReplayConfig allmax;
   allmax.policy = ReplayPolicy::kFixed;
-  ReplayConfig oracle = aware;
-  oracle.perfect_forecast = true;
-  ReplayConfig constant;
-  constant.policy = ReplayPolicy::kFixed;
-  constant.fixed_option = 0;
-  return {{"Perseus frontier, carbon-aware", job.frontier_knobs, aware},
+  ReplayConfig told = aware;
+  told.perfect_forecast = true;
+  ReplayConfig length = aware;
+  length.told_job_length = true;
+  const OptimumConfig optimum{0, slowdown_budget, false, false}, guarded{0, slowdown_budget, false, true};
+  return {{"Perseus frontier, carbon-aware (the server's rule)", job.frontier_knobs, aware},
           {"global SM clock, carbon-aware (Chase's knob)", job.global_clock_knobs, aware},
-          {"Perseus frontier, constant slowdown (not carbon-aware)",
-           ConstantSlowdownKnobs(job.frontier_knobs, slowdown_budget), constant},
-          {"global SM clock, constant slowdown (not carbon-aware)",
-           ConstantSlowdownKnobs(job.global_clock_knobs, slowdown_budget), constant},
+          {"Perseus frontier, fixed mix spending the budget (not carbon-aware)", job.frontier_knobs,
+           FixedMixForSlowdown(job.frontier_knobs, slowdown_budget)},
+          {"global SM clock, fixed mix spending the budget (not carbon-aware)", job.global_clock_knobs,
+           FixedMixForSlowdown(job.global_clock_knobs, slowdown_budget)},
           {"Perseus alone (no-slowdown plan)", job.frontier_knobs, perseus_alone},
           {"AllMax", job.frontier_knobs, allmax},
-          {"Perseus frontier, carbon-aware, told the coming day's intensities (not a bound)", job.frontier_knobs, oracle}};
+          {"perfect-foresight optimum, Perseus frontier (LP: the bound)", job.frontier_knobs, aware, optimum},
+          {"Perseus frontier, carbon-aware, told the coming day's intensities (not a bound)", job.frontier_knobs, told},
+          {"perfect-foresight optimum keeping the budget at every hour (LP)", job.frontier_knobs, aware, guarded},
+          {"Perseus frontier, carbon-aware, told the job's length", job.frontier_knobs, length}};
 }
 
-std::vector<PolicyOutcome> EvaluateWeeks(const IntensityTrace& trace, const std::vector<PolicySpec>& policies,
-                                         double work_h) {
+std::vector<PolicySpec> DeadlinePolicies(const PipelineKnobs& job, double slack) {
+  ReplayConfig runs;
+  runs.slowdown_budget = slack;
+  runs.told_job_length = true;
+  ReplayConfig pauses = runs;
+  pauses.may_pause = true;
+  ReplayConfig wrong = pauses;
+  wrong.reading_shift_h = -12;
+  const OptimumConfig optimum{0, slack, false, false}, paused{0, slack, true, false};
+  return {{"deadline: fixed mix spending the slack (not carbon-aware)", job.frontier_knobs,
+           FixedMixForSlowdown(job.frontier_knobs, slack)},
+          {"deadline: carbon-aware, never pauses", job.frontier_knobs, runs},
+          {"deadline: carbon-aware, may pause", job.frontier_knobs, pauses},
+          {"deadline: carbon-aware, may pause, reading the grid 12 h late (wrong forecasts)", job.frontier_knobs, wrong},
+          {"deadline: perfect-foresight optimum, never pauses (LP)", job.frontier_knobs, runs, optimum},
+          {"deadline: perfect-foresight optimum, may pause (LP)", job.frontier_knobs, pauses, paused}};
+}
+
+std::vector<int> StartHours::Of(const IntensityTrace& trace) const {
+  std::vector<int> out;
+  const int first = first_start + work_h <= trace.size() ? first_start : 0;
+  for (int s = first; s + work_h <= trace.size(); s += std::max(1, start_stride_h)) out.push_back(s);
+  return out;
+}
+
+namespace {
+
+Result<RunOutcome> RunOne(const IntensityTrace& trace, int start, const PolicySpec& p, double work_h) {
+  ReplayConfig config = p.config, baseline;
+  config.work_h = work_h;
+  baseline.policy = ReplayPolicy::kFixed;
+  baseline.work_h = work_h;
+  const double base_g = ReplayJob(trace, start, p.knobs, baseline, nullptr).carbon_g;
+  if (p.optimum) {
+    OptimumConfig optimum = *p.optimum;
+    optimum.work_h = work_h;
+    // The greedy is exact where it applies (carbon_optimum_test.cc checks it against GLPK) and ~100x faster.
+    Result<OptimumResult> o = optimum.budget_at_every_hour
+                                  ? SolveOptimumLp(trace, start, p.knobs, optimum)
+                                  : Result<OptimumResult>(SolveOptimumGreedy(trace, start, p.knobs, optimum));
+    if (!o.ok()) return o.status().WithContext(p.name);
+    return RunOutcome{start, o->carbon_g, base_g, o->time_h};
+  }
+  const ReplayResult r = ReplayJob(trace, start, p.knobs, config, nullptr);
+  return RunOutcome{start, r.carbon_g, base_g, r.time_h};
+}
+
+void Summarise(PolicyOutcome& po, double work_h) {
+  double carbon = 0, base = 0, sum = 0, sum2 = 0;
+  po.saved_min_frac = po.runs.empty() ? 0 : 1;
+  po.saved_max_frac = po.runs.empty() ? 0 : -1;
+  for (const RunOutcome& r : po.runs) {
+    carbon += r.carbon_g;
+    base += r.baseline_carbon_g;
+    const double saved = r.carbon_saved_frac(), added = r.time_h / work_h - 1;
+    sum += saved;
+    sum2 += saved * saved;
+    po.saved_min_frac = std::min(po.saved_min_frac, saved);
+    po.saved_max_frac = std::max(po.saved_max_frac, saved);
+    po.mean_time_added_frac += added;
+    po.max_time_added_frac = std::max(po.max_time_added_frac, added);
+  }
+  const double n = static_cast<double>(po.runs.size());
+  if (n > 0) {
+    po.mean_time_added_frac /= n;
+    po.saved_std_frac = std::sqrt(std::max(0.0, sum2 / n - (sum / n) * (sum / n)));
+  }
+  po.carbon_saved_frac = base > 0 ? 1 - carbon / base : 0;
+}
+
+}  // namespace
+
+Result<std::vector<PolicyOutcome>> EvaluateStarts(const IntensityTrace& trace, const std::vector<PolicySpec>& policies,
+                                                  const StartHours& starts) {
   std::vector<PolicyOutcome> out;
+  const std::vector<int> hours = starts.Of(trace);
   for (const PolicySpec& p : policies) {
     PolicyOutcome po;
     po.name = p.name;
-    ReplayConfig config = p.config;
-    config.work_h = work_h;
-    ReplayConfig baseline;
-    baseline.policy = ReplayPolicy::kFixed;
-    baseline.work_h = work_h;
-    double carbon = 0, base = 0;
-    for (int start = 0; start + work_h <= trace.size(); start += 168) {
-      ReplayResult r = ReplayJob(trace, start, p.knobs, config, nullptr);
-      ReplayResult b = ReplayJob(trace, start, p.knobs, baseline, nullptr);
-      po.weeks.push_back({start, r.carbon_g, b.carbon_g, r.time_h});
-      carbon += r.carbon_g;
-      base += b.carbon_g;
-      const double added = r.time_h / work_h - 1;
-      po.mean_time_added_frac += added;
-      po.max_time_added_frac = std::max(po.max_time_added_frac, added);
+    for (int start : hours) {
+      Result<RunOutcome> r = RunOne(trace, start, p, starts.work_h);
+      if (!r.ok()) return r.status();
+      po.runs.push_back(*r);
     }
-    if (!po.weeks.empty()) po.mean_time_added_frac /= static_cast<double>(po.weeks.size());
-    po.carbon_saved_frac = base > 0 ? 1 - carbon / base : 0;
+    Summarise(po, starts.work_h);
     out.push_back(std::move(po));
   }
   return out;
+}
+
+SavingSplit SplitSaving(const std::vector<PolicyOutcome>& o) {
+  SavingSplit s;
+  const double aware = o[kPolicyFrontierAware].carbon_saved_frac, mix = o[kPolicyFrontierMix].carbon_saved_frac;
+  s.no_slowdown_frac = o[kPolicyPerseusAlone].carbon_saved_frac;
+  s.slowing_down_frac = mix - s.no_slowdown_frac;
+  s.carbon_awareness_frac = aware - mix;
+  s.optimum_gain_frac = o[kPolicyOptimum].carbon_saved_frac - mix;
+  s.captured_frac = s.optimum_gain_frac > 0 ? s.carbon_awareness_frac / s.optimum_gain_frac : 0;
+  const double told = o[kPolicyToldTheLength].carbon_saved_frac - mix;
+  s.captured_told_length_frac = s.optimum_gain_frac > 0 ? told / s.optimum_gain_frac : 0;
+  return s;
 }
 
 }  // namespace perseus::carbon

@@ -1,14 +1,17 @@
-// The year-long evaluation: a job of `work_h` reference hours started at the
-// beginning of every week of a trace, under several policies, each compared
-// with the same job at its reference setting (AllMax / maximum power limit)
-// over the same hours. Also builds a pipeline job's knob sets.
+// The year-long evaluation: a job of `work_h` reference hours started at many
+// hours of a trace (every day by default), under several policies, each
+// compared with the same job at its reference setting (AllMax / maximum
+// power limit) over the same hours, with the perfect-foresight optimum as
+// the bound. Also builds a pipeline job's knob sets.
 // Thread safety: pure functions.
 #pragma once
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "emulator/carbon_optimum.h"
 #include "emulator/carbon_replay.h"
 #include "carbon/knob_options.h"
 #include "perseus/optimizer.h"
@@ -29,10 +32,15 @@ Result<PipelineKnobs> BuildPipelineKnobs(const Profile& profile, const ProblemSp
 struct PolicySpec {
   std::string name;     // "Perseus frontier (carbon-aware)", "AllMax", ...
   KnobSet knobs;
-  ReplayConfig config;  // work_h is set by EvaluateWeeks
+  ReplayConfig config;  // work_h is set by EvaluateStarts
+  // Set: the perfect-foresight optimum over knobs (carbon_optimum.h: by the
+  // exact greedy, or GLPK with budget_at_every_hour) instead of a replay; its
+  // work_h is set by EvaluateStarts.
+  std::optional<OptimumConfig> optimum = std::nullopt;
 };
 
-struct WeekOutcome {
+// A job started at `start_window`.
+struct RunOutcome {
   int start_window = 0;
   double carbon_g = 0, baseline_carbon_g = 0;
   double time_h = 0;
@@ -41,26 +49,73 @@ struct WeekOutcome {
 
 struct PolicyOutcome {
   std::string name;
-  std::vector<WeekOutcome> weeks;
-  double carbon_saved_frac = 0;     // over all weeks: 1 - sum carbon / sum baseline
-  double mean_time_added_frac = 0;  // mean over weeks of time / work - 1
-  double max_time_added_frac = 0;   // worst week
+  std::vector<RunOutcome> runs;
+  double carbon_saved_frac = 0;     // over all runs: 1 - sum carbon / sum baseline
+  double saved_std_frac = 0;        // spread over runs of carbon_saved_frac() (standard deviation)
+  double saved_min_frac = 0, saved_max_frac = 0;
+  double mean_time_added_frac = 0;  // mean over runs of time / work - 1
+  double max_time_added_frac = 0;   // worst run
   // Carbon saved per unit of time added (fractions); time added below 0.1%
   // counts as 0.1% so a no-slowdown policy gets a large finite ratio.
   double SavedPerAdded() const { return carbon_saved_frac / std::max(mean_time_added_frac, 1e-3); }
 };
 
-// Every week w with w * 168 + work_h <= trace.size() (hours a slowed job runs
-// past the trace use its last value).
-std::vector<PolicyOutcome> EvaluateWeeks(const IntensityTrace& trace, const std::vector<PolicySpec>& policies,
-                                         double work_h = 168);
+// Which start hours are evaluated: every `start_stride_h`-th hour from
+// `first_start` (three weeks in: the history a server would hold) while
+// start + work_h <= trace.size() (hours a slowed job runs past the trace use
+// its last value). Traces too short for the first start begin at hour 0.
+struct StartHours {
+  double work_h = 168;
+  int first_start = 21 * 24;
+  int start_stride_h = 24;
+  std::vector<int> Of(const IntensityTrace& trace) const;
+};
 
-// The pipeline policies of the evaluation: the carbon-aware frontier, the
-// carbon-aware global clock (Chase's knob), each knob's best setting within
-// the budget held constant (the same slowdown without carbon awareness),
-// Perseus alone (no-slowdown plan), AllMax and the carbon-aware frontier
-// told the coming day's actual intensities (the same rule given the
-// future: neither implementable nor a bound), in that order.
+Result<std::vector<PolicyOutcome>> EvaluateStarts(const IntensityTrace& trace, const std::vector<PolicySpec>& policies,
+                                                  const StartHours& starts);
+
+// The same slowdown spent evenly without carbon awareness: the mix of two
+// adjacent points of the rate–power hull (control::RatePowerHull) run in
+// every window that slows the job by exactly `slowdown` (the slowest point
+// when even it is faster), as a kFixed replay config.
+ReplayConfig FixedMixForSlowdown(const KnobSet& knobs, double slowdown);
+
+// The pipeline policies of the evaluation, in this order (kPolicy* below):
+// the carbon-aware frontier (the server's rule: a rolling day, the job's
+// length unknown), the carbon-aware global clock (Chase's knob), each knob's
+// fixed mix spending the budget (not carbon-aware), Perseus alone
+// (no-slowdown plan), AllMax, the perfect-foresight optimum over the
+// frontier (the bound), the carbon-aware frontier told the coming day's
+// actual intensities (the same rule given the future: not a bound), the
+// optimum that keeps the budget at every hour as the rolling rule's guard
+// does, and the carbon-aware frontier told the job's length (the budget a
+// deadline; it plans the rest of the job).
 std::vector<PolicySpec> PipelinePolicies(const PipelineKnobs& job, double slowdown_budget);
+enum PipelinePolicy {
+  kPolicyFrontierAware, kPolicyClockAware, kPolicyFrontierMix, kPolicyClockMix,
+  kPolicyPerseusAlone, kPolicyAllMax, kPolicyOptimum, kPolicyToldTheDay, kPolicyGuardedOptimum,
+  kPolicyToldTheLength
+};
+
+// Deadline mode on the frontier (docs/carbon.md, "Deadline mode"): the job
+// must finish within its all-max length times (1 + slack). In this order:
+// the fixed mix spending the slack (not carbon-aware), carbon-aware never
+// pausing, carbon-aware and may pause, the same reading a wrong picture of
+// the grid (the trace 12 hours late: its forecasts are wrong by half a day),
+// and the optimum without and with pausing.
+std::vector<PolicySpec> DeadlinePolicies(const PipelineKnobs& job, double slack);
+
+// The carbon-aware frontier's saving split into its parts, in points of
+// carbon saved vs AllMax: the no-slowdown plan, slowing down (the fixed mix
+// at the budget minus the no-slowdown plan) and carbon awareness (the policy
+// minus the fixed mix); and the share of the optimum's gain over the fixed
+// mix that the policy captures.
+struct SavingSplit {
+  double no_slowdown_frac = 0, slowing_down_frac = 0, carbon_awareness_frac = 0;
+  double optimum_gain_frac = 0;  // optimum minus the fixed mix
+  double captured_frac = 0;      // carbon awareness / optimum_gain (0 when the gain is 0)
+  double captured_told_length_frac = 0;  // the same for the policy told the job's length
+};
+SavingSplit SplitSaving(const std::vector<PolicyOutcome>& pipeline_outcomes);
 
 }  // namespace perseus::carbon

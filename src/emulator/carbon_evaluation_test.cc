@@ -64,7 +64,7 @@ TEST(JobReplay, LogsEveryDecisionAndMeetsTheBudget) {
   std::vector<std::string> log;
   ReplayResult r = ReplayJob(trace, 24 * 21, job->frontier_knobs, config, [&](const std::string& l) { log.push_back(l); });
   EXPECT_EQ(log.size(), r.windows.size());
-  EXPECT_NE(log[0].find("2022-01-22T00:00:00Z: intensity "), std::string::npos) << log[0];
+  EXPECT_NE(log[0].find("2022-01-22T00:00:00Z: last hour "), std::string::npos) << log[0];
   EXPECT_NE(log[0].find(" vs all-max)"), std::string::npos) << log[0];
   EXPECT_LE(r.time_h, 72 * 1.05 + 1e-9);
   ReplayConfig allmax;
@@ -83,10 +83,37 @@ TEST(JobReplay, LogsEveryDecisionAndMeetsTheBudget) {
   EXPECT_GT(dirty / nd, clean / nc);
 }
 
+// No look-ahead: the decision at the start of an hour is the same whatever
+// that hour's actual value turns out to be.
+TEST(JobReplay, DecisionsDoNotSeeTheHourTheyDecide) {
+  Result<PipelineKnobs> job = Gpt3Job();
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  IntensityTrace trace = SyntheticTrace(24 * 30);
+  IntensityTrace changed = trace;
+  const int decided = 24 * 21 + 30;
+  changed.carbon_g_per_kwh[decided] = 5000;
+  ReplayConfig config;
+  config.slowdown_budget = 0.05;
+  config.work_h = 48;
+  const ReplayResult a = ReplayJob(trace, 24 * 21, job->frontier_knobs, config, nullptr);
+  const ReplayResult b = ReplayJob(changed, 24 * 21, job->frontier_knobs, config, nullptr);
+  for (int w = 0; w <= 30; ++w) {
+    EXPECT_EQ(a.windows[w].option, b.windows[w].option) << w;
+    EXPECT_EQ(a.windows[w].forecast_g_per_kwh, b.windows[w].forecast_g_per_kwh) << w;
+  }
+  EXPECT_NE(a.windows[31].forecast_g_per_kwh, b.windows[31].forecast_g_per_kwh);  // seen once it is over
+  // With live readings (the server's trace source) the decision does see it.
+  config.live_reading = true;
+  const ReplayResult c = ReplayJob(trace, 24 * 21, job->frontier_knobs, config, nullptr);
+  const ReplayResult d = ReplayJob(changed, 24 * 21, job->frontier_knobs, config, nullptr);
+  EXPECT_NE(c.windows[30].forecast_g_per_kwh, d.windows[30].forecast_g_per_kwh);
+}
+
 // The requirements of the evaluation on the 2022 traces: the frontier policy
 // saves more carbon per unit of added time than Chase's knobs (one SM clock
-// for all GPUs on the same job; a power limit on a data-parallel job), and
-// every week keeps the slowdown budget.
+// for all GPUs on the same job; a power limit on a data-parallel job), every
+// run keeps the slowdown budget, the fixed mixes spend it exactly, nothing
+// beats the optimum, and the split adds up.
 TEST(CarbonEvaluation, FrontierBeatsGlobalKnobsAndKeepsTheBudgetOn2022Grids) {
   Result<PipelineKnobs> job = Gpt3Job();
   ASSERT_TRUE(job.ok()) << job.status().ToString();
@@ -103,22 +130,77 @@ TEST(CarbonEvaluation, FrontierBeatsGlobalKnobsAndKeepsTheBudgetOn2022Grids) {
       ReplayConfig aware;
       aware.slowdown_budget = budget;
       policies.push_back({"power limit, carbon-aware", PowerLimitKnobs(*pl), aware});
-      std::vector<PolicyOutcome> out = EvaluateWeeks(*trace, policies);
-      ASSERT_EQ(out.size(), 8u);
-      const PolicyOutcome& frontier = out[0];
-      EXPECT_EQ(frontier.weeks.size(), 52u);
+      StartHours starts;
+      starts.start_stride_h = 168;
+      Result<std::vector<PolicyOutcome>> evaluated = EvaluateStarts(*trace, policies, starts);
+      ASSERT_TRUE(evaluated.ok()) << evaluated.status().ToString();
+      const std::vector<PolicyOutcome>& out = *evaluated;
+      ASSERT_EQ(out.size(), 11u);  // and the power limit
+      ASSERT_EQ(out[10].name, "power limit, carbon-aware");
+      const PolicyOutcome& frontier = out[kPolicyFrontierAware];
+      EXPECT_EQ(frontier.runs.size(), 49u);  // weekly from hour 504
+      EXPECT_EQ(frontier.runs.front().start_window, 504);
       for (const PolicyOutcome& p : out) {
         EXPECT_LE(p.max_time_added_frac, budget + 1e-9) << region << " " << p.name;
       }
-      EXPECT_GT(frontier.SavedPerAdded(), out[1].SavedPerAdded()) << region << " vs global clock";
-      EXPECT_GT(frontier.SavedPerAdded(), out[7].SavedPerAdded()) << region << " vs power limit";
-      EXPECT_GT(frontier.carbon_saved_frac, out[4].carbon_saved_frac) << region << " vs Perseus alone";
-      EXPECT_GT(out[1].carbon_saved_frac, out[3].carbon_saved_frac) << region << " carbon awareness helps the clock knob";
-      EXPECT_NEAR(out[5].carbon_saved_frac, 0, 1e-12);  // AllMax is the baseline
-      // Knowing the coming day helps the rule a little (not guaranteed: it is not a bound).
-      EXPECT_NEAR(out[6].carbon_saved_frac, frontier.carbon_saved_frac, 0.002) << region << " told the future";
+      for (int mix : {kPolicyFrontierMix, kPolicyClockMix}) {
+        EXPECT_NEAR(out[mix].mean_time_added_frac, budget, 1e-9) << region << " " << out[mix].name;
+      }
+      for (int p : {kPolicyFrontierAware, kPolicyFrontierMix, kPolicyPerseusAlone, kPolicyToldTheDay,
+                    kPolicyGuardedOptimum, kPolicyToldTheLength}) {
+        EXPECT_GE(out[kPolicyOptimum].carbon_saved_frac, out[p].carbon_saved_frac) << region << " " << out[p].name;
+      }
+      // Told the job's length the rule spends the whole budget and gains more.
+      EXPECT_NEAR(out[kPolicyToldTheLength].mean_time_added_frac, budget, 1e-4) << region;
+      EXPECT_GT(out[kPolicyToldTheLength].carbon_saved_frac, frontier.carbon_saved_frac) << region;
+      EXPECT_GT(frontier.SavedPerAdded(), out[kPolicyClockAware].SavedPerAdded()) << region << " vs global clock";
+      EXPECT_GT(frontier.SavedPerAdded(), out[10].SavedPerAdded()) << region << " vs power limit";
+      EXPECT_GT(frontier.carbon_saved_frac, out[kPolicyPerseusAlone].carbon_saved_frac) << region << " vs Perseus alone";
+      EXPECT_NEAR(out[kPolicyAllMax].carbon_saved_frac, 0, 1e-12);  // AllMax is the baseline
+      const SavingSplit split = SplitSaving(out);
+      EXPECT_NEAR(split.no_slowdown_frac + split.slowing_down_frac + split.carbon_awareness_frac,
+                  frontier.carbon_saved_frac, 1e-12);
+      EXPECT_GT(split.optimum_gain_frac, 0);
     }
   }
+}
+
+// Deadline mode: never late, even reading the grid 12 hours late; pausing
+// is used and saves carbon; nothing beats the optimum with pausing.
+TEST(CarbonEvaluation, DeadlineModeIsNeverLateAndPausesWhenThatIsWhatTheSlackBuys) {
+  Result<PipelineKnobs> job = Gpt3Job();
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  const std::string path = kShared + "/carbon/eia2022_CISO_hourly_ci.csv";
+  if (!std::ifstream(path)) GTEST_SKIP() << "shared data absent: " << path;
+  Result<IntensityTrace> trace = LoadEiaTrace(path);
+  ASSERT_TRUE(trace.ok());
+  const double slack = 0.25;
+  StartHours starts;
+  starts.start_stride_h = 24 * 29;
+  Result<std::vector<PolicyOutcome>> evaluated = EvaluateStarts(*trace, DeadlinePolicies(*job, slack), starts);
+  ASSERT_TRUE(evaluated.ok()) << evaluated.status().ToString();
+  const std::vector<PolicyOutcome>& out = *evaluated;
+  ASSERT_EQ(out.size(), 6u);
+  for (const PolicyOutcome& p : out) EXPECT_LE(p.max_time_added_frac, slack + 1e-9) << p.name;
+  EXPECT_GT(out[2].carbon_saved_frac, out[1].carbon_saved_frac);  // pausing pays at 25% slack
+  // Never pausing, 25% is more than the slowest plan can spend: both run it throughout.
+  EXPECT_GE(out[1].carbon_saved_frac, out[0].carbon_saved_frac - 1e-12);
+  EXPECT_LT(out[3].carbon_saved_frac, out[2].carbon_saved_frac);  // wrong forecasts cost
+  EXPECT_GE(out[5].carbon_saved_frac, out[4].carbon_saved_frac);
+  for (int p : {0, 1, 2, 3}) EXPECT_GE(out[5].carbon_saved_frac, out[p].carbon_saved_frac) << out[p].name;
+  ReplayConfig pauses;
+  pauses.slowdown_budget = slack;
+  pauses.may_pause = true;
+  pauses.work_h = 168;
+  std::vector<std::string> log;
+  const ReplayResult r = ReplayJob(*trace, 24 * 100, job->frontier_knobs, pauses, [&](const std::string& l) { log.push_back(l); });
+  int paused = 0;
+  for (const WindowDecision& d : r.windows) paused += d.paused;
+  EXPECT_GT(paused, 0);
+  EXPECT_LE(r.time_h, 168 * 1.25 + 1e-9);
+  bool logged = false;
+  for (const std::string& l : log) logged |= l.find("-> paused (GPUs released); slowdown so far") != std::string::npos;
+  EXPECT_TRUE(logged);
 }
 
 }  // namespace

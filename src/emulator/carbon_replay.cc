@@ -28,14 +28,61 @@ control::CarbonState WarmedState(const IntensityTrace& trace, int start_window) 
   return state;
 }
 
+// What a server reading the trace knows at the start of window w: the value
+// of the hour before (its average is known once it is over), or with
+// `live` the value of hour w itself.
+control::CarbonReading Reading(const IntensityTrace& trace, int w, bool live) {
+  if (live || w == 0) return {ValueAt(trace, w), !live, live ? -1 : trace.WindowStart(w)};
+  return {ValueAt(trace, w - 1), false, trace.WindowStart(w - 1)};
+}
+
+// The trace as a decision with `shift_h` reads it (the value of w + shift_h at w).
+IntensityTrace Shifted(const IntensityTrace& trace, int shift_h) {
+  IntensityTrace seen = trace;
+  for (int w = 0; w < trace.size(); ++w) seen.carbon_g_per_kwh[w] = ValueAt(trace, w + shift_h);
+  return seen;
+}
+
+// The window's decision under a carbon-aware policy (sets option, paused, forecast, mu).
+void DecideAware(const IntensityTrace& trace, int w, const KnobSet& knobs, const ReplayConfig& config,
+                 control::CarbonState& state, control::CarbonForecastCache& forecast, const LogFn& log,
+                 WindowDecision& d) {
+  control::CarbonWindowConfig window{config.slowdown_budget, kWindowS};
+  if (config.told_job_length || config.may_pause) window.job_work_windows = config.work_h;
+  window.may_pause = config.may_pause;
+  std::vector<double> known;
+  const int told_h = window.job_work_windows > 0 ? static_cast<int>(control::kMaxHistoryHours) : 24;
+  for (int k = 0; config.perfect_forecast && k < told_h; ++k) known.push_back(ValueAt(trace, w + k));
+  d.option = control::DecideCarbonWindow(knobs, window, trace.WindowStart(w), Reading(trace, w, config.live_reading),
+                                         &state, &forecast, known);
+  d.paused = d.option < 0;
+  d.forecast_g_per_kwh = state.forecast_g_per_kwh;
+  d.lambda_g_per_s = state.lambda_g_per_s;
+  if (log) log(state.explanation);
+}
+
+// Work, energy and carbon of the window as decided.
+void Run(const KnobSet& knobs, double remaining_h, WindowDecision& d) {
+  if (d.paused) return;
+  const KnobOption& o = d.option < 0 ? knobs.reference : knobs.options[d.option];
+  const KnobOption& m = knobs.options[d.mix_option];
+  const double speed = knobs.reference.time_s * ((1 - d.mix_share) / o.time_s + d.mix_share / m.time_s);
+  const double power_w = (1 - d.mix_share) * o.energy_j / o.time_s + d.mix_share * m.energy_j / m.time_s;
+  d.work_h = std::min(speed, remaining_h);
+  d.busy_h = d.work_h / speed;
+  d.energy_j = d.busy_h * 3600 * power_w;
+  d.carbon_g = d.energy_j / 3.6e6 * d.actual_g_per_kwh;
+}
+
 }  // namespace
 
 ReplayResult ReplayJob(const IntensityTrace& trace, int start_window, const KnobSet& knobs, const ReplayConfig& config,
                        const LogFn& log) {
   ReplayResult result;
   const bool aware = config.policy == ReplayPolicy::kCarbonAware;
-  const control::CarbonWindowConfig window{config.slowdown_budget, kWindowS};
-  control::CarbonState state = WarmedState(trace, start_window);
+  const IntensityTrace shifted = config.reading_shift_h != 0 ? Shifted(trace, config.reading_shift_h) : IntensityTrace{};
+  const IntensityTrace& reads = config.reading_shift_h != 0 ? shifted : trace;
+  control::CarbonState state = WarmedState(reads, start_window);
   control::CarbonForecastCache forecast;
   double remaining_h = config.work_h;
   for (int w = start_window; remaining_h > 1e-12; ++w) {
@@ -43,23 +90,14 @@ ReplayResult ReplayJob(const IntensityTrace& trace, int start_window, const Knob
     d.window = w;
     d.actual_g_per_kwh = ValueAt(trace, w);
     d.option = config.fixed_option;
-    if (aware) {
-      std::vector<double> known;
-      for (int k = 0; config.perfect_forecast && k < 24; ++k) known.push_back(ValueAt(trace, w + k));
-      d.option = control::DecideCarbonWindow(knobs, window, trace.WindowStart(w), {d.actual_g_per_kwh, false},
-                                             &state, &forecast, known);
-      d.forecast_g_per_kwh = state.forecast_g_per_kwh;
-      d.lambda_g_per_s = state.lambda_g_per_s;
-      if (log) log(state.explanation);
+    if (aware) DecideAware(reads, w, knobs, config, state, forecast, log, d);
+    if (!aware && config.mix_share > 0) {
+      d.mix_option = config.mix_option;
+      d.mix_share = config.mix_share;
     }
-    const KnobOption& o = d.option < 0 ? knobs.reference : knobs.options[d.option];
-    const double speed = knobs.reference.time_s / o.time_s;  // reference hours per hour
-    d.work_h = std::min(speed, remaining_h);
-    const double busy_h = d.work_h / speed;
-    d.energy_j = busy_h * 3600 / o.time_s * o.energy_j;
-    d.carbon_g = d.energy_j / 3.6e6 * d.actual_g_per_kwh;
+    Run(knobs, remaining_h, d);
     remaining_h -= d.work_h;
-    result.time_h += busy_h;
+    result.time_h += d.paused ? 1.0 : d.busy_h;
     result.energy_j += d.energy_j;
     result.carbon_g += d.carbon_g;
     result.windows.push_back(d);

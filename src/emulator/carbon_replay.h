@@ -5,13 +5,18 @@
 // its energy is charged at that window's actual intensity. The job ends when
 // its work is done (the last window is partial).
 //
-// Policies: kFixed runs one option throughout (AllMax is the reference,
-// "Perseus alone" the no-slowdown plan); kCarbonAware makes, at the start of
-// every hour, the decision `perseus serve` makes for a job with a carbon
-// config (control/carbon_window.h) on the reading of that hour, with the
-// preceding three weeks of the trace as the history the server would have
-// kept. The budget is the average slowdown vs the reference; the decision's
-// guard keeps it at every window boundary.
+// Policies: kFixed runs one option throughout, or a fixed mix of two in every
+// window (AllMax is the reference, "Perseus alone" the no-slowdown plan);
+// kCarbonAware makes, at the start of every hour, the decision `perseus
+// serve` makes for a job with a carbon config (control/carbon_window.h), with
+// the preceding three weeks of the trace as the history the server would
+// have kept. No look-ahead: the reading at the start of an hour is the
+// previous hour's value (an hour's average is known when it is over), unless
+// `live_reading` (the value of the hour itself, what the server's trace
+// source reads; at the trace's first hour, with nothing before it, its own
+// value marked stale). The budget is the average slowdown vs the reference;
+// the decision's guard keeps it at every window boundary (told the job's
+// length: by the deadline it makes of the budget).
 // Windows past the trace's end use its last value.
 // Thread safety: pure function (the log callback is called on this thread).
 #pragma once
@@ -30,11 +35,27 @@ enum class ReplayPolicy { kFixed, kCarbonAware };
 struct ReplayConfig {
   ReplayPolicy policy = ReplayPolicy::kCarbonAware;
   int fixed_option = -1;          // kFixed: index into options; -1: the reference setting
+  int mix_option = 0;             // kFixed with mix_share > 0: index into options run
+  double mix_share = 0;           //   for this share of every window (fixed_option the rest)
   double slowdown_budget = 0.05;  // kCarbonAware: allowed average slowdown vs the reference
   double work_h = 168;            // job length at the reference setting
   // kCarbonAware: plan with the actual intensities of the coming day instead
   // of their estimates (the same heuristic given the future; not a bound).
   bool perfect_forecast = false;
+  // kCarbonAware: read each hour's own value at its start (look-ahead; the
+  // server's trace source does this) instead of the previous hour's.
+  bool live_reading = false;
+  // kCarbonAware: tell the decision the job's length (work_h): the budget
+  // becomes a deadline, work_h * (1 + slowdown_budget) hours after the
+  // start, and the decision plans the rest of the job instead of a rolling
+  // day (control::CarbonWindowConfig::job_work_windows; the server is not told).
+  bool told_job_length = false;
+  // kCarbonAware with the length told: the job may pause (implies told_job_length).
+  bool may_pause = false;
+  // kCarbonAware: the decision reads (and its history is) the trace this
+  // many hours off, a wrong picture of the grid (what wrong forecasts do);
+  // carbon is still charged at the actual intensity.
+  int reading_shift_h = 0;
 };
 
 struct WindowDecision {
@@ -42,14 +63,18 @@ struct WindowDecision {
   double forecast_g_per_kwh = 0;   // of the next window, at this decision
   double actual_g_per_kwh = 0;
   double lambda_g_per_s = 0;
-  int option = -1;                  // -1: the reference setting
+  int option = -1;                  // -1: the reference setting (or paused)
+  bool paused = false;              // may_pause: no work, no energy
+  int mix_option = 0;               // run for mix_share of the window (a fixed mix)
+  double mix_share = 0;
   double work_h = 0;                // reference hours of work done
+  double busy_h = 0;                // hours of the window the job ran (paused: 0)
   double energy_j = 0;
   double carbon_g = 0;
 };
 
 struct ReplayResult {
-  double time_h = 0;        // wall time to finish
+  double time_h = 0;        // wall time to finish (paused hours count)
   double energy_j = 0;
   double carbon_g = 0;
   std::vector<WindowDecision> windows;

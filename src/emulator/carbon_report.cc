@@ -16,14 +16,17 @@ ordered_json PolicyJson(const PolicyOutcome& p) {
   ordered_json j;
   j["name"] = p.name;
   j["carbon_saved_frac"] = p.carbon_saved_frac;
+  j["saved_std_frac"] = p.saved_std_frac;
+  j["saved_min_frac"] = p.saved_min_frac;
+  j["saved_max_frac"] = p.saved_max_frac;
   j["mean_time_added_frac"] = p.mean_time_added_frac;
   j["max_time_added_frac"] = p.max_time_added_frac;
-  ordered_json weeks = ordered_json::array();
-  for (const WeekOutcome& w : p.weeks) {
-    weeks.push_back({{"start_window", w.start_window}, {"carbon_g", w.carbon_g},
-                     {"baseline_carbon_g", w.baseline_carbon_g}, {"time_h", w.time_h}});
+  ordered_json runs = ordered_json::array();
+  for (const RunOutcome& w : p.runs) {
+    runs.push_back({{"start_window", w.start_window}, {"carbon_g", w.carbon_g},
+                    {"baseline_carbon_g", w.baseline_carbon_g}, {"time_h", w.time_h}});
   }
-  j["weeks"] = weeks;
+  j["runs"] = runs;
   return j;
 }
 
@@ -41,13 +44,16 @@ const KnobOption& OptionOf(const CarbonReport& r, const WindowDecision& d) {
 
 std::string CarbonReportJson(const CarbonReport& r) {
   ordered_json j;
-  j["schema"] = "perseus.carbon/v1";
+  j["schema"] = "perseus.carbon/v2";
   j["job"] = {{"name", r.job_name}, {"description", r.job_description}, {"all_max_time_s", r.all_max_time_s},
               {"all_max_energy_j", r.all_max_energy_j}};
   j["trace"] = {{"source", r.trace.source}, {"start", FormatIsoUtc(r.trace.start_unix_s)}, {"hours", r.trace.size()},
                 {"notes", r.trace.notes}};
   j["slowdown_budget"] = r.slowdown_budget;
   j["job_work_h"] = r.work_h;
+  const std::vector<int> starts = r.starts.Of(r.trace);
+  j["start_hours"] = {{"first", starts.empty() ? 0 : starts.front()}, {"stride_h", r.starts.start_stride_h},
+                      {"count", starts.size()}};
   ordered_json fc = ordered_json::array();
   for (const ForecastScore& s : r.forecast) {
     fc.push_back({{"name", s.name}, {"mae_g_per_kwh", s.mae_g_per_kwh}, {"origins", s.origins}});
@@ -56,6 +62,17 @@ std::string CarbonReportJson(const CarbonReport& r) {
   ordered_json pol = ordered_json::array();
   for (const PolicyOutcome& p : r.policies) pol.push_back(PolicyJson(p));
   j["policies"] = pol;
+  j["split"] = {{"no_slowdown_frac", r.split.no_slowdown_frac},
+                {"slowing_down_frac", r.split.slowing_down_frac},
+                {"carbon_awareness_frac", r.split.carbon_awareness_frac},
+                {"optimum_gain_frac", r.split.optimum_gain_frac},
+                {"captured_frac", r.split.captured_frac},
+                {"captured_told_length_frac", r.split.captured_told_length_frac}};
+  if (r.deadline_slack > 0) {
+    ordered_json deadline = ordered_json::array();
+    for (const PolicyOutcome& p : r.deadline) deadline.push_back(PolicyJson(p));
+    j["deadline"] = {{"slack", r.deadline_slack}, {"policies", deadline}};
+  }
   if (r.power_limit) {
     j["power_limit"] = PolicyJson(*r.power_limit);
     j["power_limit"]["profile"] = r.power_limit_source;
@@ -89,27 +106,52 @@ std::string CarbonReportJson(const CarbonReport& r) {
   return j.dump(2) + "\n";
 }
 
+namespace {
+
+std::string SplitMarkdown(const SavingSplit& s) {
+  return "Where the carbon-aware frontier's saving comes from (points of carbon saved vs AllMax): the "
+         "no-slowdown plan " + Pct(s.no_slowdown_frac) + ", slowing down (the fixed mix at the budget) " +
+         Pct(s.slowing_down_frac) + ", carbon awareness " + Pct(s.carbon_awareness_frac) +
+         ". The perfect-foresight optimum gains " + Pct(s.optimum_gain_frac) +
+         " over the fixed mix; the policy captures " + Pct(s.captured_frac, "%.0f%%") +
+         " of that, and " + Pct(s.captured_told_length_frac, "%.0f%%") + " when told the job's length.\n\n";
+}
+
+}  // namespace
+
 std::string CarbonReportMarkdown(const CarbonReport& r) {
   std::string md = "# Carbon-aware replay: " + r.job_name + "\n\n";
   md += "Job: " + r.job_description + "; ";
+  const std::vector<int> starts = r.starts.Of(r.trace);
   char buf[512];
   std::snprintf(buf, sizeof buf,
                 "all-max iteration %.4f s, %.1f J.\n\nTrace: `%s`, %d hours from %s. Each run is a job of %.0f "
-                "hours at all-max, started at the beginning of every week; slowdown budget %s.\n\n",
+                "hours at all-max, started at %zu hours (every %d h from hour %d); slowdown budget %s.\n\n",
                 r.all_max_time_s, r.all_max_energy_j, r.trace.source.c_str(), r.trace.size(),
-                FormatIsoUtc(r.trace.start_unix_s).c_str(), r.work_h, Pct(r.slowdown_budget, "%.1f%%").c_str());
+                FormatIsoUtc(r.trace.start_unix_s).c_str(), r.work_h, starts.size(), r.starts.start_stride_h,
+                starts.empty() ? 0 : starts.front(), Pct(r.slowdown_budget, "%.1f%%").c_str());
   md += buf;
   for (const std::string& n : r.trace.notes) md += "Note: " + n + ".\n\n";
-  md += "## Policies (mean over " + std::to_string(r.policies.empty() ? 0 : r.policies.front().weeks.size()) +
-        " weeks)\n\n| policy | carbon saved vs AllMax | time added (mean) | time added (worst week) |\n|---|---|---|---|\n";
+  md += "## Policies (over " + std::to_string(starts.size()) +
+        " start hours)\n\n| policy | carbon saved vs AllMax | spread over runs (std; min..max) | time added (mean) | "
+        "time added (worst run) |\n|---|---|---|---|---|\n";
   auto row = [&](const PolicyOutcome& p) {
-    md += "| " + p.name + " | " + Pct(p.carbon_saved_frac) + " | " + Pct(p.mean_time_added_frac) + " | " +
+    md += "| " + p.name + " | " + Pct(p.carbon_saved_frac) + " | " + Pct(p.saved_std_frac) + "; " +
+          Pct(p.saved_min_frac) + ".." + Pct(p.saved_max_frac) + " | " + Pct(p.mean_time_added_frac) + " | " +
           Pct(p.max_time_added_frac) + " |\n";
   };
   for (const PolicyOutcome& p : r.policies) row(p);
   if (r.power_limit) row(*r.power_limit);
-  md += "| Chase (published: ResNet-50, power limit, SVR forecast) | " + Pct(kChaseCarbonSavedFrac, "%.1f%%") + " | " +
-        Pct(kChaseTimeAddedFrac, "%.1f%%") + " | |\n\n";
+  md += "| Chase (published: ResNet-50, power limit, SVR forecast) | " + Pct(kChaseCarbonSavedFrac, "%.1f%%") +
+        " | | " + Pct(kChaseTimeAddedFrac, "%.1f%%") + " | |\n\n";
+  md += SplitMarkdown(r.split);
+  if (r.deadline_slack > 0) {
+    md += "## Deadline mode (finish within " + Pct(r.deadline_slack, "%.0f%%") +
+          " more than all-max)\n\n| policy | carbon saved vs AllMax | spread over runs (std; min..max) | time added "
+          "(mean) | time added (worst run) |\n|---|---|---|---|---|\n";
+    for (const PolicyOutcome& p : r.deadline) row(p);
+    md += "\n";
+  }
   if (r.power_limit) {
     md += "The power-limit row is a data-parallel job measured in `" + r.power_limit_source +
           "`, compared with its own maximum power limit.\n\n";
@@ -125,7 +167,7 @@ std::string CarbonReportMarkdown(const CarbonReport& r) {
   md += "## Plots\n\n- `week_intensity.svg`, `week_plan.svg`: the week from " +
         FormatIsoUtc(r.trace.WindowStart(r.shown_week_start)) +
         " under the carbon-aware frontier policy (its decisions, one line each, are in `decisions.log`)\n"
-        "- `tradeoff.svg`: carbon saved against time added as the budget varies\n";
+        "- `tradeoff.svg`: carbon saved against time added as the budget varies (weekly start hours)\n";
   return md;
 }
 
@@ -162,7 +204,7 @@ std::string WeekPlanSvg(const CarbonReport& r) {
 
 std::string TradeoffSvg(const CarbonReport& r) {
   report::LineChart c;
-  c.title = "Carbon saved against time added (mean over weeks)";
+  c.title = "Carbon saved against time added (over start hours)";
   c.x_label = "time added (%)";
   c.y_label = "carbon saved vs AllMax (%)";
   for (const TradeoffCurve& curve : r.tradeoff) {
@@ -172,6 +214,7 @@ std::string TradeoffSvg(const CarbonReport& r) {
   }
   for (const PolicyOutcome& p : r.policies) {
     if (p.name.find("carbon-aware") != std::string::npos) continue;  // on the curves
+    if (p.name.find("optimum") != std::string::npos) continue;       // a bound at the budget only
     c.series.push_back({p.name, {{100 * p.mean_time_added_frac, 100 * p.carbon_saved_frac}}, "", true, false, false});
   }
   // Chase's published point (ResNet-50, another workload) stays in the report's

@@ -1,5 +1,5 @@
 // The carbon report of `perseus carbon`: report.json (schema
-// "perseus.carbon/v1"), report.md and SVG plots (intensity and chosen plan
+// "perseus.carbon/v2"), report.md and SVG plots (intensity and chosen plan
 // over one week; carbon saved against time added for every policy). Pure
 // functions of a CarbonReport value; the CLI writes the files atomically.
 // Thread safety: pure functions.
@@ -34,8 +34,12 @@ struct CarbonReport {
   IntensityTrace trace;
   double slowdown_budget = 0.05;
   double work_h = 168;
+  StartHours starts;                         // the evaluated start hours
   std::vector<ForecastScore> forecast;       // may be empty (trace too short)
   std::vector<PolicyOutcome> policies;       // PipelinePolicies order
+  SavingSplit split;                         // of the carbon-aware frontier's saving
+  double deadline_slack = 0;                 // > 0: deadline mode was evaluated with this slack
+  std::vector<PolicyOutcome> deadline;       // DeadlinePolicies order
   std::optional<PolicyOutcome> power_limit;  // data-parallel job on a power-limit profile
   std::string power_limit_source;
   std::vector<TradeoffCurve> tradeoff;

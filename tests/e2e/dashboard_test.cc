@@ -230,6 +230,9 @@ TEST(DashboardTest, ShowsTheRunningJobsFrontierPlansStragglersEnergyAndCarbon) {
   ASSERT_TRUE(WaitUntil([&] { return Iterations(server, 0, true) >= 3; }, 120));
   const HttpReply decided = HttpSend("POST", server.url(), job_path + "/carbon/evaluate", "{}", kToken);
   ASSERT_EQ(decided.status, 200) << decided.body;
+  // A cap above the job's power: shown, changes no plan.
+  const HttpReply capped = HttpSend("PUT", server.url(), job_path + "/power-cap", Json{{"average_w", 1e9}}.dump(), kToken);
+  ASSERT_EQ(capped.status, 200) << capped.body;
   cluster.Pause();  // the page and the snapshot below see the same state
   std::this_thread::sleep_for(std::chrono::milliseconds(500));  // reports in flight arrive
   const Json job = Get(server, job_path);
@@ -292,6 +295,7 @@ TEST(DashboardTest, ShowsTheRunningJobsFrontierPlansStragglersEnergyAndCarbon) {
   EXPECT_EQ(decisions[0].at("data-plan-index"), std::to_string(job["carbon"]["plan_index"].get<int>()));
   EXPECT_NE(dom.find("trace&lt;img src=x onerror=document.title=1&gt;.csv"), std::string::npos);
   EXPECT_TRUE(Elements(dom, "img").empty());
+  EXPECT_NE(TextOf(dom, "power-summary").find("Cap 1000000.0 kW (api)"), std::string::npos) << TextOf(dom, "power-summary");
   EXPECT_NE(dom.find("<title>perseus</title>"), std::string::npos);
 
   const std::string png = OutputDir() + "/dashboard.png";

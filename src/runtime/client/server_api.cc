@@ -105,6 +105,8 @@ Result<Json> ServerApi::Get(const std::string& path) { return SendJson("GET", pa
 
 Result<Json> ServerApi::Delete(const std::string& path) { return SendJson("DELETE", path, nullptr); }
 
+Result<Json> ServerApi::Put(const std::string& path, const Json& body) { return SendJson("PUT", path, &body); }
+
 Result<std::optional<RankPlan>> ServerApi::FetchPlan(const std::string& job, int rank, int64_t known_version) {
   std::string path = "/jobs/" + job + "/ranks/" + std::to_string(rank) + "/plan";
   if (known_version >= 0) path += "?version=" + std::to_string(known_version);

@@ -56,6 +56,7 @@ class ServerApi {
   Result<std::optional<RankPlan>> FetchPlan(const std::string& job, int rank, int64_t known_version);
   Result<nlohmann::json> Get(const std::string& path);
   Result<nlohmann::json> Delete(const std::string& path);
+  Result<nlohmann::json> Put(const std::string& path, const nlohmann::json& body);
   // True when the last request got an HTTP reply (even an error).
   bool reached_server() const { return reached_; }
 

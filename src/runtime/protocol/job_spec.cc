@@ -204,6 +204,17 @@ Result<JobSpec> ParseJobSpec(const Json& body) {
   PERSEUS_RETURN_IF_ERROR(ParseProfiling(body, &spec.profiling));
   PERSEUS_RETURN_IF_ERROR(ParseStraggler(body, &spec.straggler));
   PERSEUS_RETURN_IF_ERROR(ParseCarbon(body, &spec.carbon));
+  if (body.contains("power_cap")) {
+    Result<PowerCapRequest> cap = ParsePowerCapRequest(body.at("power_cap"), "power_cap");
+    if (!cap.ok()) return cap.status();
+    spec.power_cap = *cap;
+  }
+  if (body.contains("power_cap_schedule")) {
+    Result<std::string> path = GetString(body, "power_cap_schedule", "power_cap_schedule", 4096);
+    if (!path.ok()) return path.status();
+    if (spec.power_cap) return FieldError("power_cap_schedule", "give power_cap or power_cap_schedule, not both");
+    spec.power_cap_schedule = *path;
+  }
   return spec;
 }
 
@@ -242,6 +253,8 @@ Json JobSpecToJson(const JobSpec& spec) {
     }
     j["carbon"] = cj;
   }
+  if (spec.power_cap) j["power_cap"] = PowerCapRequestToJson(*spec.power_cap);
+  if (!spec.power_cap_schedule.empty()) j["power_cap_schedule"] = spec.power_cap_schedule;
   return j;
 }
 

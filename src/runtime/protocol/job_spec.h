@@ -14,6 +14,7 @@
 #include "perseus/schedule.h"
 #include "perseus/status.h"
 #include "common/json_fields.h"
+#include "runtime/protocol/job_requests.h"
 
 namespace perseus::protocol {
 
@@ -44,6 +45,8 @@ struct JobSpec {
   ProfilingOptions profiling;
   StragglerOptions straggler;
   std::optional<CarbonConfig> carbon;  // absent: carbon policy off
+  std::optional<PowerCapRequest> power_cap;  // absent: no cap (PUT /jobs/{id}/power-cap sets one later)
+  std::string power_cap_schedule;            // a CSV of caps over time (docs/power.md); not with power_cap
 
   int world_size() const { return dp * pp * tp; }
   int pipelines() const { return dp; }

@@ -84,6 +84,18 @@ Result<ApiReply> HandleDeleteJob(JobService& service, const std::string& job_id)
   return ApiReply{false, {{"id", job_id}, {"deleted", true}}};
 }
 
+Result<ApiReply> HandleSetPowerCap(JobService& service, const std::string& job_id, const Json& body) {
+  Result<protocol::PowerCapRequest> cap = protocol::ParsePowerCapRequest(body, "");
+  if (!cap.ok()) return cap.status();
+  return Encoded(service.SetPowerCap(job_id, *cap),
+                 [](const Json& summary) { return ApiReply{false, {{"power_cap", summary}}}; });
+}
+
+Result<ApiReply> HandleClearPowerCap(JobService& service, const std::string& job_id) {
+  return Encoded(service.SetPowerCap(job_id, std::nullopt),
+                 [](const Json& summary) { return ApiReply{false, {{"power_cap", summary}}}; });
+}
+
 Result<ApiReply> HandleEvaluateCarbon(JobService& service, const std::string& job_id) {
   return Encoded(service.EvaluateCarbon(job_id), [](const Json& summary) { return ApiReply{false, summary}; });
 }

@@ -34,6 +34,9 @@ Result<ApiReply> HandleClearStraggler(JobService& service, const std::string& jo
 Result<ApiReply> HandleFinishJob(JobService& service, const std::string& job_id);
 Result<ApiReply> HandleReprofile(JobService& service, const std::string& job_id);
 Result<ApiReply> HandleDeleteJob(JobService& service, const std::string& job_id);
+// PUT and DELETE /jobs/{id}/power-cap: the job's power-cap summary afterwards.
+Result<ApiReply> HandleSetPowerCap(JobService& service, const std::string& job_id, const Json& body);
+Result<ApiReply> HandleClearPowerCap(JobService& service, const std::string& job_id);
 // POST /jobs/{id}/carbon/evaluate
 Result<ApiReply> HandleEvaluateCarbon(JobService& service, const std::string& job_id);
 

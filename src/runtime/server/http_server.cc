@@ -283,6 +283,7 @@ HttpServer::HttpServer(JobService* service, JsonLog* log, ServerOptions options)
   AddIterationRoutes(s, ctx);
   AddStragglerRoutes(s, ctx);
   AddCarbonRoutes(s, ctx);
+  AddPowerCapRoutes(s, ctx);
   AddMetricsRoutes(s, ctx);
   AddHistoryRoutes(s, ctx);
   AddDashboardRoutes(s);

@@ -47,6 +47,7 @@ void AddProfilingRoutes(httplib::Server& server, const RouteContext& ctx);
 void AddIterationRoutes(httplib::Server& server, const RouteContext& ctx);
 void AddStragglerRoutes(httplib::Server& server, const RouteContext& ctx);
 void AddCarbonRoutes(httplib::Server& server, const RouteContext& ctx);
+void AddPowerCapRoutes(httplib::Server& server, const RouteContext& ctx);
 void AddMetricsRoutes(httplib::Server& server, const RouteContext& ctx);
 void AddHistoryRoutes(httplib::Server& server, const RouteContext& ctx);
 // The web dashboard (dashboard/) at / and /dashboard/*: no job data in it.

@@ -18,6 +18,7 @@
 #include "runtime/server/job_history.h"
 #include "runtime/server/job_state.h"
 #include "runtime/server/plan_book.h"
+#include "runtime/server/power_cap_schedule.h"
 #include "runtime/server/profiling_windows.h"
 
 namespace perseus::server {
@@ -52,6 +53,10 @@ struct Job {
   // Set under mu by DeleteJob: a request that found the job before it was
   // deleted changes nothing.
   bool deleted = false;
+  // Power capping (job_service_power.cc), not stored: measured again after a restart.
+  double measured_power_w = 0;   // the job's GPUs over their recent complete iterations; 0: none yet
+  double power_correction = 1;   // measured / predicted for the plans that ran
+  std::optional<PowerCapSchedule> cap_schedule;  // the spec's power_cap_schedule, loaded
   // When a rank last reached the job (unix s); jobs idle past the server's
   // expiry are deleted.
   std::atomic<int64_t> last_activity_unix_s{0};

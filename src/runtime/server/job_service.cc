@@ -85,7 +85,7 @@ Result<std::unique_ptr<JobService>> JobService::Create(Store* store, JsonLog* lo
   }
   if (service->carbon_.background) {
     JobService* s = service.get();
-    s->carbon_thread_ = std::thread([s] { s->BackgroundLoop([s] { s->CarbonTick(); }); });
+    s->carbon_thread_ = std::thread([s] { s->BackgroundLoop([s] { s->CarbonTick(); s->PowerCapTick(); }); });
     s->maintenance_thread_ = std::thread([s] { s->BackgroundLoop([s] { s->MaintenanceTick(); }); });
   }
   return service;
@@ -135,6 +135,13 @@ Status JobService::LoadJob(StoredJob stored) {
   Result<Schedule> schedule = BuildSchedule(job->spec.schedule);
   if (!schedule.ok()) return schedule.status();
   job->schedule = std::move(*schedule);
+  if (!job->spec.power_cap_schedule.empty()) {  // a file gone since registration: the job runs without it
+    Result<PowerCapSchedule> caps = LoadPowerCapSchedule(job->spec.power_cap_schedule, 60);
+    if (caps.ok()) job->cap_schedule = std::move(*caps);
+    if (!caps.ok() && log_ != nullptr) {
+      log_->Warn("power_cap_schedule_unreadable", {{"job", job->spec.id}, {"error", caps.status().message()}});
+    }
+  }
   Result<ControlState> state = ControlStateFromJson(Json::parse(stored.state_json, nullptr, false));
   if (!state.ok()) return state.status();
   job->state = std::move(*state);
@@ -225,6 +232,10 @@ Result<Registered> JobService::RegisterJob(const JobSpec& spec) {
     Result<carbon::IntensityTrace> trace = carbon::LoadCsvTrace(spec.carbon->trace_path);
     if (!trace.ok()) return FieldError("carbon.trace_path", trace.status().message());
   }
+  if (!spec.power_cap_schedule.empty()) {  // checked at registration; a restart reloads it (LoadJob)
+    Result<PowerCapSchedule> schedule = LoadPowerCapSchedule(spec.power_cap_schedule, 60);
+    if (!schedule.ok()) return FieldError("power_cap_schedule", schedule.status().message());
+  }
   Result<std::pair<std::shared_ptr<Job>, bool>> registered = jobs_.Register(spec, [&] { return NewJob(spec); });
   if (!registered.ok()) return registered.status();
   return Registered{registered->second};
@@ -240,6 +251,7 @@ Result<std::shared_ptr<Job>> JobService::NewJob(const JobSpec& spec) {
   job->ranks.resize(spec.world_size());
   job->stage_ranks.resize(spec.pp);
   job->windows.resize(spec.dp);
+  if (!spec.power_cap_schedule.empty()) job->cap_schedule = *LoadPowerCapSchedule(spec.power_cap_schedule, 60);
   StoreWrite write;
   write.job_id = spec.id;
   write.spec_json = JobSpecToJson(spec).dump();

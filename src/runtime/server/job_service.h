@@ -117,6 +117,14 @@ class JobService {
   void CarbonTick();
   Result<Json> CarbonJson(const std::string& job_id);
 
+  // Power cap (job_service_power.cc, docs/power.md). SetPowerCap puts `cap`
+  // in force now (nullopt: none; the spec's no longer applies) and returns
+  // the job's power-cap summary; PowerCapTick measures each capped running
+  // job's power and runs the faster or slower setting of its mix as the cap
+  // window's clock says (the background thread calls it every poll_s).
+  Result<Json> SetPowerCap(const std::string& job_id, const std::optional<protocol::PowerCapRequest>& cap);
+  void PowerCapTick();
+
   Result<Json> JobSummary(const std::string& job_id);
   std::vector<Json> AllSummaries();
   Result<std::string> ProfileCsv(const std::string& job_id);
@@ -180,6 +188,9 @@ class JobService {
 
   // Running (job_service_running.cc). REQUIRES (all): job.mu held.
   static void AssignPlans(const Job& job, ControlState* state);
+  // Raises `plans` to the power cap's current setting (and records the decision in state->power_cap).
+  static void ApplyPowerCap(const Job& job, ControlState* state, std::vector<int>* plans);
+  static Json PowerCapSummary(const Job& job);
   static void AddToWindow(Job& job, const IterationReport& report);
   static bool DetectStragglers(const Job& job, ControlState* state);
   static void ResetStaleWindows(Job& job, const ControlState& before);

@@ -40,20 +40,7 @@ bool IsHigh(int64_t now) { return (now - kDay0) % 86400 >= 12 * 3600; }
 
 class JobServiceCarbonTest : public ::testing::Test {
  protected:
-  void Open(const std::string& path) {
-    service_.reset();
-    store_.reset();
-    Result<std::unique_ptr<Store>> store = Store::Open(path, false);
-    ASSERT_TRUE(store.ok()) << store.status().ToString();
-    store_ = std::move(*store);
-    CarbonOptions carbon;
-    carbon.clock = [this] { return now_; };
-    carbon.background = false;
-    Result<std::unique_ptr<JobService>> service =
-        JobService::Create(store_.get(), nullptr, testing::UniformPlansSolver, carbon);
-    ASSERT_TRUE(service.ok()) << service.status().ToString();
-    service_ = std::move(*service);
-  }
+  void Open(const std::string& path) { testing::OpenService(path, [this] { return now_; }, &store_, &service_); }
   void SetUp() override { Open(":memory:"); }
 
   // Registers, profiles and optimises a dp x pp job with `carbon`.

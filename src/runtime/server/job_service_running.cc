@@ -10,11 +10,6 @@
 
 namespace perseus::server {
 
-namespace {
-
-
-}  // namespace
-
 void JobService::AssignPlans(const Job& job, ControlState* state) {
   if (!job.plans || state->phase != Phase::kRunning) return;
   std::vector<control::PipelinePace> paces(state->pipelines.size());
@@ -22,7 +17,8 @@ void JobService::AssignPlans(const Job& job, ControlState* state) {
     if (s.pipeline >= 0 && s.pipeline < static_cast<int>(paces.size())) paces[s.pipeline].slowdown = s.slowdown;
   }
   const int carbon_floor = job.spec.carbon && state->carbon.evaluated ? state->carbon.plan_index : 0;
-  const std::vector<int> plans = control::AssignPipelinePlans(job.plans->frontier(), paces, carbon_floor);
+  std::vector<int> plans = control::AssignPipelinePlans(job.plans->frontier(), paces, carbon_floor);
+  ApplyPowerCap(job, state, &plans);
   int64_t version = 0;
   for (size_t p = 0; p < plans.size(); ++p) {
     if (plans[p] == state->pipelines[p].plan_index) continue;
@@ -249,6 +245,7 @@ Json JobService::Summary(const Job& job) const {
   }
   j["pipelines"] = pipelines;
   if (job.spec.carbon) j["carbon"] = CarbonSummary(job);
+  j["power_cap"] = PowerCapSummary(job);
   if (job.plans) {
     const Frontier& f = job.plans->frontier();
     j["frontier"] = {{"plans", f.plans.size()},

@@ -20,16 +20,7 @@ using testing::RankBody;
 
 class JobServiceTest : public ::testing::Test {
  protected:
-  void Open(const std::string& path) {
-    service_.reset();
-    store_.reset();
-    Result<std::unique_ptr<Store>> store = Store::Open(path, false);
-    ASSERT_TRUE(store.ok()) << store.status().ToString();
-    store_ = std::move(*store);
-    Result<std::unique_ptr<JobService>> service = JobService::Create(store_.get(), nullptr, testing::UniformPlansSolver);
-    ASSERT_TRUE(service.ok()) << service.status().ToString();
-    service_ = std::move(*service);
-  }
+  void Open(const std::string& path) { testing::OpenService(path, nullptr, &store_, &service_); }
   void SetUp() override { Open(":memory:"); }
   std::string Phase(const std::string& job) { return (*service_->JobSummary(job))["phase"]; }
 

@@ -75,6 +75,24 @@ ProfilingState ProfilingFromJson(const Json& j) {
   return p;
 }
 
+Json PowerCapToJson(const PowerCapState& p) {
+  return {{"set", p.set}, {"from_api", p.from_api}, {"cap", protocol::PowerCapRequestToJson(p.cap)},
+          {"run_fast", p.run_fast}};
+}
+
+Result<PowerCapState> PowerCapFromJson(const Json& j) {
+  PowerCapState p;
+  p.set = j.at("set").get<bool>();
+  p.from_api = j.at("from_api").get<bool>();
+  if (p.set) {
+    Result<protocol::PowerCapRequest> cap = protocol::ParsePowerCapRequest(j.at("cap"), "power_cap.cap");
+    if (!cap.ok()) return Status::Internal("stored job state: " + cap.status().message());
+    p.cap = *cap;
+  }
+  p.run_fast = j.at("run_fast").get<bool>();
+  return p;
+}
+
 }  // namespace
 
 Json StragglersJson(const std::vector<Straggler>& stragglers) {
@@ -107,7 +125,8 @@ Json ControlStateToJson(const ControlState& state) {
           {"version_counter", state.version_counter}, {"base_version", state.base_version},
           {"profiling", ProfilingToJson(state.profiling)}, {"warnings", protocol::JobWarningsToJson(state.warnings)},
           {"pipelines", pipelines}, {"stragglers", stragglers},
-          {"blocking_power_w", state.blocking_power_w}, {"carbon", carbon}};
+          {"blocking_power_w", state.blocking_power_w}, {"carbon", carbon},
+          {"power_cap", PowerCapToJson(state.power_cap)}};
 }
 
 Result<ControlState> ControlStateFromJson(const Json& j) {
@@ -134,6 +153,11 @@ Result<ControlState> ControlStateFromJson(const Json& j) {
     for (const Json& s : j.at("stragglers")) {
       state.stragglers.push_back(
           {s.at("pipeline").get<int>(), s.at("slowdown").get<double>(), s.at("detected").get<bool>()});
+    }
+    if (j.contains("power_cap")) {  // absent in databases written before power caps
+      Result<PowerCapState> cap = PowerCapFromJson(j.at("power_cap"));
+      if (!cap.ok()) return cap.status();
+      state.power_cap = *cap;
     }
     if (j.contains("carbon")) {  // absent in databases written before carbon-aware running
       const Json& c = j.at("carbon");

@@ -66,6 +66,14 @@ struct PipelinePlan {
 using control::CarbonState;
 using control::Straggler;
 
+// The power cap in force (docs/power.md) and which of its two settings runs.
+struct PowerCapState {
+  bool set = false;       // a cap is in force
+  bool from_api = false;  // set or cleared through the API: the spec's cap no longer applies
+  protocol::PowerCapRequest cap;
+  bool run_fast = true;   // the faster of the mix's two settings runs now
+};
+
 struct ControlState {
   Phase phase = Phase::kRegistering;
   std::string error;  // why the job failed
@@ -77,6 +85,7 @@ struct ControlState {
   std::vector<Straggler> stragglers;
   double blocking_power_w = 0;           // per GPU, used by the optimisation
   CarbonState carbon;
+  PowerCapState power_cap;
 
   static constexpr size_t kMaxJobWarnings = 100;
   int64_t NextVersion() { return ++version_counter; }

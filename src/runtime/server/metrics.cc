@@ -126,6 +126,15 @@ void AddCarbonAndFrontier(Exposition& e, const std::string& job, const Json& s) 
     e.Gauge("perseus_carbon_slowdown_ratio", "The carbon policy's average slowdown vs the no-slowdown plan so far.", job,
             c["slowdown_so_far"]);
   }
+  if (s.contains("power_cap") && s["power_cap"].is_object()) {
+    const Json& p = s["power_cap"];
+    e.Gauge("perseus_power_cap_watts", "Average power cap in force for the job's GPUs.", job, p["average_w"]);
+    e.Gauge("perseus_power_cap_peak_watts", "Peak power cap in force for the job's GPUs.", job, p["peak_w"]);
+    e.Gauge("perseus_power_predicted_watts", "The job's predicted average power under the cap (corrected by measurement).",
+            job, p["predicted_w"]);
+    e.Gauge("perseus_power_measured_watts", "The job's measured GPU power over recent complete iterations.", job,
+            p["measured_w"]);
+  }
   if (s.contains("frontier")) {
     const Json& f = s["frontier"];
     e.Gauge("perseus_frontier_plans", "Plans on the time-energy frontier.", job, f["plans"]);

@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <memory>
 #include <string>
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
@@ -17,6 +20,27 @@ inline std::string TempDbPath(const std::string& name) {
   std::string path = ::testing::TempDir() + "/perseus_" + name + "_" + std::to_string(getpid()) + ".db";
   for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path + suffix).c_str());
   return path;
+}
+
+// Opens (or reopens: the old service and store close first) a service with
+// the uniform-plans solver over the store at `path` (":memory:" or a file).
+// With `clock`, the service keeps that time and runs no background thread
+// (tests call CarbonTick/PowerCapTick themselves).
+inline void OpenService(const std::string& path, std::function<int64_t()> clock, std::unique_ptr<Store>* store,
+                        std::unique_ptr<JobService>* service) {
+  service->reset();
+  store->reset();
+  Result<std::unique_ptr<Store>> opened = Store::Open(path, false);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  *store = std::move(*opened);
+  CarbonOptions options;
+  if (clock) {
+    options.clock = std::move(clock);
+    options.background = false;
+  }
+  Result<std::unique_ptr<JobService>> created = JobService::Create(store->get(), nullptr, UniformPlansSolver, options);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  *service = std::move(*created);
 }
 
 // A job summary without the pipelines' totals, which count since the server

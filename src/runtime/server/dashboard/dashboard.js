@@ -349,6 +349,18 @@
     return out;
   }
 
+  // The power cap in force (docs/power.md): the cap, the predicted and measured power, the mix.
+  function powerSection(cap) {
+    const watts = (w) => (w === null || w === undefined ? '—' : `${fmt(w / 1000, 1)} kW`);
+    const mix = cap.fast_share === null ? 'decided once the job runs'
+                                        : `the faster setting ${fmt(100 * cap.fast_share, 0)}% of each ${cap.window_s} s window`;
+    return [el('h3', {}, 'Power cap'),
+            el('p', {id: 'power-summary', class: 'note'},
+               `Cap ${watts(cap.average_w)} (${cap.source})` + (cap.peak_w ? `, peak ${watts(cap.peak_w)}` : '') +
+               `; predicted ${watts(cap.predicted_w)}, measured ${watts(cap.measured_w)}; ${mix}` +
+               (cap.feasible === false ? '; not reachable: the least power the frontier offers runs.' : '.'))];
+  }
+
   async function renderJob(id) {
     const job = await api(jobPath(id));
     const [frontier, history] = await Promise.all([
@@ -369,6 +381,7 @@
                  energySummary(history), eventTable(history.events));
     }
     if (job.carbon) parts.push(...carbonSection(job.carbon, history.events));
+    if (job.power_cap) parts.push(...powerSection(job.power_cap));
     const section = document.getElementById('job');
     section.replaceChildren(...parts.filter(Boolean));
     section.hidden = false;

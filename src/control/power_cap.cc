@@ -1,0 +1,120 @@
+#include "control/power_cap.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <utility>
+
+#include "carbon/knob_options.h"
+
+namespace perseus::control {
+
+namespace {
+
+// Pipeline p's plan for iteration time `time_s`: the slowest (least-energy)
+// frontier plan whose stretched time meets it; plans are time ascending.
+int PlanMeeting(const Frontier& frontier, double slowdown, double time_s) {
+  auto after = std::upper_bound(frontier.plans.begin(), frontier.plans.end(), time_s * (1 + 1e-12),
+                                [&](double t, const FrontierPlan& p) { return t < p.time_s * slowdown; });
+  return std::max(0, static_cast<int>(after - frontier.plans.begin()) - 1);
+}
+
+// Pipelines grouped by slowdown: (slowdown, count), so a job of many alike
+// pipelines costs one plan search per group.
+std::vector<std::pair<double, int>> Groups(const std::vector<double>& slowdowns) {
+  std::map<double, int> counts;
+  for (double s : slowdowns) ++counts[s];
+  return {counts.begin(), counts.end()};
+}
+
+JobSetting SettingFor(const Frontier& frontier, double pipeline_blocking_power_w,
+                      const std::vector<std::pair<double, int>>& groups, const std::vector<double>& slowdowns,
+                      double time_s) {
+  std::map<double, int> plan_of;
+  double energy_j = 0;
+  for (const auto& [slowdown, count] : groups) {
+    const int k = PlanMeeting(frontier, slowdown, time_s);
+    plan_of[slowdown] = k;
+    const FrontierPlan& plan = frontier.plans[k];
+    energy_j += count * (plan.energy_j + pipeline_blocking_power_w * std::max(0.0, time_s - plan.time_s * slowdown));
+  }
+  JobSetting s;
+  s.iteration_time_s = time_s;
+  s.power_w = energy_j / time_s;
+  for (double slowdown : slowdowns) s.plan_index.push_back(plan_of[slowdown]);
+  return s;
+}
+
+// The settings on the hull, through the carbon policy's rate-power hull.
+std::vector<RatePower> Hull(const std::vector<JobSetting>& settings) {
+  carbon::KnobSet knobs;
+  for (const JobSetting& s : settings) knobs.options.push_back({"", s.iteration_time_s, s.power_w * s.iteration_time_s, -1});
+  knobs.reference = knobs.options.front();
+  for (const carbon::KnobOption& o : knobs.options) {
+    if (o.time_s < knobs.reference.time_s) knobs.reference = o;
+  }
+  return RatePowerHull(knobs);
+}
+
+}  // namespace
+
+std::vector<JobSetting> CapSettings(const Frontier& frontier, double pipeline_blocking_power_w,
+                                    const std::vector<double>& slowdowns) {
+  const double slowest = *std::max_element(slowdowns.begin(), slowdowns.end());
+  const std::vector<std::pair<double, int>> groups = Groups(slowdowns);
+  std::set<double> times;  // every time some pipeline's plan finishes exactly, no faster than the slowest can
+  const double floor_s = frontier.plans.front().time_s * slowest;
+  for (const FrontierPlan& plan : frontier.plans) {
+    for (const auto& [slowdown, count] : groups) times.insert(std::max(floor_s, plan.time_s * slowdown));
+  }
+  std::vector<JobSetting> all;
+  for (double t : times) all.push_back(SettingFor(frontier, pipeline_blocking_power_w, groups, slowdowns, t));
+  std::vector<JobSetting> out;
+  for (const RatePower& p : Hull(all)) out.push_back(all[p.option]);
+  return out;
+}
+
+double CappedPlan::IterationTimeS() const {
+  return settings[mix.fast].iteration_time_s * hull[mix.fast].rate / mix.Rate(hull);
+}
+
+double CappedPlan::PowerW() const { return mix.PowerW(hull) * correction; }
+
+CappedPlan PlanUnderPowerCap(std::vector<JobSetting> settings, const PowerCap& cap, double correction) {
+  CappedPlan out;
+  out.correction = std::clamp(correction, 0.5, 2.0);
+  if (cap.peak_w > 0) {
+    std::vector<JobSetting> kept;
+    for (const JobSetting& s : settings) {
+      if (s.power_w * out.correction <= cap.peak_w) kept.push_back(s);
+    }
+    if (kept.empty()) {  // nothing fits under the peak: the least power there is
+      out.feasible = false;
+      kept.push_back(*std::min_element(settings.begin(), settings.end(), [](const JobSetting& a, const JobSetting& b) {
+        return a.power_w < b.power_w;
+      }));
+    }
+    settings = std::move(kept);
+  }
+  out.hull = Hull(settings);
+  for (const RatePower& p : out.hull) out.settings.push_back(settings[p.option]);
+  const int last = static_cast<int>(out.hull.size()) - 1;
+  out.mix = {last, last, 0};
+  if (cap.average_w <= 0) return out;
+  const double budget_w = cap.average_w / out.correction;
+  if (out.hull[0].power_w > budget_w) {
+    out.mix = {0, 0, 0};
+    out.feasible = false;
+    return out;
+  }
+  for (int k = 0; k < last; ++k) {
+    if (out.hull[k + 1].power_w <= budget_w) continue;
+    const double share = (budget_w - out.hull[k].power_w) / (out.hull[k + 1].power_w - out.hull[k].power_w);
+    out.mix = share > 0 ? WindowMix{k, k + 1, share} : WindowMix{k, k, 0};
+    return out;
+  }
+  return out;
+}
+
+}  // namespace perseus::control

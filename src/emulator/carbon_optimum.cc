@@ -1,0 +1,124 @@
+// The optimum by GLPK and by the greedy.
+#include "emulator/carbon_optimum.h"
+
+#include <glpk.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "control/carbon_choice.h"
+
+namespace perseus::carbon {
+namespace {
+
+// The hours the job is given: their intensities and the share of each that is available.
+struct Horizon {
+  std::vector<double> carbon_g_per_kwh;
+  std::vector<double> share;
+  double time_h = 0;
+};
+
+Horizon HorizonFor(const IntensityTrace& trace, int start, const std::vector<control::RatePower>& hull,
+                   const OptimumConfig& config) {
+  Horizon h;
+  h.time_h = config.work_h * (1 + config.slowdown_budget);
+  // Without pause, the job cannot run longer than its slowest point needs.
+  if (!config.allow_pause) h.time_h = std::min(h.time_h, config.work_h / hull.front().rate);
+  const int n = static_cast<int>(std::ceil(h.time_h - 1e-9));
+  for (int k = 0; k < n; ++k) {
+    h.carbon_g_per_kwh.push_back(trace.carbon_g_per_kwh[std::min(start + k, trace.size() - 1)]);
+    h.share.push_back(std::min(1.0, h.time_h - k));
+  }
+  return h;
+}
+
+// Columns n * k + 1..: the work done by the end of each hour, w[h] =
+// w[h - 1] + sum_i rate[i] * x[h][i] (rows n + 2..), at least
+// (h + 1) / (1 + budget) for every full hour but the last: sparse, where
+// the sums written out would make the LP dense.
+void AddHourlyBudgetRows(glp_prob* lp, const Horizon& h, const std::vector<control::RatePower>& hull,
+                         const OptimumConfig& config, std::vector<int>& ia, std::vector<int>& ja, std::vector<double>& ar) {
+  const int n = static_cast<int>(h.share.size()), k = static_cast<int>(hull.size());
+  const int first_row = glp_add_rows(lp, n), first_col = glp_add_cols(lp, n);
+  for (int r = 0; r < n; ++r) {
+    const int row = first_row + r, col = first_col + r;
+    const double floor = r + 1 < n ? std::min(config.work_h, (r + 1) / (1 + config.slowdown_budget)) : 0;
+    glp_set_col_bnds(lp, col, GLP_LO, floor, 0);
+    glp_set_row_bnds(lp, row, GLP_FX, 0, 0);
+    ia.push_back(row), ja.push_back(col), ar.push_back(1.0);
+    if (r > 0) ia.push_back(row), ja.push_back(col - 1), ar.push_back(-1.0);
+    for (int i = 0; i < k; ++i) ia.push_back(row), ja.push_back(r * k + i + 1), ar.push_back(-hull[i].rate);
+  }
+}
+
+using GlpProb = std::unique_ptr<glp_prob, decltype(&glp_delete_prob)>;
+
+// Rows 1..n: each hour's time; row n + 1: the work. Column (h, i): hour h at hull point i.
+GlpProb BuildLp(const Horizon& h, const std::vector<control::RatePower>& hull, const OptimumConfig& config) {
+  GlpProb lp(glp_create_prob(), &glp_delete_prob);
+  const int n = static_cast<int>(h.share.size()), k = static_cast<int>(hull.size());
+  glp_set_obj_dir(lp.get(), GLP_MIN);
+  glp_add_rows(lp.get(), n + 1);
+  for (int r = 0; r < n; ++r) glp_set_row_bnds(lp.get(), r + 1, config.allow_pause ? GLP_UP : GLP_FX, h.share[r], h.share[r]);
+  glp_set_row_bnds(lp.get(), n + 1, GLP_LO, config.work_h, 0);
+  glp_add_cols(lp.get(), n * k);
+  std::vector<int> ia{0}, ja{0};
+  std::vector<double> ar{0};
+  for (int r = 0; r < n; ++r) {
+    for (int i = 0; i < k; ++i) {
+      const int col = r * k + i + 1;
+      glp_set_col_bnds(lp.get(), col, GLP_LO, 0, 0);
+      glp_set_obj_coef(lp.get(), col, h.carbon_g_per_kwh[r] * hull[i].power_w * 3600 / control::kJoulesPerKwh);
+      ia.insert(ia.end(), {r + 1, n + 1});
+      ja.insert(ja.end(), {col, col});
+      ar.insert(ar.end(), {1.0, hull[i].rate});
+    }
+  }
+  if (config.budget_at_every_hour) AddHourlyBudgetRows(lp.get(), h, hull, config, ia, ja, ar);
+  glp_load_matrix(lp.get(), static_cast<int>(ia.size()) - 1, ia.data(), ja.data(), ar.data());
+  return lp;
+}
+
+}  // namespace
+
+// The LP is given every option (not only the hull), so the hull is not assumed.
+Result<OptimumResult> SolveOptimumLp(const IntensityTrace& trace, int start, const KnobSet& knobs,
+                                     const OptimumConfig& config) {
+  std::vector<control::RatePower> points;
+  for (int i = 0; i < static_cast<int>(knobs.options.size()); ++i) {
+    const KnobOption& o = knobs.options[i];
+    points.push_back({i, knobs.reference.time_s / o.time_s, o.energy_j / o.time_s});
+  }
+  std::sort(points.begin(), points.end(), [](const auto& a, const auto& b) { return a.rate < b.rate; });
+  const Horizon h = HorizonFor(trace, start, points, config);
+  GlpProb lp = BuildLp(h, points, config);
+  glp_smcp parm;
+  glp_init_smcp(&parm);
+  parm.msg_lev = GLP_MSG_OFF;
+  parm.tm_lim = 10000;  // ms; the primal simplex stalls on a few degenerate weeks (NYISO, 25% slack, pausing)
+  int rc = glp_simplex(lp.get(), &parm);
+  if (rc != 0 || glp_get_status(lp.get()) != GLP_OPT) {
+    parm.meth = GLP_DUALP;  // slower (about 10x here) but solves those
+    parm.tm_lim = 60000;
+    rc = glp_simplex(lp.get(), &parm);
+  }
+  if (rc != 0 || glp_get_status(lp.get()) != GLP_OPT) {
+    return Status::Internal("carbon optimum from window " + std::to_string(start) + ": GLPK simplex returned " +
+                            std::to_string(rc) + ", status " + std::to_string(glp_get_status(lp.get())) +
+                            " (infeasible: the fastest option cannot finish the work in time)");
+  }
+  return OptimumResult{glp_get_obj_val(lp.get()), h.time_h};
+}
+
+OptimumResult SolveOptimumGreedy(const IntensityTrace& trace, int start, const KnobSet& knobs,
+                                 const OptimumConfig& config) {
+  const std::vector<control::RatePower> hull = control::RatePowerHull(knobs, config.allow_pause);
+  const Horizon h = HorizonFor(trace, start, hull, config);
+  const control::WorkPlan plan = control::PlanWork(hull, h.carbon_g_per_kwh, h.share, config.work_h);
+  return {control::PlanCarbonG(hull, plan, h.carbon_g_per_kwh, h.share, 3600), h.time_h};
+}
+
+}  // namespace perseus::carbon

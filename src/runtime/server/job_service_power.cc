@@ -1,0 +1,150 @@
+// JobService: running under a power cap (docs/power.md). The decision is the
+// control library's (control/power_cap.h); this file keeps the cap in force,
+// measures the job's power, and alternates the two settings of the capped
+// mix within each cap window.
+#include <cmath>
+#include <mutex>
+
+#include "control/power_cap.h"
+#include "runtime/server/job_service.h"
+
+namespace perseus::server {
+
+namespace {
+
+// The spec's cap applies until the API sets or clears one.
+void AdoptSpecCap(const Job& job, PowerCapState* p) {
+  if (p->from_api || p->set || !job.spec.power_cap) return;
+  p->set = true;
+  p->cap = *job.spec.power_cap;
+}
+
+// The schedule's cap at `now` applies until the API sets or clears one.
+void AdoptScheduledCap(const Job& job, int64_t now_unix_s, PowerCapState* p) {
+  if (p->from_api || !job.cap_schedule) return;
+  std::optional<protocol::PowerCapRequest> cap = job.cap_schedule->At(now_unix_s);
+  p->set = cap.has_value();
+  if (cap) p->cap = *cap;
+}
+
+bool MayHaveCap(const Job& job) {
+  const PowerCapState& p = job.state.power_cap;
+  return p.set || (!p.from_api && (job.spec.power_cap || job.cap_schedule));
+}
+
+control::CappedPlan CappedPlanFor(const Job& job, const ControlState& state) {
+  std::vector<double> slowdowns(job.spec.dp, 1.0);
+  for (const Straggler& s : state.stragglers) {
+    if (s.pipeline >= 0 && s.pipeline < job.spec.dp) slowdowns[s.pipeline] = s.slowdown;
+  }
+  const Problem& problem = job.plans->problem();
+  const double pipeline_blocking_w = problem.blocking_power_w * problem.num_stages();
+  const control::PowerCap cap{state.power_cap.cap.average_w, state.power_cap.cap.peak_w};
+  return control::PlanUnderPowerCap(control::CapSettings(job.plans->frontier(), pipeline_blocking_w, slowdowns), cap,
+                                    job.power_correction);
+}
+
+// Whether the faster setting runs at `now`: the first fast_share of each window.
+bool FastPartOfWindow(double fast_share, double window_s, int64_t now_unix_s) {
+  return std::fmod(static_cast<double>(now_unix_s), window_s) < fast_share * window_s;
+}
+
+// The job's measured power (every pipeline over its complete iterations under
+// its current plan) and the same pipelines' predicted power; 0, 0 until every
+// pipeline has one.
+std::pair<double, double> MeasuredAndPredictedW(const Job& job) {
+  double measured_w = 0, predicted_w = 0;
+  for (int p = 0; p < job.spec.dp; ++p) {
+    double energy_j = 0, time_s = 0;
+    for (const auto& [iteration, s] : job.windows[p]) {
+      if (static_cast<int>(s.ranks.size()) < job.ranks_per_pipeline() || s.energy_j <= 0) continue;
+      energy_j += s.energy_j;
+      time_s += s.max_compute_time_s;
+    }
+    if (time_s <= 0) return {0, 0};
+    measured_w += energy_j / time_s;
+    const FrontierPlan& plan = job.plans->frontier().plans[job.state.pipelines[p].plan_index];
+    predicted_w += plan.energy_j / plan.time_s;
+  }
+  return {measured_w, predicted_w};
+}
+
+}  // namespace
+
+void JobService::ApplyPowerCap(const Job& job, ControlState* state, std::vector<int>* plans) {
+  PowerCapState& p = state->power_cap;
+  AdoptSpecCap(job, &p);
+  if (!p.set) return;
+  const control::CappedPlan capped = CappedPlanFor(job, *state);
+  if (capped.mix.fast == capped.mix.slow) p.run_fast = true;
+  const control::JobSetting& setting = capped.settings[p.run_fast ? capped.mix.fast : capped.mix.slow];
+  for (size_t i = 0; i < plans->size(); ++i) (*plans)[i] = std::max((*plans)[i], setting.plan_index[i]);
+}
+
+Result<Json> JobService::SetPowerCap(const std::string& job_id, const std::optional<protocol::PowerCapRequest>& cap) {
+  Result<std::shared_ptr<Job>> found = FindJob(job_id);
+  if (!found.ok()) return found.status();
+  Job& job = **found;
+  std::lock_guard<std::mutex> lock(job.mu);
+  if (job.deleted) return Status::NotFound("job '" + job_id + "' was deleted");
+  ControlState before = job.state, state = job.state;
+  state.power_cap.from_api = true;
+  state.power_cap.set = cap.has_value();
+  if (cap) state.power_cap.cap = *cap;
+  state.power_cap.run_fast = true;
+  AssignPlans(job, &state);
+  PERSEUS_RETURN_IF_ERROR(CommitState(job, state, {}));
+  ResetStaleWindows(job, before);
+  Log(cap ? "power_cap_set" : "power_cap_cleared",
+      {{"job", job_id}, {"cap", cap ? protocol::PowerCapRequestToJson(*cap) : Json(nullptr)}});
+  return PowerCapSummary(job);
+}
+
+void JobService::PowerCapTick() {
+  const int64_t now = Now();
+  for (const std::shared_ptr<Job>& found : jobs_.All()) {
+    Job& job = *found;
+    std::lock_guard<std::mutex> lock(job.mu);
+    if (job.deleted || job.state.phase != Phase::kRunning || !job.plans) continue;
+    if (!MayHaveCap(job)) continue;
+    auto [measured_w, predicted_w] = MeasuredAndPredictedW(job);
+    job.measured_power_w = measured_w;
+    if (predicted_w > 0) job.power_correction = measured_w / predicted_w;
+    ControlState before = job.state, state = job.state;
+    AdoptSpecCap(job, &state.power_cap);
+    AdoptScheduledCap(job, now, &state.power_cap);
+    if (state.power_cap.set) {
+      const control::CappedPlan capped = CappedPlanFor(job, state);
+      state.power_cap.run_fast = FastPartOfWindow(capped.mix.fast_share, state.power_cap.cap.window_s, now);
+    }
+    AssignPlans(job, &state);
+    bool changed = state.power_cap.run_fast != before.power_cap.run_fast || state.power_cap.set != before.power_cap.set;
+    for (size_t p = 0; p < state.pipelines.size(); ++p) changed = changed || state.pipelines[p].version != before.pipelines[p].version;
+    if (!changed) continue;
+    if (!CommitState(job, state, {}).ok()) continue;  // the next tick retries
+    ResetStaleWindows(job, before);
+  }
+}
+
+Json JobService::PowerCapSummary(const Job& job) {
+  PowerCapState p = job.state.power_cap;
+  AdoptSpecCap(job, &p);
+  if (!p.set) return Json(nullptr);
+  Json j = {{"average_w", p.cap.average_w}, {"window_s", p.cap.window_s}, {"source", p.from_api ? "api" : job.cap_schedule ? "schedule" : "spec"},
+            {"running", p.run_fast ? "fast" : "slow"}, {"correction", job.power_correction}};
+  j["peak_w"] = p.cap.peak_w > 0 ? Json(p.cap.peak_w) : Json(nullptr);
+  j["measured_w"] = job.measured_power_w > 0 ? Json(job.measured_power_w) : Json(nullptr);
+  // The decision now, as the next tick makes it (null until the job runs).
+  j["predicted_w"] = j["fast_share"] = j["feasible"] = Json(nullptr);
+  if (job.state.phase == Phase::kRunning && job.plans) {
+    ControlState state = job.state;
+    state.power_cap = p;
+    const control::CappedPlan capped = CappedPlanFor(job, state);
+    j["predicted_w"] = capped.PowerW();
+    j["fast_share"] = capped.mix.fast_share;
+    j["feasible"] = capped.feasible;
+  }
+  return j;
+}
+
+}  // namespace perseus::server

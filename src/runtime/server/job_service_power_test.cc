@@ -1,0 +1,201 @@
+// Running under a power cap: the spec's cap, the alternation of the capped
+// mix's two settings within each window, the API's cap and its removal, and
+// a restart keeping the cap in force.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <unistd.h>
+
+#include "carbon/iso_time.h"
+#include "runtime/server/test_util.h"
+
+namespace perseus::server {
+namespace {
+
+using testing::JobBody;
+using testing::Plan;
+
+class JobServicePowerTest : public ::testing::Test {
+ protected:
+  void Open(const std::string& path) { testing::OpenService(path, [this] { return now_; }, &store_, &service_); }
+  void SetUp() override {
+    path_ = testing::TempDbPath("power");
+    Open(path_);
+  }
+  void TearDown() override {
+    service_.reset();
+    store_.reset();
+    std::remove(path_.c_str());
+  }
+  Json Summary() { return *service_->JobSummary("j"); }
+  std::vector<int> PlanIndices() {
+    std::vector<int> out;
+    const Json summary = Summary();
+    for (const Json& p : summary["pipelines"]) out.push_back(p["plan_index"]);
+    return out;
+  }
+  // Registers a 2-pipeline job (with `cap` as its spec's power_cap unless null) and runs it.
+  void RunJob(const Json& cap) {
+    Json body = JobBody("j", 2, 2, 4);
+    if (!cap.is_null()) body["power_cap"] = cap;
+    ASSERT_TRUE(HandleRegisterJob(*service_, body).ok());
+    testing::RegisterAndProfile(*service_, "j", 2, 2, 4);
+    service_->WaitForOptimizer();
+    ASSERT_EQ(Summary()["phase"], "running");
+  }
+  // The uncapped job's power: both pipelines on the fastest plan.
+  double FastestPowerW() {
+    Json frontier = *service_->FrontierJson("j");
+    return 2 * frontier["plans"][0]["energy_j"].get<double>() / frontier["plans"][0]["time_s"].get<double>();
+  }
+
+  std::string path_;
+  static constexpr int64_t kMinute = 1'699'999'980;  // a multiple of 60 s
+  int64_t now_ = kMinute + 40;
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<JobService> service_;
+};
+
+TEST_F(JobServicePowerTest, TheSpecsCapAlternatesTwoSettingsWithinEachWindow) {
+  RunJob(Json(nullptr));
+  const double free_w = FastestPowerW();
+  EXPECT_TRUE(Summary()["power_cap"].is_null());
+  EXPECT_EQ(PlanIndices(), (std::vector<int>{0, 0})) << Summary().dump();
+  // The same job again, with a cap 10% under its uncapped power.
+  ASSERT_TRUE(service_->DeleteJob("j").ok());
+  RunJob({{"average_w", 0.9 * free_w}, {"window_s", 60}});
+  Json cap = Summary()["power_cap"];
+  ASSERT_TRUE(cap.is_object()) << Summary().dump();
+  EXPECT_EQ(cap["source"], "spec");
+  EXPECT_EQ(cap["feasible"], true);
+  EXPECT_LE(cap["predicted_w"].get<double>(), 0.9 * free_w * (1 + 1e-9));
+  const double share = cap["fast_share"];
+  ASSERT_GT(share, 0);
+  ASSERT_LT(share, 1);
+  // The window's first `share` runs the faster setting, the rest the slower one.
+  now_ = kMinute + 60;  // a window's start: fast
+  service_->PowerCapTick();
+  const std::vector<int> fast = PlanIndices();
+  EXPECT_EQ(Summary()["power_cap"]["running"], "fast");
+  now_ += static_cast<int64_t>(share * 60) + 1;  // past the fast part
+  service_->PowerCapTick();
+  const std::vector<int> slow = PlanIndices();
+  EXPECT_EQ(Summary()["power_cap"]["running"], "slow");
+  EXPECT_GT(slow[0] + slow[1], fast[0] + fast[1]);
+  const int64_t version = Plan(*service_, "j", 0)["version"];
+  service_->PowerCapTick();  // nothing to change: the ranks keep their plan
+  EXPECT_EQ(Plan(*service_, "j", 0)["version"], version);
+  // The GPUs draw 20% more than predicted: the correction follows, and the same cap buys less speed.
+  for (int64_t iteration = 0; iteration < 3; ++iteration) {
+    for (int r = 0; r < 4; ++r) {
+      const Json plan = Plan(*service_, "j", r);
+      const double energy_j = 1.2 * Summary()["pipelines"][r / 2]["predicted_energy_j"].get<double>() / 2;
+      const Json body = {{"iterations", {{{"iteration", iteration}, {"compute_time_s", plan["predicted_time_s"]},
+                                           {"energy_j", energy_j}, {"plan_version", plan["version"]}}}}};
+      ASSERT_TRUE(HandleReportIterations(*service_, "j", r, body).ok());
+    }
+  }
+  service_->PowerCapTick();
+  cap = Summary()["power_cap"];
+  EXPECT_NEAR(cap["correction"].get<double>(), 1.2, 1e-9);
+  EXPECT_GT(cap["measured_w"].get<double>(), 0);
+  EXPECT_LE(cap["predicted_w"].get<double>(), 0.9 * free_w * (1 + 1e-9));
+  EXPECT_LT(cap["fast_share"].get<double>(), share);
+}
+
+TEST_F(JobServicePowerTest, TheApiSetsAndLiftsACapThatSurvivesARestart) {
+  RunJob(Json(nullptr));
+  const double free_w = FastestPowerW();
+  EXPECT_EQ(HandleSetPowerCap(*service_, "j", {{"average_w", 0}}).status().message(),
+            "field 'average_w': expected a number in [1, 1000000000], got 0");
+  EXPECT_EQ(HandleSetPowerCap(*service_, "j", {{"average_w", 100}, {"peak_w", 50}}).status().message(),
+            "field 'peak_w': expected a number in [100, 1000000000], got 50");
+  EXPECT_EQ(HandleSetPowerCap(*service_, "nope", {{"average_w", 100}}).status().code(), Status::Code::kNotFound);
+  // A demand-response event: a cap below every setting runs the least power there is.
+  Result<ApiReply> tight = HandleSetPowerCap(*service_, "j", {{"average_w", 1}});
+  ASSERT_TRUE(tight.ok()) << tight.status().ToString();
+  EXPECT_EQ(tight->body["power_cap"]["feasible"], false);
+  EXPECT_EQ(tight->body["power_cap"]["source"], "api");
+  const std::vector<int> slowest = PlanIndices();
+  EXPECT_GT(slowest[0], 0);
+  EXPECT_EQ(slowest[0], slowest[1]);
+  Open(path_);  // a restart keeps the cap in force
+  EXPECT_EQ(Summary()["power_cap"]["average_w"], 1);
+  EXPECT_EQ(PlanIndices(), slowest);
+  Result<ApiReply> lifted = HandleClearPowerCap(*service_, "j");
+  ASSERT_TRUE(lifted.ok());
+  EXPECT_TRUE(lifted->body["power_cap"].is_null());
+  EXPECT_EQ(PlanIndices(), (std::vector<int>{0, 0}));
+  service_->PowerCapTick();
+  EXPECT_EQ(PlanIndices(), (std::vector<int>{0, 0}));
+  // A cap at the uncapped power changes nothing.
+  ASSERT_TRUE(HandleSetPowerCap(*service_, "j", {{"average_w", free_w * 1.01}}).ok());
+  EXPECT_EQ(PlanIndices(), (std::vector<int>{0, 0}));
+}
+
+std::string WriteFile(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + "/perseus_power_test_" + std::to_string(getpid()) + "_" + name;
+  FILE* f = std::fopen(path.c_str(), "w");
+  std::fputs(text.c_str(), f);
+  std::fclose(f);
+  return path;
+}
+
+TEST(PowerCapScheduleTest, ReadsCapsOverTimeAndNamesBadRows) {
+  const std::string path = WriteFile("caps.csv",
+                                     "timestamp,average_w,peak_w\n"
+                                     "2026-07-01T14:00:00Z,250000,\n"
+                                     "2026-07-01T18:00:00Z,180000,200000\n"
+                                     "2026-07-01T21:00:00Z,0,\n");
+  Result<PowerCapSchedule> s = LoadPowerCapSchedule(path, 30);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  const int64_t t14 = *carbon::ParseIsoUtc("2026-07-01T14:00:00Z");
+  EXPECT_FALSE(s->At(t14 - 1).has_value());
+  EXPECT_EQ(s->At(t14)->average_w, 250000);
+  EXPECT_EQ(s->At(t14 + 4 * 3600)->peak_w, 200000);
+  EXPECT_EQ(s->At(t14 + 4 * 3600)->window_s, 30);
+  EXPECT_FALSE(s->At(t14 + 7 * 3600).has_value());
+  const std::string bad = WriteFile("bad.csv", "timestamp,average_w\n2026-07-01T14:00:00Z,250000\n2026-07-01T13:00:00Z,1\n");
+  EXPECT_EQ(LoadPowerCapSchedule(bad, 60).status().message(),
+            bad + ":3: column 'timestamp': not after the row before it");
+  const std::string peak = WriteFile("peak.csv", "timestamp,average_w,peak_w\n2026-07-01T14:00:00Z,250000,10\n");
+  EXPECT_EQ(LoadPowerCapSchedule(peak, 60).status().message(),
+            peak + ":2: column 'peak_w': expected empty or at least average_w, up to 1e9 W");
+  for (const std::string& p : {path, bad, peak}) std::remove(p.c_str());
+}
+
+TEST_F(JobServicePowerTest, AScheduleFileSetsAndLiftsTheCapOnTime) {
+  RunJob(Json(nullptr));
+  const double free_w = FastestPowerW();
+  ASSERT_TRUE(service_->DeleteJob("j").ok());
+  char text[256];
+  std::snprintf(text, sizeof text, "timestamp,average_w\n%s,%.3f\n%s,0\n", carbon::FormatIsoUtc(kMinute + 3600).c_str(),
+                0.5 * free_w, carbon::FormatIsoUtc(kMinute + 7200).c_str());
+  const std::string path = WriteFile("job_caps.csv", text);
+  Json body = JobBody("j", 2, 2, 4);
+  body["power_cap_schedule"] = "/nonexistent/caps.csv";
+  EXPECT_EQ(HandleRegisterJob(*service_, body).status().message().rfind("field 'power_cap_schedule': ", 0), 0u);
+  body["power_cap"] = {{"average_w", 100}};
+  EXPECT_EQ(HandleRegisterJob(*service_, body).status().message(),
+            "field 'power_cap_schedule': give power_cap or power_cap_schedule, not both");
+  body.erase("power_cap");
+  body["power_cap_schedule"] = path;
+  ASSERT_TRUE(HandleRegisterJob(*service_, body).ok());
+  testing::RegisterAndProfile(*service_, "j", 2, 2, 4);
+  service_->WaitForOptimizer();
+  service_->PowerCapTick();  // before the first row: no cap
+  EXPECT_TRUE(Summary()["power_cap"].is_null());
+  EXPECT_EQ(PlanIndices(), (std::vector<int>{0, 0}));
+  now_ = kMinute + 3600 + 59;  // the cap is in force; late in its window: the slower setting
+  service_->PowerCapTick();
+  EXPECT_EQ(Summary()["power_cap"]["source"], "schedule");
+  EXPECT_GT(PlanIndices()[0], 0);
+  now_ = kMinute + 7200;  // lifted
+  service_->PowerCapTick();
+  EXPECT_TRUE(Summary()["power_cap"].is_null());
+  EXPECT_EQ(PlanIndices(), (std::vector<int>{0, 0}));
+  std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace perseus::server
