@@ -40,8 +40,11 @@ class FixedIntensitySource : public IntensitySource {
   double carbon_g_per_kwh_;
 };
 
-// Replays a trace: the value of the hour window containing `now`; before the
-// trace its first value, after it its last (both marked stale).
+// Replays a trace without look-ahead: at `now`, the value of the hour before
+// the one containing `now` (an hour's average is known only once it is
+// over), with that hour's start as its time. In the trace's first hour and
+// before it, the first value; more than an hour after it, the last (both
+// marked stale). The carbon replay reads a trace the same way.
 class TraceIntensitySource : public IntensitySource {
  public:
   explicit TraceIntensitySource(IntensityTrace trace) : trace_(std::move(trace)) {}

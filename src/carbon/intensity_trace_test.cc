@@ -68,13 +68,19 @@ TEST(EiaTrace, FillsTheThreeEmptyCisoCells) {
   EXPECT_FALSE(EiaTracePath("/d", "ERCO").ok());
 }
 
-TEST(TraceSource, ReplaysHoursAndClampsOutside) {
+// No look-ahead: an hour's value is read once the hour is over.
+TEST(TraceSource, ReadsTheHourBeforeAndClampsOutside) {
   IntensityTrace t;
   t.start_unix_s = 3600;
   t.carbon_g_per_kwh = {10, 20};
   TraceIntensitySource s(t);
-  EXPECT_DOUBLE_EQ(s.Current(3600 + 3599).carbon_g_per_kwh, 10);
-  EXPECT_DOUBLE_EQ(s.Current(7200).carbon_g_per_kwh, 20);
+  EXPECT_DOUBLE_EQ(s.Current(3600 + 3599).carbon_g_per_kwh, 10);  // the first hour: nothing before it
+  EXPECT_TRUE(s.Current(3600 + 3599).stale);
+  EXPECT_DOUBLE_EQ(s.Current(7200).carbon_g_per_kwh, 10);  // hour 1 reads hour 0
+  EXPECT_FALSE(s.Current(7200).stale);
+  EXPECT_EQ(s.Current(7200 + 1800).unix_s, 3600);
+  EXPECT_DOUBLE_EQ(s.Current(10800).carbon_g_per_kwh, 20);  // just after the trace: its last hour, complete
+  EXPECT_FALSE(s.Current(10800).stale);
   EXPECT_TRUE(s.Current(0).stale);
   EXPECT_TRUE(s.Current(99999).stale);
   EXPECT_DOUBLE_EQ(FixedIntensitySource(42).Current(5).carbon_g_per_kwh, 42);

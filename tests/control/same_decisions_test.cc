@@ -126,7 +126,7 @@ TEST_F(SameDecisionsTest, CarbonServerAndReplayChooseTheSamePlanEveryHour) {
   carbon::ReplayConfig config;
   config.slowdown_budget = budget;
   config.work_h = 4 * 24;
-  config.live_reading = true;  // what the server's trace source reads: the hour's own value
+  // No look-ahead on either side: the server's trace source, like the replay, reads the hour before.
   std::vector<std::string> replay_log;
   const carbon::ReplayResult replay =
       carbon::ReplayJob(*trace, 0, knobs, config, [&](const std::string& line) { replay_log.push_back(line); });

@@ -74,7 +74,8 @@ Status JobService::DecideCarbon(Job& job, int64_t now, const carbon::IntensityRe
     cs.option_time_s = f.plans[std::clamp(cs.plan_index, 0, static_cast<int>(f.plans.size()) - 1)].time_s;
   }
   control::DecideCarbonWindow(control::FrontierKnobsFromNoSlowdown(job.plans->frontier()), {cfg.slowdown_budget, cfg.window_s}, now,
-                              {reading.carbon_g_per_kwh, reading.stale}, &state.carbon, &job.carbon_forecast);
+                              {reading.carbon_g_per_kwh, reading.stale, reading.unix_s}, &state.carbon,
+                              &job.carbon_forecast);
   AssignPlans(job, &state);
   PERSEUS_RETURN_IF_ERROR(CommitState(job, state, {}));
   ResetStaleWindows(job, before);

@@ -109,7 +109,9 @@ TEST_F(JobServiceCarbonTest, SwitchesToSlowerPlansWhenIntensityRisesWithinTheBud
     Result<Json> r = service_->EvaluateCarbon("j");
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     const int plan = (*r)["plan_index"];
-    EXPECT_EQ((*r)["intensity_g_per_kwh"].get<double>(), IsHigh(now_) ? 700 : 100);
+    // No look-ahead: the hour before's value (the trace's first hour reads its own, marked stale).
+    EXPECT_EQ((*r)["intensity_g_per_kwh"].get<double>(), w > 0 && IsHigh(now_ - 3600) ? 700 : 100);
+    EXPECT_EQ((*r)["stale"].get<bool>(), w == 0);
     EXPECT_FALSE((*r)["explanation"].get<std::string>().empty());
     // Every pipeline runs the carbon plan, and ranks see a new version when it changes.
     Json rank_plan = Plan(*service_, "j", 0);
@@ -294,7 +296,7 @@ TEST_F(JobServiceCarbonTest, HistoryStaysHourlyForAnyWindow) {
     ++(IsHigh(now_) ? high : low);
   }
   const CarbonState stored = StoredState("j").carbon;
-  EXPECT_EQ(stored.history.size(), 3u * 24);
+  EXPECT_EQ(stored.history.size(), 3u * 24 - 1);  // the last decisions read hour 70: hour 71 is not over
   EXPECT_EQ(stored.history[13], 700);
   EXPECT_EQ(stored.history[11], 100);
   EXPECT_GT(high_time / high, low_time / low);
@@ -348,14 +350,18 @@ TEST_F(JobServiceCarbonTest, AStateStoredBeforeOptionTimesIsChargedAtItsPlansTim
 TEST_F(JobServiceCarbonTest, FourHourWindowsKeepAnHourlyHistory) {
   StartJob(1, 2, {{"source", "trace"}, {"trace_path", WriteDiurnalTrace()}, {"window_s", 4 * 3600}});
   for (int w = 0; w < 6; ++w, now_ += 4 * 3600) ASSERT_TRUE(service_->EvaluateCarbon("j").ok());
-  // Decisions at hours 0, 4, ..., 20: the history holds hours 0..20, each
-  // hour between decisions repeating the reading before it.
+  // Decisions at hours 0, 4, ..., 20 read hours 0, 3, 7, ..., 19 (no
+  // look-ahead): the history holds hours 0..19, each hour between readings
+  // repeating the reading before it.
   const CarbonState stored = StoredState("j").carbon;
   const std::vector<double>& h = stored.history;
-  ASSERT_EQ(h.size(), 21u);
-  for (int hour = 0; hour <= 20; ++hour) EXPECT_EQ(h[hour], (hour / 4) * 4 < 12 ? 100 : 700) << "hour " << hour;
+  ASSERT_EQ(h.size(), 20u);
+  for (int hour = 0; hour <= 19; ++hour) {
+    const int read = hour < 3 ? 0 : hour - (hour + 1) % 4;  // the last hour read at or before `hour`
+    EXPECT_EQ(h[hour], read < 12 ? 100 : 700) << "hour " << hour;
+  }
   EXPECT_EQ(stored.history_first_hour, 0);
-  EXPECT_EQ(stored.history_last_hour, (kDay0 + 20 * 3600) / 3600);
+  EXPECT_EQ(stored.history_last_hour, (kDay0 + 19 * 3600) / 3600);
 }
 
 TEST_F(JobServiceCarbonTest, StateSurvivesARestart) {
