@@ -69,6 +69,7 @@ class SameDecisionsTest : public ::testing::Test {
     ASSERT_GT(frontier_.plans.size(), 3u);
   }
 
+  void CarbonEveryHour(bool told_length);
   std::vector<int> ServerPlans() {
     std::vector<int> out;
     const Json summary = *service_->JobSummary("j");
@@ -116,21 +117,34 @@ TEST_F(SameDecisionsTest, StragglersServerAndEmulatorAssignTheSamePlans) {
   EXPECT_GT(slowed, 8);  // the scenarios do move plans
 }
 
-TEST_F(SameDecisionsTest, CarbonServerAndReplayChooseTheSamePlanEveryHour) {
+// The server (trace source, hourly decisions) and the replay make the same
+// decision and explanation every hour; `told_length`: both know the job's
+// length (the budget becomes a deadline: the spec's carbon.job_hours).
+void SameDecisionsTest::CarbonEveryHour(bool told_length) {
   const std::string trace_path = WriteTrace();
   const double budget = 0.05;
-  StartJob({{"source", "trace"}, {"trace_path", trace_path}, {"slowdown_budget", budget}});
+  Json carbon = {{"source", "trace"}, {"trace_path", trace_path}, {"slowdown_budget", budget}};
+  if (told_length) carbon["job_hours"] = 4 * 24;
+  StartJob(carbon);
   Result<carbon::IntensityTrace> trace = carbon::LoadCsvTrace(trace_path);
   ASSERT_TRUE(trace.ok()) << trace.status().ToString();
   const carbon::KnobSet knobs = control::FrontierKnobsFromNoSlowdown(frontier_);
   carbon::ReplayConfig config;
   config.slowdown_budget = budget;
   config.work_h = 4 * 24;
+  config.told_job_length = told_length;
   // No look-ahead on either side: the server's trace source, like the replay, reads the hour before.
   std::vector<std::string> replay_log;
   const carbon::ReplayResult replay =
       carbon::ReplayJob(*trace, 0, knobs, config, [&](const std::string& line) { replay_log.push_back(line); });
   ASSERT_GE(replay.windows.size(), 4u * 24);
+  if (told_length) {  // knowing the length changes decisions: the test exercises the deadline rule
+    config.told_job_length = false;
+    const carbon::ReplayResult rolling = carbon::ReplayJob(*trace, 0, knobs, config, nullptr);
+    int differ = 0;
+    for (int h = 0; h < 4 * 24; ++h) differ += rolling.windows[h].option != replay.windows[h].option;
+    EXPECT_GT(differ, 0);
+  }
   int changes = 0;
   for (int h = 0; h < 4 * 24; ++h, now_ += 3600) {
     Result<Json> r = service_->EvaluateCarbon("j");
@@ -142,6 +156,12 @@ TEST_F(SameDecisionsTest, CarbonServerAndReplayChooseTheSamePlanEveryHour) {
     changes += h > 0 && replay.windows[h].option != replay.windows[h - 1].option;
   }
   EXPECT_GT(changes, 4);  // the intensity does move the decision
+}
+
+TEST_F(SameDecisionsTest, CarbonServerAndReplayChooseTheSamePlanEveryHour) { CarbonEveryHour(false); }
+
+TEST_F(SameDecisionsTest, CarbonWithAKnownJobLengthServerAndReplayChooseTheSamePlanEveryHour) {
+  CarbonEveryHour(true);
 }
 
 }  // namespace

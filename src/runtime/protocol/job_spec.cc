@@ -130,7 +130,7 @@ Status ParseCarbon(const Json& body, std::optional<CarbonConfig>* out) {
   if (!it->is_object()) return FieldError("carbon", "expected an object, got " + Quote(*it));
   const Json& c = *it;
   static const char* kKnown[] = {"source", "value_g_per_kwh", "trace_path", "zone", "token", "base_url",
-                                 "slowdown_budget", "window_s"};
+                                 "slowdown_budget", "window_s", "job_hours"};
   for (const auto& [key, value] : c.items()) {
     if (std::find(std::begin(kKnown), std::end(kKnown), key) == std::end(kKnown)) {
       return FieldError("carbon." + key, "unknown field");
@@ -177,6 +177,9 @@ Status ParseCarbon(const Json& body, std::optional<CarbonConfig>* out) {
   Result<std::optional<int64_t>> window = GetOptionalInt(c, "window_s", "carbon.window_s", 1, 7 * 86400);
   if (!window.ok()) return window.status();
   cfg.window_s = window->value_or(3600);
+  Result<std::optional<double>> hours = GetOptionalNumber(c, "job_hours", "carbon.job_hours", 0, 8760);
+  if (!hours.ok()) return hours.status();
+  cfg.job_hours = hours->value_or(0.0);
   *out = std::move(cfg);
   return Status::Ok();
 }
@@ -244,6 +247,7 @@ Json JobSpecToJson(const JobSpec& spec) {
   if (spec.carbon) {
     const CarbonConfig& c = *spec.carbon;
     Json cj = {{"source", c.source}, {"slowdown_budget", c.slowdown_budget}, {"window_s", c.window_s}};
+    if (c.job_hours > 0) cj["job_hours"] = c.job_hours;
     if (c.source == "fixed") cj["value_g_per_kwh"] = c.value_g_per_kwh;
     if (c.source == "trace") cj["trace_path"] = c.trace_path;
     if (c.source == "electricitymaps") {

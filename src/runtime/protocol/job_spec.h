@@ -33,6 +33,10 @@ struct CarbonConfig {
   std::string zone, token, base_url = "https://api.electricitymap.org";  // electricitymaps
   double slowdown_budget = 0.05;
   int64_t window_s = 3600;       // how often the plan is re-chosen
+  // > 0: the job's work in hours at the no-slowdown plan, counted from its
+  // first carbon decision; the budget becomes a deadline (docs/carbon.md,
+  // "Deadline mode"). 0: unknown (a rolling day-ahead budget).
+  double job_hours = 0;
 };
 
 struct JobSpec {

@@ -73,7 +73,9 @@ Status JobService::DecideCarbon(Job& job, int64_t now, const carbon::IntensityRe
   if (cs.evaluated && cs.option_time_s < 0) {  // a state stored before option_time_s existed
     cs.option_time_s = f.plans[std::clamp(cs.plan_index, 0, static_cast<int>(f.plans.size()) - 1)].time_s;
   }
-  control::DecideCarbonWindow(control::FrontierKnobsFromNoSlowdown(job.plans->frontier()), {cfg.slowdown_budget, cfg.window_s}, now,
+  const control::CarbonWindowConfig window{cfg.slowdown_budget, cfg.window_s,
+                                           cfg.job_hours * 3600 / static_cast<double>(cfg.window_s), false};
+  control::DecideCarbonWindow(control::FrontierKnobsFromNoSlowdown(job.plans->frontier()), window, now,
                               {reading.carbon_g_per_kwh, reading.stale, reading.unix_s}, &state.carbon,
                               &job.carbon_forecast);
   AssignPlans(job, &state);
