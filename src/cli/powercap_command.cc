@@ -3,7 +3,10 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "cli/cli_util.h"
 #include "cli/job_flags.h"
@@ -15,11 +18,33 @@ namespace {
 struct PowerCapArgs {
   JobFlags job;
   int pipelines = 1;
+  std::vector<std::string> stragglers;  // "PIPELINE:SLOWDOWN"
   int caps = 25;
   std::string out;
 };
 
+// Every pipeline's slowdown from --straggler P:S flags; errors name the flag's value.
+Result<std::vector<double>> Slowdowns(const PowerCapArgs& a) {
+  std::vector<double> slowdowns(a.pipelines, 1.0);
+  for (const std::string& text : a.stragglers) {
+    const size_t colon = text.find(':');
+    char* end = nullptr;
+    const long pipeline = colon == std::string::npos ? -1 : std::strtol(text.c_str(), &end, 10);
+    const bool pipeline_ok = colon != std::string::npos && end == text.c_str() + colon && pipeline >= 0 &&
+                             pipeline < a.pipelines;
+    const double slowdown = pipeline_ok ? std::strtod(text.c_str() + colon + 1, &end) : 0;
+    if (!pipeline_ok || *end != '\0' || !(slowdown >= 1 && slowdown <= 100)) {
+      return Status::InvalidArgument("--straggler " + text + ": expected PIPELINE:SLOWDOWN with PIPELINE in [0, " +
+                                     std::to_string(a.pipelines - 1) + "] and SLOWDOWN in [1, 100], e.g. 3:1.2");
+    }
+    slowdowns[pipeline] = slowdown;
+  }
+  return slowdowns;
+}
+
 Result<emulator::PowerCapReport> BuildReport(const PowerCapArgs& a) {
+  Result<std::vector<double>> slowdowns = Slowdowns(a);
+  if (!slowdowns.ok()) return slowdowns.status();
   Result<ResolvedJob> job = ResolveJob(a.job);
   if (!job.ok()) return job.status();
   Result<Problem> problem = BuildProblem(job->profile, job->spec);
@@ -28,7 +53,7 @@ Result<emulator::PowerCapReport> BuildReport(const PowerCapArgs& a) {
   options.lower_bound_samples = 0;
   Result<Frontier> frontier = SolveFrontier(*problem, options);
   if (!frontier.ok()) return frontier.status();
-  return emulator::EvaluatePowerCaps(*problem, *frontier, a.pipelines, JobTitle(*job), a.caps);
+  return emulator::EvaluatePowerCaps(*problem, *frontier, *slowdowns, JobTitle(*job), a.caps);
 }
 
 int RunPowerCap(const PowerCapArgs& a) {
@@ -52,6 +77,8 @@ void RegisterPowerCapCommand(CLI::App& app) {
   AddJobFlags(cmd, a->job);
   cmd->add_option("--pipelines", a->pipelines, "Data-parallel pipelines (the cap is for all of them)")
       ->check(CLI::Range(1, 100000))->capture_default_str();
+  cmd->add_option("--straggler", a->stragglers,
+                  "PIPELINE:SLOWDOWN: that pipeline runs SLOWDOWN times slower (repeatable); every approach faces it");
   cmd->add_option("--caps", a->caps, "Caps evaluated, from all-max power down to the lowest reachable")
       ->check(CLI::Range(2, 1000))->capture_default_str();
   cmd->add_option("--out", a->out, "Output directory")->required();

@@ -11,15 +11,21 @@ namespace perseus::emulator {
 
 namespace {
 
-// A baseline's settings: each plan run by every pipeline (nothing waits).
-control::JobSetting Uniform(double time_s, double energy_j, int pipelines) {
-  return {{}, time_s, pipelines * energy_j / time_s};
+// A baseline's setting: one plan run by every pipeline; a straggler's takes
+// its slowdown times longer and the others wait for it at blocking power.
+control::JobSetting Uniform(double time_s, double energy_j, const Problem& problem,
+                            const std::vector<double>& slowdowns) {
+  const double slowest = *std::max_element(slowdowns.begin(), slowdowns.end());
+  const double iteration_s = time_s * slowest, blocking_w = problem.blocking_power_w * problem.num_stages();
+  double total_j = 0;
+  for (double s : slowdowns) total_j += energy_j + blocking_w * (iteration_s - time_s * s);
+  return {{}, iteration_s, total_j / iteration_s};
 }
 
-std::vector<control::JobSetting> GlobalClockSettings(const Problem& problem, int pipelines) {
+std::vector<control::JobSetting> GlobalClockSettings(const Problem& problem, const std::vector<double>& slowdowns) {
   std::vector<control::JobSetting> out;
   for (const carbon::KnobOption& o : carbon::GlobalClockKnobs(problem).pareto) {
-    out.push_back(Uniform(o.time_s, o.energy_j, pipelines));
+    out.push_back(Uniform(o.time_s, o.energy_j, problem, slowdowns));
   }
   return out;
 }
@@ -28,7 +34,7 @@ double PowerPerGpuW(const Problem& problem, const FreqPoint& option) {
   return option.energy_j / option.time_s / problem.gpus_per_stage;
 }
 
-std::vector<control::JobSetting> PowerLimitSettings(const Problem& problem, int pipelines) {
+std::vector<control::JobSetting> PowerLimitSettings(const Problem& problem, const std::vector<double>& slowdowns) {
   std::set<double> limits;  // every limit at which some computation's clock changes
   for (const ProblemNode& node : problem.nodes) {
     for (const FreqPoint& o : node.options) limits.insert(PowerPerGpuW(problem, o));
@@ -36,7 +42,7 @@ std::vector<control::JobSetting> PowerLimitSettings(const Problem& problem, int 
   std::vector<control::JobSetting> out;
   for (double limit : limits) {
     const PlanCost cost = EvaluatePlan(problem, PlanForPowerLimit(problem, limit));
-    out.push_back(Uniform(cost.time_s, cost.energy_j, pipelines));
+    out.push_back(Uniform(cost.time_s, cost.energy_j, problem, slowdowns));
   }
   return out;
 }
@@ -71,17 +77,21 @@ PlanChoice PlanForPowerLimit(const Problem& problem, double limit_w_per_gpu) {
   return choice;
 }
 
-PowerCapReport EvaluatePowerCaps(const Problem& problem, const Frontier& frontier, int pipelines,
-                                 const std::string& job, int caps) {
+PowerCapReport EvaluatePowerCaps(const Problem& problem, const Frontier& frontier,
+                                 const std::vector<double>& slowdowns, const std::string& job, int caps) {
   PowerCapReport r;
   r.job = job;
-  r.pipelines = pipelines;
-  r.all_max_time_s = frontier.all_max.time_s;
-  r.all_max_power_w = pipelines * frontier.all_max.energy_j / frontier.all_max.time_s;
+  r.pipelines = static_cast<int>(slowdowns.size());
+  for (size_t p = 0; p < slowdowns.size(); ++p) {
+    if (slowdowns[p] > 1) r.stragglers.emplace_back(static_cast<int>(p), slowdowns[p]);
+  }
+  const control::JobSetting all_max = Uniform(frontier.all_max.time_s, frontier.all_max.energy_j, problem, slowdowns);
+  r.all_max_time_s = all_max.iteration_time_s;
+  r.all_max_power_w = all_max.power_w;
   const double pipeline_blocking_w = problem.blocking_power_w * problem.num_stages();
-  r.curves = {{"perseus (frontier)", control::CapSettings(frontier, pipeline_blocking_w, std::vector<double>(pipelines, 1.0)), {}},
-              {"one SM clock for all GPUs", GlobalClockSettings(problem, pipelines), {}},
-              {"one power limit for all GPUs", PowerLimitSettings(problem, pipelines), {}}};
+  r.curves = {{"perseus (frontier)", control::CapSettings(frontier, pipeline_blocking_w, slowdowns), {}},
+              {"one SM clock for all GPUs", GlobalClockSettings(problem, slowdowns), {}},
+              {"one power limit for all GPUs", PowerLimitSettings(problem, slowdowns), {}}};
   r.lowest_cap_w = r.all_max_power_w;
   for (const CapCurve& c : r.curves) r.lowest_cap_w = std::min(r.lowest_cap_w, LeastPowerW(c.settings));
   for (int i = 0; i < caps; ++i) {
@@ -100,6 +110,11 @@ std::string PowerCapMarkdown(const PowerCapReport& r) {
                 "(mixing two of its settings in time), or \"-\" when it cannot.\n\n",
                 r.pipelines, r.all_max_power_w, r.all_max_time_s);
   md += buf;
+  for (const auto& [pipeline, slowdown] : r.stragglers) {
+    std::snprintf(buf, sizeof buf, "Pipeline %d straggles (x%.3g): the others wait for it at blocking power, or, under "
+                  "perseus, run slower plans.\n\n", pipeline, slowdown);
+    md += buf;
+  }
   md += "| cap (W) | cap (% of all-max) |";
   for (const CapCurve& c : r.curves) md += " " + c.name + " |";
   md += "\n| --- | --- |";

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "control/power_cap.h"
@@ -37,7 +38,8 @@ struct CapCurve {
 struct PowerCapReport {
   std::string job;
   int pipelines = 1;
-  double all_max_time_s = 0;
+  std::vector<std::pair<int, double>> stragglers;  // (pipeline, slowdown)
+  double all_max_time_s = 0;   // the job's iteration at all-max clocks (the slowest pipeline's)
   double all_max_power_w = 0;  // the whole job at all-max clocks: no cap binds above it
   double lowest_cap_w = 0;     // the lowest cap any approach reaches
   std::vector<CapCurve> curves;  // perseus, global SM clock, power limit
@@ -46,9 +48,11 @@ struct PowerCapReport {
 // The plan of a per-GPU power limit (exposed for tests).
 PlanChoice PlanForPowerLimit(const Problem& problem, double limit_w_per_gpu);
 
-// REQUIRES: frontier solved for `problem`; pipelines >= 1; caps >= 2.
-PowerCapReport EvaluatePowerCaps(const Problem& problem, const Frontier& frontier, int pipelines,
-                                 const std::string& job, int caps = 25);
+// `slowdowns[p]` >= 1 is pipeline p's (1: not straggling); every approach
+// faces the same stragglers, and slowdown is against all-max with them.
+// REQUIRES: frontier solved for `problem`; !slowdowns.empty(); caps >= 2.
+PowerCapReport EvaluatePowerCaps(const Problem& problem, const Frontier& frontier,
+                                 const std::vector<double>& slowdowns, const std::string& job, int caps = 25);
 
 std::string PowerCapMarkdown(const PowerCapReport& report);
 std::string PowerCapCsv(const PowerCapReport& report);

@@ -17,7 +17,7 @@ TEST(PowerCapReportTest, TheFrontierMeetsEveryCapAtNoMoreSlowdownThanTheBaseline
   const Problem problem = SmallProblem(4, 8, 1);
   Result<Frontier> frontier = SolveFrontier(problem, {});
   ASSERT_TRUE(frontier.ok()) << frontier.status().ToString();
-  const PowerCapReport r = EvaluatePowerCaps(problem, *frontier, 4, "small", 12);
+  const PowerCapReport r = EvaluatePowerCaps(problem, *frontier, std::vector<double>(4, 1.0), "small", 12);
   ASSERT_EQ(r.curves.size(), 3u);
   const CapCurve& perseus = r.curves[0];
   ASSERT_EQ(perseus.points.size(), 12u);
@@ -40,6 +40,22 @@ TEST(PowerCapReportTest, TheFrontierMeetsEveryCapAtNoMoreSlowdownThanTheBaseline
   EXPECT_NE(PowerCapMarkdown(r).find("| cap (W) |"), std::string::npos);
   EXPECT_NE(PowerCapSvg(r).find("<svg"), std::string::npos);
   EXPECT_EQ(PowerCapCsv(r).rfind("approach,cap_w,reachable,slowdown,power_w\n", 0), 0u);
+}
+
+TEST(PowerCapReportTest, AStragglersPeersSaveWithoutACapAndEveryApproachFacesIt) {
+  const Problem problem = SmallProblem(4, 8, 1);
+  Result<Frontier> frontier = SolveFrontier(problem, {});
+  ASSERT_TRUE(frontier.ok()) << frontier.status().ToString();
+  const PowerCapReport plain = EvaluatePowerCaps(problem, *frontier, {1, 1}, "small", 5);
+  const PowerCapReport straggling = EvaluatePowerCaps(problem, *frontier, {1, 1.15}, "small", 5);
+  ASSERT_EQ(straggling.stragglers, (std::vector<std::pair<int, double>>{{1, 1.15}}));
+  EXPECT_NEAR(straggling.all_max_time_s, 1.15 * plain.all_max_time_s, 1e-12);
+  EXPECT_LT(straggling.all_max_power_w, plain.all_max_power_w);  // the fast pipeline waits at blocking power
+  // Uncapped, perseus slows the other pipeline to the straggler's pace: less power at no slowdown.
+  const control::CappedPlan free = control::PlanUnderPowerCap(straggling.curves[0].settings, {});
+  EXPECT_NEAR(free.IterationTimeS(), straggling.all_max_time_s, 0.02 * straggling.all_max_time_s);
+  EXPECT_LT(free.PowerW(), straggling.all_max_power_w);
+  EXPECT_NE(PowerCapMarkdown(straggling).find("Pipeline 1 straggles (x1.15)"), std::string::npos);
 }
 
 }  // namespace
