@@ -33,12 +33,17 @@ double StepCost(const std::vector<RatePower>& hull, int k, double carbon_g_per_k
 
 }  // namespace
 
-std::vector<RatePower> RatePowerHull(const KnobSet& knobs, bool allow_pause) {
+std::vector<RatePower> RatePowerPoints(const KnobSet& knobs) {
   std::vector<RatePower> points;
   for (int i = 0; i < static_cast<int>(knobs.options.size()); ++i) {
     const KnobOption& o = knobs.options[i];
     points.push_back({i, knobs.reference.time_s / o.time_s, o.energy_j / o.time_s});
   }
+  return points;
+}
+
+std::vector<RatePower> RatePowerHull(const KnobSet& knobs, bool allow_pause) {
+  std::vector<RatePower> points = RatePowerPoints(knobs);
   if (allow_pause) points.push_back({-1, 0, 0});
   std::vector<RatePower> hull;
   for (const RatePower& p : Undominated(std::move(points))) {

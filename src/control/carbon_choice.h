@@ -34,6 +34,9 @@ struct RatePower {
   double power_w = 0;  // option energy / option time
 };
 
+// Every option as a point (rate, power), in knobs.options order.
+std::vector<RatePower> RatePowerPoints(const KnobSet& knobs);
+
 // The points that maximise mu * rate - c * power for some mu >= 0 and c > 0:
 // the lower convex hull of power against rate, from the least power (the
 // pause when allowed, else the slowest option) to the fastest option, rate

@@ -1,7 +1,6 @@
 #include "control/power_cap.h"
 
 #include <algorithm>
-#include <cmath>
 #include <map>
 #include <set>
 #include <utility>

@@ -87,11 +87,7 @@ GlpProb BuildLp(const Horizon& h, const std::vector<control::RatePower>& hull, c
 // The LP is given every option (not only the hull), so the hull is not assumed.
 Result<OptimumResult> SolveOptimumLp(const IntensityTrace& trace, int start, const KnobSet& knobs,
                                      const OptimumConfig& config) {
-  std::vector<control::RatePower> points;
-  for (int i = 0; i < static_cast<int>(knobs.options.size()); ++i) {
-    const KnobOption& o = knobs.options[i];
-    points.push_back({i, knobs.reference.time_s / o.time_s, o.energy_j / o.time_s});
-  }
+  std::vector<control::RatePower> points = control::RatePowerPoints(knobs);
   std::sort(points.begin(), points.end(), [](const auto& a, const auto& b) { return a.rate < b.rate; });
   const Horizon h = HorizonFor(trace, start, points, config);
   GlpProb lp = BuildLp(h, points, config);

@@ -17,6 +17,8 @@ Result<ApiReply> Encoded(const Result<T>& result, Encode encode) {
 
 Json StragglersReply(const std::vector<Straggler>& stragglers) { return {{"stragglers", StragglersJson(stragglers)}}; }
 
+ApiReply PowerCapReply(const Json& summary) { return ApiReply{false, {{"power_cap", summary}}}; }
+
 }  // namespace
 
 Result<ApiReply> HandleRegisterJob(JobService& service, const Json& body) {
@@ -87,13 +89,11 @@ Result<ApiReply> HandleDeleteJob(JobService& service, const std::string& job_id)
 Result<ApiReply> HandleSetPowerCap(JobService& service, const std::string& job_id, const Json& body) {
   Result<protocol::PowerCapRequest> cap = protocol::ParsePowerCapRequest(body, "");
   if (!cap.ok()) return cap.status();
-  return Encoded(service.SetPowerCap(job_id, *cap),
-                 [](const Json& summary) { return ApiReply{false, {{"power_cap", summary}}}; });
+  return Encoded(service.SetPowerCap(job_id, *cap), PowerCapReply);
 }
 
 Result<ApiReply> HandleClearPowerCap(JobService& service, const std::string& job_id) {
-  return Encoded(service.SetPowerCap(job_id, std::nullopt),
-                 [](const Json& summary) { return ApiReply{false, {{"power_cap", summary}}}; });
+  return Encoded(service.SetPowerCap(job_id, std::nullopt), PowerCapReply);
 }
 
 Result<ApiReply> HandleEvaluateCarbon(JobService& service, const std::string& job_id) {

@@ -136,7 +136,7 @@ Status JobService::LoadJob(StoredJob stored) {
   if (!schedule.ok()) return schedule.status();
   job->schedule = std::move(*schedule);
   if (!job->spec.power_cap_schedule.empty()) {  // a file gone since registration: the job runs without it
-    Result<PowerCapSchedule> caps = LoadPowerCapSchedule(job->spec.power_cap_schedule, 60);
+    Result<PowerCapSchedule> caps = LoadPowerCapSchedule(job->spec.power_cap_schedule, kScheduledCapWindowS);
     if (caps.ok()) job->cap_schedule = std::move(*caps);
     if (!caps.ok() && log_ != nullptr) {
       log_->Warn("power_cap_schedule_unreadable", {{"job", job->spec.id}, {"error", caps.status().message()}});
@@ -232,16 +232,19 @@ Result<Registered> JobService::RegisterJob(const JobSpec& spec) {
     Result<carbon::IntensityTrace> trace = carbon::LoadCsvTrace(spec.carbon->trace_path);
     if (!trace.ok()) return FieldError("carbon.trace_path", trace.status().message());
   }
-  if (!spec.power_cap_schedule.empty()) {  // checked at registration; a restart reloads it (LoadJob)
-    Result<PowerCapSchedule> schedule = LoadPowerCapSchedule(spec.power_cap_schedule, 60);
+  std::optional<PowerCapSchedule> caps;
+  if (!spec.power_cap_schedule.empty()) {  // read at registration; a restart reads it again (LoadJob)
+    Result<PowerCapSchedule> schedule = LoadPowerCapSchedule(spec.power_cap_schedule, kScheduledCapWindowS);
     if (!schedule.ok()) return FieldError("power_cap_schedule", schedule.status().message());
+    caps = std::move(*schedule);
   }
-  Result<std::pair<std::shared_ptr<Job>, bool>> registered = jobs_.Register(spec, [&] { return NewJob(spec); });
+  Result<std::pair<std::shared_ptr<Job>, bool>> registered =
+      jobs_.Register(spec, [&] { return NewJob(spec, std::move(caps)); });
   if (!registered.ok()) return registered.status();
   return Registered{registered->second};
 }
 
-Result<std::shared_ptr<Job>> JobService::NewJob(const JobSpec& spec) {
+Result<std::shared_ptr<Job>> JobService::NewJob(const JobSpec& spec, std::optional<PowerCapSchedule> cap_schedule) {
   auto job = std::make_shared<Job>();
   job->last_activity_unix_s = Now();
   job->spec = spec;
@@ -251,7 +254,7 @@ Result<std::shared_ptr<Job>> JobService::NewJob(const JobSpec& spec) {
   job->ranks.resize(spec.world_size());
   job->stage_ranks.resize(spec.pp);
   job->windows.resize(spec.dp);
-  if (!spec.power_cap_schedule.empty()) job->cap_schedule = *LoadPowerCapSchedule(spec.power_cap_schedule, 60);
+  job->cap_schedule = std::move(cap_schedule);
   StoreWrite write;
   write.job_id = spec.id;
   write.spec_json = JobSpecToJson(spec).dump();

@@ -26,6 +26,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -170,8 +171,9 @@ class JobService {
   };
   Result<LockedRank> LockRank(const std::string& job_id, int rank);
   Status LoadJob(StoredJob stored);
-  // A new job of `spec`, stored (RegisterJob's step under the registry's lock).
-  Result<std::shared_ptr<Job>> NewJob(const JobSpec& spec);
+  // A new job of `spec` (with its power-cap schedule, read), stored
+  // (RegisterJob's step under the registry's lock).
+  Result<std::shared_ptr<Job>> NewJob(const JobSpec& spec, std::optional<PowerCapSchedule> cap_schedule);
   void Quarantine(const std::string& job_id, const std::string& why);
   // REQUIRES: job.mu held. Stores `state` (and `write`) and, once stored, makes it the job's.
   Status CommitState(Job& job, const ControlState& state, StoreWrite write);

@@ -31,6 +31,9 @@ struct PowerCapSchedule {
   std::optional<protocol::PowerCapRequest> At(int64_t unix_s) const;
 };
 
+// The averaging window of a scheduled cap.
+inline constexpr double kScheduledCapWindowS = 60;
+
 // Errors name the file, line and column ("caps.csv:3: column 'average_w': ...").
 // `window_s` is every row's averaging window.
 Result<PowerCapSchedule> LoadPowerCapSchedule(const std::string& path, double window_s);
