@@ -5,6 +5,7 @@ Everything that loads the fake library runs in a child process, so no other
 test finds a "libnvidia-ml.so.1" already loaded."""
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -144,11 +145,23 @@ def test_profile_csv_round_trip_and_compare():
     assert parsed[(1, "backward", 1410)] == (pytest.approx(0.04), pytest.approx(12.0))
     online = {(0, "forward", 1410): (0.011, 2.7), (0, "backward", 1200): (0.03, 5.0)}
     diffs = gpu_check.compare_profiles(rows, online)
-    assert len(diffs) == 1
-    clock, ins, dt, de = diffs[0]
-    assert (clock, ins) == (1410, "forward")
+    assert len(diffs) == 1  # 1200 MHz is outside the offline clocks' range
+    clock, ins, dt, de, exact = diffs[0]
+    assert (clock, ins, exact) == (1410, "forward", True)
     assert dt == pytest.approx(0.1)
     assert de == pytest.approx(-0.1)
+
+
+def test_compare_profiles_interpolates_between_offline_clocks():
+    rows = [{"clock_mhz": 1400, "forward_s": 0.010, "backward_s": 0.020, "forward_j": 3.0, "backward_j": 6.0},
+            {"clock_mhz": 1000, "forward_s": 0.014, "backward_s": 0.028, "forward_j": 2.0, "backward_j": 4.0}]
+    online = {(0, "forward", 1100): (0.013, 2.25), (0, "backward", 1000): (0.028, 4.4),
+              (0, "forward", 900): (0.02, 2.0), (1, "forward", 1100): (0.5, 50.0)}
+    diffs = gpu_check.compare_profiles(rows, online)
+    assert [(d[0], d[1], d[4]) for d in diffs] == [(1100, "forward", False), (1000, "backward", True)]
+    # 1100 MHz is a quarter of the way from 1000 to 1400: offline 0.013 s and 2.25 J there.
+    assert diffs[0][2] == pytest.approx(0.0, abs=1e-12) and diffs[0][3] == pytest.approx(0.0, abs=1e-12)
+    assert diffs[1][3] == pytest.approx(0.1)
 
 
 class _CpuEvent:
@@ -193,6 +206,23 @@ TINY = ["--d-model", "32", "--nhead", "4", "--ffn", "64", "--seq", "16", "--max-
         "--forward-ms", "1", "--clocks", "2", "--window-s", "0.4", "--settle-s", "0.05", "--warmup-min-s", "0",
         "--warmup-max-s", "0.4", "--compare-window-s", "0.4", "--blocking-s", "0.3", "--stage-layers", "1,2",
         "--microbatches", "2"]
+
+
+@pytest.mark.skipif(not os.path.exists(FAKE_NVML) or not os.environ.get("PERSEUS_CLI"),
+                    reason="the fake libnvidia-ml or the perseus binary (PERSEUS_CLI) is not built")
+def test_whole_script_with_the_online_step_on_the_fake_gpu(tmp_path):
+    r = _run_on_cpu("--nvml-library", FAKE_NVML, *TINY, "--clocks", "3", "--online-window-s", "0.05",
+                    "--online-timeout-s", "90", "--online-clocks", "4",
+                    env={"FAKE_NVML_ENERGY_PERIOD_MS": "20", "FAKE_NVML_STATE": str(tmp_path / "state")})
+    out = r.stdout
+    assert r.returncode == 0, out + r.stderr
+    assert "online profiling (perseus serve, a one-stage job, perseus.torch hooks" in out
+    assert "phase running after" in out
+    assert "online profiling comparison (online vs offline, same layer" in out
+    # The server profiled 4 clocks from 1410 MHz down to the offline step's lowest, 705 MHz.
+    assert re.search(r"^ +1410  forward .* measured$", out, re.M), out
+    assert re.search(r"^ +705  backward .* measured$", out, re.M), out
+    assert re.search(r"median \|diff\|: time [0-9.]+%, energy [0-9.]+% over 8 rows", out), out
 
 
 @pytest.mark.skipif(not os.path.exists(FAKE_NVML), reason="the fake libnvidia-ml is not built")

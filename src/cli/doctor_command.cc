@@ -382,7 +382,11 @@ Check Doctor::CheckSwitchLatency() {
     }
     if (median > kSwitchWarnS) {
       v = Verdict::kWarn;
-      text += Format("; slower than %.0f ms: short computations run partly at the previous clock", kSwitchWarnS * 1000);
+      text += Format("; slower than %.0f ms: short computations run partly at the previous clock. Each change "
+                     "leaves up to %.0f ms of work at the previous clock: limit changes per iteration so that "
+                     "changes x %.0f ms stays well below the iteration time (max_clock_changes_per_gpu in POST "
+                     "/jobs, perseus optimize --max-clock-changes; docs/schedules.md, \"Clock changes\")",
+                     kSwitchWarnS * 1000, median * 1000, median * 1000);
     }
     c = MakeCheck("switch_latency", v, text);
     c.values = {{"median_ms", median * 1000}, {"min_ms", lo * 1000}, {"max_ms", hi * 1000}};

@@ -238,6 +238,8 @@ TEST(DoctorTest, SlowClockSwitchesWarn) {
   EXPECT_EQ(latency["verdict"], "warn") << latency.dump();
   EXPECT_NEAR(latency["values"]["median_ms"].get<double>(), 30, 5);
   EXPECT_TRUE(Contains(latency["reason"], "slower than 10 ms")) << latency.dump();
+  // The advice names the knob that helps.
+  EXPECT_TRUE(Contains(latency["reason"], "max_clock_changes_per_gpu")) << latency.dump();
 }
 
 TEST(DoctorTest, MeasuresTheEnergyCounterPeriod) {
