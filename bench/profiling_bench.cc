@@ -7,6 +7,7 @@
 // computed from the truth itself, and what profiling cost.
 //
 //   build/ci/bench/profiling_bench [--noise 1] [--realism default] [--microbatches 24] [--pace-ms 40] [--seed 1]
+//                                  [--single-clock-windows 1|0]  (0: cross windows)
 //
 // Needs ../shared/data (prints "skipped" and exits 0 without it).
 #include <algorithm>
@@ -41,6 +42,7 @@ struct Args {
   uint64_t seed = 1;
   double timeout_s = 900;
   std::string realism = "default";
+  bool single_clock_windows = true;  // the server's default
 };
 
 Args ParseArgs(int argc, char** argv) {
@@ -53,6 +55,7 @@ Args ParseArgs(int argc, char** argv) {
     else if (k == "--seed") a.seed = std::strtoull(v.c_str(), nullptr, 10);
     else if (k == "--timeout-s") a.timeout_s = std::atof(v.c_str());
     else if (k == "--realism") a.realism = v;
+    else if (k == "--single-clock-windows") a.single_clock_windows = v == "1" || v == "true";
     else {
       std::fprintf(stderr, "profiling_bench: unknown flag %s\n", k.c_str());
       std::exit(2);
@@ -179,7 +182,7 @@ int main(int argc, char** argv) {
   auto store = Must(server::Store::Open(":memory:", false), "store");
   auto service = Must(server::JobService::Create(store.get(), nullptr), "service");
   perseus::Json job = {{"id", "gpt3"}, {"dp", 1}, {"pp", pp}, {"microbatches", mb},
-                      {"profiling", {{"min_clock_mhz", 855}}}};
+                      {"profiling", {{"min_clock_mhz", 855}, {"single_clock_windows", args.single_clock_windows}}}};
   Must(HandleRegisterJob(*service, job), "register");
   server::ServerOptions so;
   so.port = 0;

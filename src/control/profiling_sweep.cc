@@ -68,6 +68,7 @@ ProfilingState StartSweep(std::vector<std::vector<int>> clocks_per_stage, const 
   p.clocks_mhz = CommonLengthClocks(std::move(clocks_per_stage));
   profiling::DesignOptions design;
   design.reference_every = options.reference_every;
+  design.cross_windows = !options.single_clock_windows;
   AppendWindows(profiling::BaseDesign(stages, static_cast<int>(p.clocks_mhz[0].size()), design), &p);
   return p;
 }

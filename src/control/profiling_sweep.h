@@ -25,6 +25,14 @@ struct ProfilingOptions {
   int max_repeat_rounds = 2;     // rounds of repeat windows for clocks above the target
   double time_budget_s = 1500;   // repeat windows stop when profiling would run past this much job time (0: no limit)
   double thermal_time_constant_s = 0;  // the estimator's thermal drift time constant (0: chosen from the data)
+  // Every window runs each stage's forwards and backwards at one clock (no
+  // cross windows, profiling::DesignOptions::cross_windows; forward and
+  // backward energy split by time at equal power,
+  // profiling::EstimatorOptions::equal_power_split). The default: a clock
+  // switch takes 100 ms on an H200, longer than a computation, so cross
+  // windows' clocks never take effect there; and on profiling_bench it is at
+  // least as accurate at 5 ms too (docs/design.md). false: cross windows.
+  bool single_clock_windows = true;
 };
 
 // A sequence of windows, each giving every stage a forward and a backward

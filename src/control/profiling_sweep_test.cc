@@ -58,6 +58,22 @@ TEST(ProfilingSweep, RunsItsWindowsThenRepeatsWithinRoundsAndBudget) {
   EXPECT_EQ(AddRepeatRound(&p, {{1}, {}}, o, t), 0);  // max_repeat_rounds reached
 }
 
+TEST(ProfilingSweep, SingleClockWindowsNeverSwitchInsideAWindow) {
+  ProfilingOptions o;
+  o.single_clock_windows = true;
+  ProfilingState p = StartSweep({{1410, 1200, 1000, 800}, {1410, 1200, 1000, 800}}, o);
+  ASSERT_GT(p.windows.size(), 4u);
+  for (const ProfilingWindowPlan& w : p.windows) {
+    for (const auto& [forward, backward] : w.stages) EXPECT_EQ(forward, backward) << w.purpose;
+  }
+  o.single_clock_windows = false;
+  bool any_cross = false;
+  for (const ProfilingWindowPlan& w : StartSweep({{1410, 1200, 1000, 800}}, o).windows) {
+    any_cross = any_cross || w.stages[0].first != w.stages[0].second;
+  }
+  EXPECT_TRUE(any_cross);
+}
+
 TEST(ProfilingSweep, RepeatWindowsStopAtTheTimeBudget) {
   ProfilingOptions o;
   o.time_budget_s = 100;

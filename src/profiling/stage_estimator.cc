@@ -476,6 +476,21 @@ ClockEstimate EstimateClock(int i, const std::vector<int>& clocks_mhz, const Lay
   return c;
 }
 
+// EstimatorOptions::equal_power_split: the clock's forward+backward energy
+// and its SE kept, shared by time at one power.
+void SplitByTime(ClockEstimate* c) {
+  const double busy_s = c->forward_time_s + c->backward_time_s;
+  if (!(busy_s > 0)) return;
+  const double total_j = c->forward_energy_j + c->backward_energy_j;
+  const double power_w = total_j / busy_s, power_se_w = c->total_energy_se_j / busy_s;
+  c->forward_power_w = c->backward_power_w = power_w;
+  c->forward_power_se_w = c->backward_power_se_w = power_se_w;
+  c->forward_energy_j = power_w * c->forward_time_s;
+  c->backward_energy_j = power_w * c->backward_time_s;
+  c->forward_energy_se_j = power_se_w * c->forward_time_s;
+  c->backward_energy_se_j = power_se_w * c->backward_time_s;
+}
+
 }  // namespace
 
 Result<StageEstimate> EstimateStage(const std::vector<int>& clocks_mhz,
@@ -515,6 +530,9 @@ Result<StageEstimate> EstimateStage(const std::vector<int>& clocks_mhz,
       PooledTimes(clocks_mhz, observations, Instruction::kBackward, options.prior_relative_sd);
   for (int i = 0; i < layout.clocks; ++i) {
     e.clocks.push_back(EstimateClock(i, clocks_mhz, layout, fit.coef, cov, forward[i], backward[i]));
+  }
+  if (options.equal_power_split) {
+    for (ClockEstimate& c : e.clocks) SplitByTime(&c);
   }
   e.blocking_power_w = fit.coef(layout.Blocking());
   e.blocking_power_se_w = std::sqrt(cov(layout.Blocking(), layout.Blocking()));

@@ -112,6 +112,15 @@ struct EstimatorOptions {
   // sd. Window totals pin Pblk only to several W (about 4-8 W at 3% noise).
   std::optional<double> blocking_power_prior_w;
   double blocking_power_prior_sd_w = 10;
+  // Split each clock's forward+backward energy (which window totals pin)
+  // between forward and backward by their times, as if both drew the same
+  // power. For designs without cross windows (DesignOptions::cross_windows
+  // false), where nothing in the data separates them at a clock: left to the
+  // penalties, the split wanders (up to +-100% on single entries in
+  // profiling_bench) while the sum stays good. On an H200, forward and
+  // forward+backward windows at one clock drew the same power within 1.2%
+  // (docs/real_gpu.md); on the measured GPT-3 A100 profile they differ by ~1%.
+  bool equal_power_split = false;
 };
 
 struct ClockEstimate {

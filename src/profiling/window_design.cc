@@ -83,7 +83,13 @@ std::vector<WindowPlan> BaseDesign(int stages, int num_clocks, const DesignOptio
   for (int k : InterleavedOrder(num_clocks - 1)) clocks.push_back(k + 1);
   std::vector<WindowPlan> body;
   for (int i : clocks) body.push_back(Uniform(stages, {i, i}, WindowPurpose::kDiagonal));
-  for (int i : clocks) body.push_back(Uniform(stages, Cross(i), WindowPurpose::kCross));
+  if (options.cross_windows) {
+    for (int i : clocks) body.push_back(Uniform(stages, Cross(i), WindowPurpose::kCross));
+  } else {  // a second pass, in the reverse order (drift)
+    for (auto it = clocks.rbegin(); it != clocks.rend(); ++it) {
+      body.push_back(Uniform(stages, {*it, *it}, WindowPurpose::kDiagonal));
+    }
+  }
   if (options.blocking_windows && num_clocks >= 2) {
     const WindowConfig high{0, 0}, low{num_clocks - 1, num_clocks - 1};
     const size_t n = body.size();

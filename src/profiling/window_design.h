@@ -61,6 +61,13 @@ struct DesignOptions {
   int reference_every = 8;       // a reference window every this many windows (>= 2; smaller values are raised to 2)
   bool blocking_windows = true;  // add the two blocking windows (needs >= 2 clocks)
   bool stagger_stages = true;    // rotate each stage's sequence (no effect with one stage)
+  // false: no cross windows; every clock gets a second diagonal window
+  // instead, so a stage never switches clocks inside a window. For GPUs whose
+  // clock takes longer to change than a computation lasts (100 ms on an H200,
+  // docs/real_gpu.md), where a cross window's clocks never take effect. The
+  // estimator then splits forward from backward energy by their times at
+  // equal power (stage_estimator.h).
+  bool cross_windows = true;
 };
 
 // The base design for `stages` stages that each list `num_clocks` clocks.

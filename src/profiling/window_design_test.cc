@@ -100,6 +100,24 @@ TEST(BaseDesign, EveryStageRunsEveryClockOnceDiagonalAndOnceCross) {
   }
 }
 
+TEST(BaseDesign, WithoutCrossWindowsEveryClockRunsTwiceDiagonalAndNothingSwitchesInAWindow) {
+  for (bool stagger : {false, true}) {
+    for (int clocks : {2, 3, 10, 38}) {
+      DesignOptions single{8, true, stagger};
+      single.cross_windows = false;
+      const std::vector<WindowPlan> design = BaseDesign(4, clocks, single);
+      EXPECT_EQ(design.size(), BaseDesign(4, clocks, DesignOptions{8, true, stagger}).size()) << "same length";
+      for (int s = 0; s < 4; ++s) {
+        Roles r = StageRoles(design, s);
+        EXPECT_TRUE(r.cross_forward.empty() && r.cross_backward.empty());
+        for (int i = 1; i < clocks; ++i) {
+          EXPECT_EQ(r.diagonal[i], i == clocks - 1 ? 3 : 2) << clocks << " clocks, stage " << s << ", clock " << i;
+        }
+      }
+    }
+  }
+}
+
 TEST(BaseDesign, UnstaggeredStagesSwitchTogether) {
   for (const WindowPlan& w : BaseDesign(4, 38, DesignOptions{8, true, false})) {
     if (w.purpose == WindowPurpose::kBlocking) continue;

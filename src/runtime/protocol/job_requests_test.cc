@@ -33,5 +33,19 @@ TEST(JobSpecTest, TheCanonicalFormParsesBackToTheSameSpec) {
             "field 'pp': expected an integer in [1, 65536], got 0");
 }
 
+TEST(JobSpecTest, SingleClockWindowsIsABooleanDefaultTrueThatRoundTrips) {
+  Result<JobSpec> spec = ParseJobSpec(
+      Json::parse(R"({"id":"j","microbatches":4,"profiling":{"single_clock_windows":false}})"));
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  EXPECT_FALSE(spec->profiling.single_clock_windows);
+  Result<JobSpec> back = ParseJobSpec(JobSpecToJson(*spec));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_FALSE(back->profiling.single_clock_windows);
+  EXPECT_TRUE(ParseJobSpec(Json::parse(R"({"id":"j","microbatches":4})"))->profiling.single_clock_windows);
+  Status bad = ParseJobSpec(Json::parse(R"({"id":"j","microbatches":4,"profiling":{"single_clock_windows":1}})"))
+                   .status();
+  EXPECT_NE(bad.message().find("profiling.single_clock_windows"), std::string::npos) << bad.ToString();
+}
+
 }  // namespace
 }  // namespace perseus::protocol

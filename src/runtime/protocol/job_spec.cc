@@ -50,6 +50,11 @@ Status ParseProfiling(const Json& body, ProfilingOptions* out) {
                                                         "profiling.thermal_time_constant_s", 0, 1e6);
   if (!tau.ok()) return tau.status();
   if (tau->has_value()) out->thermal_time_constant_s = **tau;
+  if (it->contains("single_clock_windows")) {
+    Result<bool> single = GetBool(*it, "single_clock_windows", "profiling.single_clock_windows");
+    if (!single.ok()) return single.status();
+    out->single_clock_windows = *single;
+  }
   return Status::Ok();
 }
 
@@ -241,7 +246,8 @@ Json JobSpecToJson(const JobSpec& spec) {
               {"min_clock_mhz", spec.profiling.min_clock_mhz},
               {"reference_every", spec.profiling.reference_every},
               {"target_relative_error", spec.profiling.target_relative_error},
-              {"max_repeat_rounds", spec.profiling.max_repeat_rounds}}},
+              {"max_repeat_rounds", spec.profiling.max_repeat_rounds},
+              {"single_clock_windows", spec.profiling.single_clock_windows}}},
             {"straggler", {{"window", spec.straggler.window}, {"threshold", spec.straggler.threshold}}}};
   j["blocking_power_w"] = spec.blocking_power_w ? Json(*spec.blocking_power_w) : Json(nullptr);
   if (spec.carbon) {

@@ -60,6 +60,7 @@ profiling::EstimatorOptions EstimatorOptionsFor(const JobSpec& spec, const std::
                                                 const std::vector<profiling::WindowObservation>& observations) {
   profiling::EstimatorOptions e;
   if (spec.profiling.thermal_time_constant_s > 0) e.drift_time_constant_s = spec.profiling.thermal_time_constant_s;
+  e.equal_power_split = spec.profiling.single_clock_windows;
   if (spec.blocking_power_w) {
     e.blocking_power_prior_w = *spec.blocking_power_w;
     e.blocking_power_prior_sd_w = 2;
