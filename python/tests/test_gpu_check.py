@@ -213,10 +213,13 @@ TINY = ["--d-model", "32", "--nhead", "4", "--ffn", "64", "--seq", "16", "--max-
 def test_whole_script_with_the_online_step_on_the_fake_gpu(tmp_path):
     r = _run_on_cpu("--nvml-library", FAKE_NVML, *TINY, "--clocks", "3", "--online-window-s", "0.05",
                     "--online-timeout-s", "90", "--online-clocks", "4",
-                    env={"FAKE_NVML_ENERGY_PERIOD_MS": "20", "FAKE_NVML_STATE": str(tmp_path / "state")})
+                    env={"FAKE_NVML_ENERGY_PERIOD_MS": "20", "FAKE_NVML_STATE": str(tmp_path / "state"),
+                         "FAKE_NVML_CLOCK_LATENCY_MS": "30"})
     out = r.stdout
     assert r.returncode == 0, out + r.stderr
     assert "online profiling (perseus serve, a one-stage job, perseus.torch hooks" in out
+    # The rank client measured the fake GPU's 30 ms clock switches and the server warned.
+    assert re.search(r'"code": "slow_clock_switch".*a locked SM clock takes 3[0-9]\.[0-9] ms to take effect', out), out
     assert "phase running after" in out
     assert "online profiling comparison (online vs offline, same layer" in out
     # The server profiled 4 clocks from 1410 MHz down to the offline step's lowest, 705 MHz.

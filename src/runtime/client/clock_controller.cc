@@ -1,15 +1,33 @@
 #include "runtime/client/clock_controller.h"
 
+#include <chrono>
+#include <cstdlib>
+#include <limits>
+
+#include "common/stats.h"
+
 namespace perseus::client {
 
+namespace {
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
 ClockController::ClockController(std::shared_ptr<runtime::GpuControl> gpu)
-    : gpu_(std::move(gpu)), thread_([this] { Loop(); }) {}
+    : gpu_(std::move(gpu)), thread_([this] { Loop(); }), probe_thread_([this] { ProbeLoop(); }) {}
 
 ClockController::~ClockController() {
   stop_.store(true);
   seq_.fetch_add(1);
   seq_.notify_one();
+  apply_seq_.fetch_add(1);
+  apply_seq_.notify_one();
   thread_.join();
+  probe_thread_.join();
   Restore();
 }
 
@@ -33,6 +51,58 @@ void ClockController::Apply(int sm_clock_mhz) {
   ++changes_;
   // Recorded even on failure so a refused clock is not retried in a loop.
   applied_.store(sm_clock_mhz, std::memory_order_release);
+  if (st.ok() && sm_clock_mhz != kUnlocked) {
+    applied_at_ns_.store(NowNs(), std::memory_order_release);
+    apply_seq_.fetch_add(1, std::memory_order_release);
+    apply_seq_.notify_one();
+  }
+}
+
+void ClockController::ProbeLoop() {
+  uint32_t seen = 0;  // apply_seq_'s initial value: a lock before this thread started still counts
+  int64_t last_probe_ns = std::numeric_limits<int64_t>::min() / 2;  // none yet
+  while (true) {
+    apply_seq_.wait(seen, std::memory_order_acquire);
+    if (stop_.load()) return;
+    seen = apply_seq_.load(std::memory_order_acquire);
+    const int clock = applied_.load(std::memory_order_acquire);
+    const int64_t at_ns = applied_at_ns_.load(std::memory_order_acquire);
+    if (at_ns - last_probe_ns < static_cast<int64_t>(kProbeEveryS * 1e9)) continue;
+    last_probe_ns = at_ns;
+    Probe(clock, at_ns, seen);
+  }
+}
+
+void ClockController::Probe(int sm_clock_mhz, int64_t applied_at_ns, uint32_t apply_seq) {
+  bool switching = false;  // seen at another clock: a GPU already there is no sample
+  while (!stop_.load() && apply_seq_.load(std::memory_order_acquire) == apply_seq) {
+    Result<int> achieved = Status::Unavailable("");
+    {
+      std::lock_guard<std::mutex> lock(gpu_mu_);
+      achieved = gpu_->AchievedSmClockMhz();
+    }
+    const double elapsed_s = static_cast<double>(NowNs() - applied_at_ns) * 1e-9;
+    if (!achieved.ok() || elapsed_s > kProbeMaxS) return;
+    if (std::abs(*achieved - sm_clock_mhz) <= 1) {
+      if (!switching) return;
+      std::lock_guard<std::mutex> lock(latency_mu_);
+      if (latency_samples_s_.size() == kMaxLatencySamples) latency_samples_s_.erase(latency_samples_s_.begin());
+      latency_samples_s_.push_back(elapsed_s);
+      return;
+    }
+    switching = true;
+    std::this_thread::sleep_for(std::chrono::duration<double>(kProbePollS));
+  }
+}
+
+double ClockController::switch_latency_s() const {
+  std::lock_guard<std::mutex> lock(latency_mu_);
+  return latency_samples_s_.empty() ? -1 : Median(latency_samples_s_);
+}
+
+int ClockController::switch_latency_samples() const {
+  std::lock_guard<std::mutex> lock(latency_mu_);
+  return static_cast<int>(latency_samples_s_.size());
 }
 
 void ClockController::Restore() {

@@ -14,6 +14,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "runtime/gpu/gpu_control.h"
 
@@ -43,12 +44,30 @@ class ClockController {
   // Unlocks the GPU's clock now, from any thread.
   void Restore();
   int64_t clock_changes() const { return changes_.load(); }
+  // How long the GPU takes to show a newly locked clock: the median over
+  // sampled switches (seconds; -1 before the first sample, or when the GPU
+  // cannot report its clock). A second thread samples at most one switch a
+  // second, the first that then holds: it polls the achieved clock every
+  // kProbePollS until it equals the locked one (a sample, if it was seen at
+  // another clock first), a newer lock supersedes it or kProbeMaxS passes (no
+  // sample: a cap, or a switch storm).
+  // The lock calls never wait for it. 100 ms on an H200 (docs/real_gpu.md).
+  double switch_latency_s() const;
+  int switch_latency_samples() const;
   int64_t errors() const { return errors_.load(); }
   std::string last_error() const;
 
  private:
+  static constexpr double kProbePollS = 0.001;
+  static constexpr double kProbeMaxS = 0.3;
+  static constexpr double kProbeEveryS = 1.0;
+  static constexpr size_t kMaxLatencySamples = 31;
+
   void Loop();
   void Apply(int sm_clock_mhz);
+  void ProbeLoop();
+  // Polls until the GPU shows `sm_clock_mhz`; records a sample if it does.
+  void Probe(int sm_clock_mhz, int64_t applied_at_ns, uint32_t apply_seq);
 
   std::shared_ptr<runtime::GpuControl> gpu_;
   std::atomic<int> requested_{kNone};
@@ -58,7 +77,12 @@ class ClockController {
   std::atomic<int64_t> changes_{0}, errors_{0};
   mutable std::mutex gpu_mu_;  // serialises GPU calls and last_error_
   std::string last_error_;
+  std::atomic<uint32_t> apply_seq_{0};  // bumped by every successful lock
+  std::atomic<int64_t> applied_at_ns_{0};
+  mutable std::mutex latency_mu_;
+  std::vector<double> latency_samples_s_;  // guarded by latency_mu_; the latest kMaxLatencySamples
   std::thread thread_;
+  std::thread probe_thread_;
 };
 
 // Unlocks the clocks of every registered controller on SIGINT/SIGTERM and at

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <mutex>
 #include <thread>
 
 #include "runtime/gpu/fake_gpu.h"
@@ -52,6 +53,79 @@ TEST(ClockControllerTest, RestoreUnlocksNow) {
   c.Request(1305);  // later requests apply again
   WaitSettled(c);
   EXPECT_EQ(gpu->LockedSmClockMhz(), 1305);
+}
+
+// A GPU whose clock shows `latency` after the lock call.
+class SlowGpu : public runtime::FakeGpu {
+ public:
+  explicit SlowGpu(std::chrono::milliseconds latency) : FakeGpu(0), latency_(latency) {}
+  Status SetSmClockMhz(int sm_clock_mhz) override {
+    Status st = FakeGpu::SetSmClockMhz(sm_clock_mhz);
+    std::lock_guard<std::mutex> lock(mu_);
+    const auto now = std::chrono::steady_clock::now();
+    previous_mhz_ = Shown(now);
+    target_mhz_ = sm_clock_mhz;
+    lock_time_ = now;
+    return st;
+  }
+  Result<int> AchievedSmClockMhz() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return Shown(std::chrono::steady_clock::now());
+  }
+
+ private:
+  int Shown(std::chrono::steady_clock::time_point now) const {
+    return now - lock_time_ >= latency_ ? target_mhz_ : previous_mhz_;
+  }
+  std::chrono::milliseconds latency_;
+  std::mutex mu_;
+  int previous_mhz_ = 1410, target_mhz_ = 1410;
+  std::chrono::steady_clock::time_point lock_time_{};
+};
+
+void WaitForLatencySamples(const ClockController& c, int samples) {
+  for (int i = 0; i < 3000 && c.switch_latency_samples() < samples; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+TEST(ClockControllerTest, MeasuresHowLongTheGpuTakesToShowALockedClock) {
+  auto gpu = std::make_shared<SlowGpu>(std::chrono::milliseconds(60));
+  ClockController c(gpu);
+  EXPECT_LT(c.switch_latency_s(), 0);  // nothing measured yet
+  c.Request(1005);
+  WaitSettled(c);
+  EXPECT_EQ(gpu->LockedSmClockMhz(), 1005);  // the lock call did not wait for the probe
+  WaitForLatencySamples(c, 1);
+  ASSERT_EQ(c.switch_latency_samples(), 1);
+  EXPECT_GE(c.switch_latency_s(), 0.059);
+  EXPECT_LT(c.switch_latency_s(), 0.25);
+  // At most one probe a second: a switch right after is not sampled.
+  c.Request(1200);
+  WaitSettled(c);
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  EXPECT_EQ(c.switch_latency_samples(), 1);
+}
+
+TEST(ClockControllerTest, ASwitchSupersededBeforeItShowsGivesNoSample) {
+  auto gpu = std::make_shared<SlowGpu>(std::chrono::milliseconds(80));
+  ClockController c(gpu);
+  c.Request(1005);
+  WaitSettled(c);
+  c.Request(1200);  // within the 80 ms: the probe of 1005 is abandoned
+  WaitSettled(c);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(c.switch_latency_samples(), 0);
+}
+
+TEST(ClockControllerTest, AGpuThatCannotReportItsClockGivesNoLatency) {
+  auto gpu = std::make_shared<runtime::FakeGpu>(0);  // AchievedSmClockMhz: unavailable
+  ClockController c(gpu);
+  c.Request(1200);
+  WaitSettled(c);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(c.switch_latency_samples(), 0);
+  EXPECT_LT(c.switch_latency_s(), 0);
 }
 
 }  // namespace

@@ -157,6 +157,7 @@ std::optional<Json> RankClient::WindowReport(const WindowRecord& record, bool gi
   report.late_clocks = record.late_clocks;
   report.durations = framework ? "framework" : "hooks";
   report.energy_j = energy_j.value_or(-1);
+  report.clock_switch_latency_s = controller_->switch_latency_s();
   std::lock_guard<std::mutex> lock(mu_);
   report.achieved_clock_mhz = stats_.achieved_clock_mhz > 0 ? stats_.achieved_clock_mhz : 0;
   return protocol::WindowReportToJson(report);

@@ -81,6 +81,7 @@ Json WindowReportToJson(const WindowReport& r) {
   if (r.energy_j >= 0) j["energy_j"] = r.energy_j;
   if (r.achieved_clock_mhz > 0) j["achieved_clock_mhz"] = r.achieved_clock_mhz;
   if (r.mid_s >= 0) j["mid_s"] = r.mid_s;
+  if (r.clock_switch_latency_s >= 0) j["clock_switch_latency_s"] = r.clock_switch_latency_s;
   return j;
 }
 
@@ -121,6 +122,10 @@ Result<WindowReport> ParseWindowReport(const Json& body) {
   Result<std::optional<double>> mid = GetOptionalNumber(body, "mid_s", "mid_s", 0, 1e12);
   if (!mid.ok()) return mid.status();
   r.mid_s = mid->value_or(-1);
+  Result<std::optional<double>> latency =
+      GetOptionalNumber(body, "clock_switch_latency_s", "clock_switch_latency_s", 0, 60);
+  if (!latency.ok()) return latency.status();
+  r.clock_switch_latency_s = latency->value_or(-1);
   if (body.contains("durations")) {
     Result<std::string> d = GetString(body, "durations", "durations", 16);
     if (!d.ok()) return d.status();

@@ -19,6 +19,7 @@ WindowReport Sample() {
   r.late_clocks = 1;
   r.achieved_clock_mhz = 1395;
   r.mid_s = 12.5;
+  r.clock_switch_latency_s = 0.1;
   r.durations = "framework";
   return r;
 }
@@ -32,7 +33,14 @@ TEST(RankMessages, AWindowReportSurvivesTheWire) {
   EXPECT_DOUBLE_EQ(got->forward.time_sq_s2, 0.1 * 0.1 + 0.2 * 0.2);
   EXPECT_EQ(got->achieved_clock_mhz, 1395);
   EXPECT_EQ(got->durations, "framework");
+  EXPECT_DOUBLE_EQ(got->clock_switch_latency_s, 0.1);
   EXPECT_EQ(WindowReportToJson(*got), WindowReportToJson(sent));
+  Json slow = WindowReportToJson(sent);
+  slow["clock_switch_latency_s"] = -0.5;
+  EXPECT_EQ(ParseWindowReport(slow).status().message(),
+            "field 'clock_switch_latency_s': expected a number in [0, 60], got -0.5");
+  slow.erase("clock_switch_latency_s");
+  EXPECT_LT(ParseWindowReport(slow)->clock_switch_latency_s, 0);  // not measured
   // Unmeasured energy and unknown clocks are left out, and read back as such.
   WindowReport unmeasured = sent;
   unmeasured.energy_j = -1;

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <mutex>
 
 #include "control/profiling_sweep.h"
@@ -93,6 +94,16 @@ Status CheckReportFits(const WindowReport& r, const ProfilingState& p, const Ran
   return Status::Ok();
 }
 
+// A clock switch slower than this (and than a quarter of a computation) is
+// worth a warning; perseus doctor warns above the same 10 ms.
+constexpr double kSlowClockSwitchS = 0.010;
+
+std::string FormatMs(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f ms", seconds * 1e3);
+  return text;
+}
+
 // Warnings a single report can raise: clocks that do not stick.
 void WarnAboutReport(const WindowReport& r, const RankInfo& info, ControlState* state) {
   const bool steady = r.forward_clock_mhz == r.backward_clock_mhz;
@@ -106,6 +117,17 @@ void WarnAboutReport(const WindowReport& r, const RankInfo& info, ControlState* 
                        info.pp_rank, info.rank});
   }
   const int64_t computations = r.forward.count + r.backward.count;
+  const double mean_computation_s = computations > 0 ? (r.forward.time_s + r.backward.time_s) / computations : 0;
+  if (r.clock_switch_latency_s > std::max(kSlowClockSwitchS, 0.25 * mean_computation_s)) {
+    state->AddWarning({"slow_clock_switch",
+                       "rank " + std::to_string(info.rank) + " (" + info.gpu_name + "): a locked SM clock takes " +
+                           FormatMs(r.clock_switch_latency_s) + " to take effect, against " +
+                           FormatMs(mean_computation_s) +
+                           " per computation: plans that change clocks between computations run them partly at "
+                           "the previous clock and save less than predicted; limit clock changes "
+                           "(max_clock_changes_per_gpu, docs/schedules.md \"Clock changes\")",
+                       info.pp_rank, info.rank});
+  }
   if (r.late_clocks * 2 > computations) {
     state->AddWarning({"clock_late",
                        "rank " + std::to_string(info.rank) + ": " + std::to_string(r.late_clocks) + " of " +

@@ -447,6 +447,7 @@ TEST_F(JobServiceTest, WarnsLoudlyAboutWhatMakesAProfileOrAPlanWrong) {
         body["achieved_clock_mhz"] = 780;  // capped
         body["late_clocks"] = 5;           // of 8 computations: more than half
       }
+      body["clock_switch_latency_s"] = r == 0 ? 0.1 : 0.002;  // rank 0's GPU switches as slowly as an H200
       ASSERT_TRUE(HandleReportWindow(*service_, "j", r, body).ok());
     }
   }
@@ -466,6 +467,8 @@ TEST_F(JobServiceTest, WarnsLoudlyAboutWhatMakesAProfileOrAPlanWrong) {
   EXPECT_EQ(codes["clock_has_no_effect/0/-1"], 0);
   EXPECT_EQ(codes["achieved_clock/0/0"], 1);
   EXPECT_EQ(codes["clock_late/0/0"], 1);
+  EXPECT_EQ(codes["slow_clock_switch/0/0"], 1);
+  EXPECT_EQ(codes["slow_clock_switch/1/1"], 0);
   EXPECT_EQ(codes["schedule_mismatch/1/1"], 1);
   Json plan = Plan(*service_, "j", 0);
   EXPECT_EQ(plan["kind"], "frontier");
