@@ -19,6 +19,7 @@
 
 #include "cli/doctor_estimates.h"
 #include "common/stats.h"
+#include "control/clock_change_limit.h"
 #include "runtime/gpu/daemon_gpu.h"
 #include "runtime/gpu/nvml_gpu.h"
 
@@ -33,7 +34,7 @@ using runtime::GpuControl;
 constexpr double kLockReadbackS = 0.5;     // wait for the locked clock to show
 constexpr double kSwitchTimeoutS = 0.2;    // per switch
 constexpr int kSwitches = 6;
-constexpr double kSwitchWarnS = 0.010;     // slower switches lag short computations
+constexpr double kSwitchWarnS = control::kSlowClockSwitchS;  // slower switches lag short computations
 constexpr double kClockPollS = 0.0001;
 constexpr double kEnergyPollS = 0.001;
 constexpr double kEnergyMinS = 1.0;        // poll at least this long ...

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <mutex>
 
+#include "control/clock_change_limit.h"
 #include "control/profiling_sweep.h"
 #include "perseus/gpu_model.h"
 #include "profiling/profile_checks.h"
@@ -94,10 +95,6 @@ Status CheckReportFits(const WindowReport& r, const ProfilingState& p, const Ran
   return Status::Ok();
 }
 
-// A clock switch slower than this (and than a quarter of a computation) is
-// worth a warning; perseus doctor warns above the same 10 ms.
-constexpr double kSlowClockSwitchS = 0.010;
-
 std::string FormatMs(double seconds) {
   char text[32];
   std::snprintf(text, sizeof text, "%.1f ms", seconds * 1e3);
@@ -116,9 +113,10 @@ void WarnAboutReport(const WindowReport& r, const RankInfo& info, ControlState* 
                            "its profile describes the achieved clock",
                        info.pp_rank, info.rank});
   }
+  state->clock_switch_latency_s = std::max(state->clock_switch_latency_s, r.clock_switch_latency_s);
   const int64_t computations = r.forward.count + r.backward.count;
   const double mean_computation_s = computations > 0 ? (r.forward.time_s + r.backward.time_s) / computations : 0;
-  if (r.clock_switch_latency_s > std::max(kSlowClockSwitchS, 0.25 * mean_computation_s)) {
+  if (control::IsSlowClockSwitch(r.clock_switch_latency_s, mean_computation_s)) {
     state->AddWarning({"slow_clock_switch",
                        "rank " + std::to_string(info.rank) + " (" + info.gpu_name + "): a locked SM clock takes " +
                            FormatMs(r.clock_switch_latency_s) + " to take effect, against " +
@@ -268,13 +266,15 @@ void JobService::Optimize(const std::string& job_id) {
   Job& job = **found;
   JobSpec spec;
   std::string csv;
-  double blocking_power_w = 0;
+  double blocking_power_w = 0, clock_switch_latency_s = -1;
+  int limited_to = -1;  // clock changes per GPU per iteration, when slow switches limited them
   {
     std::lock_guard<std::mutex> lock(job.mu);
     if (job.state.phase != Phase::kOptimizing) return;
     spec = job.spec;
     csv = job.profile_csv;
     blocking_power_w = job.state.blocking_power_w;
+    clock_switch_latency_s = job.state.clock_switch_latency_s;
   }
   Log("optimization_started", {{"job", job_id}});
   Result<Frontier> frontier = Status::Internal("not solved");
@@ -286,6 +286,13 @@ void JobService::Optimize(const std::string& job_id) {
     FrontierOptions options;
     options.unit_time_s = spec.unit_time_s;
     options.max_clock_changes_per_gpu = spec.max_clock_changes_per_gpu;
+    if (problem.ok()) {
+      options.max_clock_changes_per_gpu = control::ClockChangeLimit(
+          spec.max_clock_changes_per_gpu, clock_switch_latency_s, EvaluatePlan(*problem, AllMaxPlan(*problem)).time_s);
+    }
+    if (options.max_clock_changes_per_gpu != spec.max_clock_changes_per_gpu) {
+      limited_to = options.max_clock_changes_per_gpu;
+    }
     options.cancel = &cancel_solves_;
     frontier = problem.ok() ? solver_(*problem, options) : Result<Frontier>(problem.status());
   }
@@ -302,6 +309,15 @@ void JobService::Optimize(const std::string& job_id) {
   if (job.deleted || job.state.phase != Phase::kOptimizing) return;
   ControlState state = job.state;
   StoreWrite write;
+  if (book.ok() && limited_to >= 0) {
+    state.AddWarning({"clock_changes_limited",
+                      "plans make at most " + std::to_string(limited_to) +
+                          " clock changes per GPU per iteration: a clock switch takes " +
+                          FormatMs(clock_switch_latency_s) + " on this job's GPUs, so more changes would leave more than " +
+                          std::to_string(static_cast<int>(control::kSwitchTimeShare * 100)) +
+                          "% of an iteration at a previous clock; set max_clock_changes_per_gpu to choose",
+                      -1, -1});
+  }
   if (book.ok()) {
     state.phase = Phase::kRunning;
     state.base_version = state.NextVersion();

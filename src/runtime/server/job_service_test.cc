@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <set>
 #include <thread>
 
 #include "runtime/server/test_util.h"
@@ -469,6 +470,14 @@ TEST_F(JobServiceTest, WarnsLoudlyAboutWhatMakesAProfileOrAPlanWrong) {
   EXPECT_EQ(codes["clock_late/0/0"], 1);
   EXPECT_EQ(codes["slow_clock_switch/0/0"], 1);
   EXPECT_EQ(codes["slow_clock_switch/1/1"], 0);
+  // 100-ms switches and a sub-second iteration: the plans were limited to one change per GPU (around the
+  // cycle, so a GPU runs at most two clocks), and the job says why.
+  EXPECT_EQ(codes["clock_changes_limited/-1/-1"], 1) << summary.dump();
+  for (int r = 0; r < 2; ++r) {
+    std::set<int> clocks;
+    for (const Json& step : Plan(*service_, "j", r)["steps"]) clocks.insert(step["sm_clock_mhz"].get<int>());
+    EXPECT_LE(clocks.size(), 2u) << "rank " << r;
+  }
   EXPECT_EQ(codes["schedule_mismatch/1/1"], 1);
   Json plan = Plan(*service_, "j", 0);
   EXPECT_EQ(plan["kind"], "frontier");

@@ -125,7 +125,8 @@ Json ControlStateToJson(const ControlState& state) {
           {"version_counter", state.version_counter}, {"base_version", state.base_version},
           {"profiling", ProfilingToJson(state.profiling)}, {"warnings", protocol::JobWarningsToJson(state.warnings)},
           {"pipelines", pipelines}, {"stragglers", stragglers},
-          {"blocking_power_w", state.blocking_power_w}, {"carbon", carbon},
+          {"blocking_power_w", state.blocking_power_w}, {"clock_switch_latency_s", state.clock_switch_latency_s},
+          {"carbon", carbon},
           {"power_cap", PowerCapToJson(state.power_cap)}};
 }
 
@@ -139,6 +140,7 @@ Result<ControlState> ControlStateFromJson(const Json& j) {
     state.version_counter = j.at("version_counter").get<int64_t>();
     state.base_version = j.at("base_version").get<int64_t>();
     state.blocking_power_w = j.at("blocking_power_w").get<double>();
+    state.clock_switch_latency_s = j.value("clock_switch_latency_s", -1.0);  // absent in older databases
     // Databases written before windowed profiling hold "stages" (a per-stage
     // clock sweep) instead: a job still profiling then restarts profiling.
     if (j.contains("profiling")) state.profiling = ProfilingFromJson(j.at("profiling"));

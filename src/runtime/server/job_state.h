@@ -84,6 +84,9 @@ struct ControlState {
   std::vector<PipelinePlan> pipelines;   // [pipeline], filled when running starts
   std::vector<Straggler> stragglers;
   double blocking_power_w = 0;           // per GPU, used by the optimisation
+  // The slowest clock switch any rank reported (seconds; < 0: none), which
+  // limits clock changes when the spec does not (ClockChangeLimit).
+  double clock_switch_latency_s = -1;
   CarbonState carbon;
   PowerCapState power_cap;
 
