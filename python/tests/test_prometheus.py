@@ -181,8 +181,10 @@ def test_grafana_dashboard_queries_what_the_server_exports(prometheus):
     # A declared straggler, so the straggler series exist too (a plan change resets the
     # measured means until new iterations arrive: hence the names from both scrapes).
     perseus.declare_straggler(server, JOB, pipeline=0, slowdown=1.2)
+    # And a power cap, so the power panel's series exist.
+    perseus.set_power_cap(server, JOB, average_w=5000.0)
     titles = " ".join(p["title"] for p in dash["panels"]).lower()
-    for subject in ("energy saved", "plan", "straggler", "carbon"):
+    for subject in ("energy saved", "plan", "straggler", "carbon", "power cap", "warnings"):
         assert subject in titles, subject
     # Gauges of recent iterations are absent between a plan change and the next complete iteration.
     wanted = {name for expr in exprs for name in re.findall(r"\bperseus_\w+", expr)}
