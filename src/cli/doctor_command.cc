@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -19,6 +18,7 @@
 
 #include "cli/doctor_estimates.h"
 #include "common/stats.h"
+#include "common/strings.h"
 #include "control/clock_change_limit.h"
 #include "runtime/gpu/daemon_gpu.h"
 #include "runtime/gpu/nvml_gpu.h"
@@ -86,13 +86,6 @@ Check MakeCheck(const std::string& name, Verdict verdict, std::string reason) {
   c.verdict = verdict;
   c.reason = std::move(reason);
   return c;
-}
-
-template <typename... Args>
-std::string Format(const char* fmt, Args... args) {
-  char buf[1024];
-  std::snprintf(buf, sizeof(buf), fmt, args...);
-  return buf;
 }
 
 double NowS() {

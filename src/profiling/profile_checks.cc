@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdarg>
-#include <cstdio>
 #include <limits>
+
+#include "common/strings.h"
 
 namespace perseus::profiling {
 namespace {
@@ -13,16 +13,6 @@ constexpr double kSigmas = 3;
 constexpr double kNoEffectFraction = 0.02;
 constexpr double kNoEffectMinClockRatio = 0.9;
 constexpr double kNonMonotonicFraction = 0.01;
-
-std::string Format(const char* format, ...) __attribute__((format(printf, 1, 2)));
-std::string Format(const char* format, ...) {
-  char buffer[512];
-  va_list args;
-  va_start(args, format);
-  std::vsnprintf(buffer, sizeof buffer, format, args);
-  va_end(args);
-  return buffer;
-}
 
 struct Point {
   int clock_mhz = 0;

@@ -2,9 +2,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <mutex>
 
+#include "common/strings.h"
 #include "control/clock_change_limit.h"
 #include "control/profiling_sweep.h"
 #include "perseus/gpu_model.h"
@@ -95,12 +95,6 @@ Status CheckReportFits(const WindowReport& r, const ProfilingState& p, const Ran
   return Status::Ok();
 }
 
-std::string FormatMs(double seconds) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f ms", seconds * 1e3);
-  return text;
-}
-
 // Warnings a single report can raise: clocks that do not stick.
 void WarnAboutReport(const WindowReport& r, const RankInfo& info, ControlState* state) {
   const bool steady = r.forward_clock_mhz == r.backward_clock_mhz;
@@ -119,8 +113,8 @@ void WarnAboutReport(const WindowReport& r, const RankInfo& info, ControlState* 
   if (control::IsSlowClockSwitch(r.clock_switch_latency_s, mean_computation_s)) {
     state->AddWarning({"slow_clock_switch",
                        "rank " + std::to_string(info.rank) + " (" + info.gpu_name + "): a locked SM clock takes " +
-                           FormatMs(r.clock_switch_latency_s) + " to take effect, against " +
-                           FormatMs(mean_computation_s) +
+                           Format("%.1f ms", r.clock_switch_latency_s * 1e3) + " to take effect, against " +
+                           Format("%.1f ms", mean_computation_s * 1e3) +
                            " per computation: plans that change clocks between computations run them partly at "
                            "the previous clock and save less than predicted; limit clock changes "
                            "(max_clock_changes_per_gpu, docs/schedules.md \"Clock changes\")",
@@ -289,9 +283,7 @@ void JobService::Optimize(const std::string& job_id) {
     if (problem.ok()) {
       options.max_clock_changes_per_gpu = control::ClockChangeLimit(
           spec.max_clock_changes_per_gpu, clock_switch_latency_s, EvaluatePlan(*problem, AllMaxPlan(*problem)).time_s);
-    }
-    if (options.max_clock_changes_per_gpu != spec.max_clock_changes_per_gpu) {
-      limited_to = options.max_clock_changes_per_gpu;
+      if (options.max_clock_changes_per_gpu != spec.max_clock_changes_per_gpu) limited_to = options.max_clock_changes_per_gpu;
     }
     options.cancel = &cancel_solves_;
     frontier = problem.ok() ? solver_(*problem, options) : Result<Frontier>(problem.status());
@@ -313,7 +305,7 @@ void JobService::Optimize(const std::string& job_id) {
     state.AddWarning({"clock_changes_limited",
                       "plans make at most " + std::to_string(limited_to) +
                           " clock changes per GPU per iteration: a clock switch takes " +
-                          FormatMs(clock_switch_latency_s) + " on this job's GPUs, so more changes would leave more than " +
+                          Format("%.1f ms", clock_switch_latency_s * 1e3) + " on this job's GPUs, so more changes would leave more than " +
                           std::to_string(static_cast<int>(control::kSwitchTimeShare * 100)) +
                           "% of an iteration at a previous clock; set max_clock_changes_per_gpu to choose",
                       -1, -1});
