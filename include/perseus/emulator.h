@@ -172,6 +172,12 @@ struct ClosedLoopReport {
   LoopFigures without_clock_latency;   // clock changes take effect at once
   LoopFigures instant_detection;       // noise-free iteration times, plans delivered at once
                                        // (detection still takes its window of iterations)
+  // Clock changes per GPU per iteration the loop's plans make at most, chosen
+  // as the server does for the clock latency
+  // (control::LimitClockChangesForLatency; -1: no limit), and, when that
+  // limit was chosen (not the spec's), the figures without it.
+  int clock_change_limit = -1;
+  std::optional<LoopFigures> without_clock_change_limit;
 };
 
 struct EmulationResult {

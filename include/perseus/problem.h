@@ -72,6 +72,22 @@ struct PlanCost {
 PlanCost EvaluatePlan(const Problem& problem, const PlanChoice& choice);
 // Start time of every node when each starts as early as possible.
 std::vector<double> EarliestStarts(const Problem& problem, const PlanChoice& choice);
+
+// Node `i`'s time and energy on a GPU whose clock changes take effect
+// `clock_latency_s` after the computation that needs them starts (the lock
+// call is made at its start): it runs its first clock_latency_s at the
+// previous computation's clock (on its GPU, the last one of the iteration for
+// the first), so with work W = t_new * f_new it lasts
+// t_new + L (1 - f_old / f_new) (or W / f_old when it ends within the latency),
+// drawing the previous option's power meanwhile. The planned option when the
+// clock does not change or the latency is 0. An approximation when the latency
+// spans several computations (the previous one is taken to have reached its
+// clock).
+FreqPoint OptionWithClockLatency(const Problem& problem, const PlanChoice& choice, int i, double clock_latency_s);
+// EvaluatePlan with every computation's time and energy from
+// OptionWithClockLatency: what the plan costs on GPUs with slow clock
+// switches. Equals EvaluatePlan at latency 0.
+PlanCost EvaluatePlanWithClockLatency(const Problem& problem, const PlanChoice& choice, double clock_latency_s);
 // The plan that runs every computation at its highest listed frequency.
 PlanChoice AllMaxPlan(const Problem& problem);
 

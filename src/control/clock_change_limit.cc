@@ -1,18 +1,67 @@
 #include "control/clock_change_limit.h"
 
 #include <algorithm>
-#include <cmath>
+#include <vector>
 
 namespace perseus::control {
+namespace {
+
+// The limits tried: 0-4, then about 1.5x apart, below the most changes any
+// GPU makes in the unlimited plan.
+std::vector<int> CandidateLimits(int most_changes) {
+  std::vector<int> out;
+  for (int k = 0; k < most_changes; k = k < 4 ? k + 1 : k + k / 2) out.push_back(k);
+  return out;
+}
+
+}  // namespace
 
 bool IsSlowClockSwitch(double latency_s, double mean_computation_s) {
   return latency_s > std::max(kSlowClockSwitchS, 0.25 * mean_computation_s);
 }
 
-int ClockChangeLimit(int spec_limit, double clock_switch_latency_s, double all_max_time_s) {
-  if (spec_limit >= 0 || !(clock_switch_latency_s > kSlowClockSwitchS) || !(all_max_time_s > 0)) return spec_limit;
-  const double changes = kSwitchTimeShare * all_max_time_s / clock_switch_latency_s;
-  return static_cast<int>(std::clamp(std::floor(changes), 1.0, 1e6));
+ClockChangeDecision LimitClockChangesForLatency(const Problem& problem, int spec_limit, double clock_switch_latency_s,
+                                                Frontier* frontier, const std::atomic<bool>* cancel) {
+  ClockChangeDecision d;
+  d.limit = spec_limit;
+  if (spec_limit >= 0 || !(clock_switch_latency_s > kSlowClockSwitchS)) return d;
+  const FrontierPlan* fastest = frontier->NoSlowdownPlan();
+  if (fastest == nullptr) return d;
+  d.all_max_time_s = frontier->all_max.time_s;
+  d.unlimited = EvaluatePlanWithClockLatency(problem, fastest->choice, clock_switch_latency_s);
+  const double deadline_s = d.all_max_time_s * (1 + kLatencySlowdownTolerance);
+  if (d.unlimited.time_s <= deadline_s) {
+    d.limited = d.unlimited;
+    return d;
+  }
+  // The least energy among limits within the tolerance of all-max; should none be
+  // (a GPU whose computations share no clock), the fastest.
+  const std::vector<int> changes = ClockChangesPerGpu(problem, fastest->choice);
+  int best = -1, quickest = -1;
+  PlanCost best_cost, quickest_cost = d.unlimited;
+  for (int k : CandidateLimits(*std::max_element(changes.begin(), changes.end()))) {
+    if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) return d;
+    const PlanCost cost =
+        EvaluatePlanWithClockLatency(problem, LimitClockChanges(problem, fastest->choice, k), clock_switch_latency_s);
+    if (cost.time_s < quickest_cost.time_s) {
+      quickest = k;
+      quickest_cost = cost;
+    }
+    if (cost.time_s <= deadline_s && (best < 0 || cost.energy_j < best_cost.energy_j)) {
+      best = k;
+      best_cost = cost;
+    }
+  }
+  if (best < 0) {
+    best = quickest;
+    best_cost = quickest_cost;
+  }
+  if (best < 0) return d;  // no limit is faster than none
+  d.limit = best;
+  d.limited = best_cost;
+  d.automatic = true;
+  LimitFrontierClockChanges(problem, d.limit, frontier, cancel);
+  return d;
 }
 
 }  // namespace perseus::control

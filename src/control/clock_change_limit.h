@@ -1,28 +1,60 @@
 // Clock switches that take long: when a GPU shows a locked clock only after
 // a delay comparable to its computations (100 ms on an H200, docs/real_gpu.md),
 // a plan that changes clocks between computations runs them partly at the
-// previous clock. These decide when that is worth a warning and how many
-// changes per GPU per iteration a plan may then make. perseus doctor, the
-// server's window-report checks and its optimisation all use them.
-// Thread safety: pure functions.
+// previous clock, which can make the "no-slowdown" plan slower than all-max.
+// These decide when that is worth a warning and how many changes per GPU per
+// iteration plans may then make. perseus doctor, the server's window-report
+// checks, its optimisation and the emulator's closed loop all use them.
+// Thread safety: pure functions (LimitClockChangesForLatency writes only the
+// frontier it is given).
 #pragma once
+
+#include <atomic>
+
+#include "perseus/optimizer.h"
 
 namespace perseus::control {
 
-// A switch slower than this is worth a warning (doctor, the server).
+// A switch slower than this is worth a warning (doctor, the server) and has
+// plans checked against it.
 inline constexpr double kSlowClockSwitchS = 0.010;
-// With slow switches, a plan's changes may leave at most this share of the
-// all-max iteration at a previous clock: changes x latency <= share x time.
-inline constexpr double kSwitchTimeShare = 0.05;
+
+// The modelled slowdown against all-max a limited plan may have: half the
+// 1% run-to-run noise of iteration times. Without it no limit but zero
+// changes qualifies at 100 ms switches on the shared GPT-3 profile (8 x 12):
+// at 0.5% it keeps 2 changes per GPU and 3.5% savings for a 0.26% slowdown
+// (perseus emulate --closed-loop, docs/schedules.md "Clock changes").
+inline constexpr double kLatencySlowdownTolerance = 0.005;
 
 // True when a measured switch latency is slow for computations of this mean
 // length: above kSlowClockSwitchS and a quarter of a computation.
 bool IsSlowClockSwitch(double latency_s, double mean_computation_s);
 
-// The clock changes per GPU per iteration plans may make: the spec's limit
-// when it sets one (>= 0); else, when the latency is above
-// kSlowClockSwitchS, floor(kSwitchTimeShare x all_max_time_s / latency_s),
-// at least 1; else -1 (no limit).
-int ClockChangeLimit(int spec_limit, double clock_switch_latency_s, double all_max_time_s);
+struct ClockChangeDecision {
+  // Clock changes per GPU per iteration every plan makes at most: the spec's
+  // limit, or the chosen one; -1: no limit.
+  int limit = -1;
+  bool automatic = false;  // chosen for the latency (not the spec's)
+  // The no-slowdown plan evaluated with the latency
+  // (EvaluatePlanWithClockLatency) without a limit and with `limit`; both
+  // zero when the latency was not checked.
+  PlanCost unlimited, limited;
+  double all_max_time_s = 0;
+};
+
+// With a limit in the spec (spec_limit >= 0) or switches no slower than
+// kSlowClockSwitchS (or unmeasured, < 0): nothing changes. Otherwise the
+// limit is chosen by the model of a late switch (OptionWithClockLatency):
+// among no limit and 0, 1, 2, 3, 4, 6, 8, 12, ... changes per GPU per
+// iteration, the one whose no-slowdown plan (LimitClockChanges of the
+// frontier's), evaluated with the latency, uses the least energy while at
+// most kLatencySlowdownTolerance slower than all-max (the fastest when none
+// is); then every frontier plan is limited to it (LimitFrontierClockChanges).
+// Zero changes nearly always qualifies: every GPU then runs one clock, which
+// no latency delays. Nothing changes when the unlimited plan is within the
+// tolerance.
+// REQUIRES: `frontier` was solved for `problem` and has a no-slowdown plan.
+ClockChangeDecision LimitClockChangesForLatency(const Problem& problem, int spec_limit, double clock_switch_latency_s,
+                                                Frontier* frontier, const std::atomic<bool>* cancel = nullptr);
 
 }  // namespace perseus::control

@@ -2,25 +2,70 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
+#include "perseus/gpu_model.h"
+
 namespace perseus::control {
 namespace {
 
-TEST(ClockChangeLimit, TheSpecsLimitWins) {
-  EXPECT_EQ(ClockChangeLimit(8, 0.1, 10), 8);
-  EXPECT_EQ(ClockChangeLimit(0, 0.1, 10), 0);
+// The bundled GPT-3 XL example on an A100 and its frontier (the no-slowdown
+// plan changes clocks often).
+struct Job {
+  Problem problem;
+  Frontier frontier;
+};
+
+Job SolvedJob() {
+  Result<Example> example = FindExample("gpt3-xl-a100");
+  EXPECT_TRUE(example.ok());
+  Result<Problem> problem = BuildProblem(example->profile, example->spec);
+  EXPECT_TRUE(problem.ok());
+  Result<Frontier> frontier = SolveFrontier(*problem, FrontierOptions{});
+  EXPECT_TRUE(frontier.ok());
+  return {std::move(*problem), std::move(*frontier)};
 }
 
-TEST(ClockChangeLimit, FastOrUnmeasuredSwitchesLeavePlansFree) {
-  EXPECT_EQ(ClockChangeLimit(-1, -1, 10), -1);
-  EXPECT_EQ(ClockChangeLimit(-1, 0.005, 10), -1);
-  EXPECT_EQ(ClockChangeLimit(-1, 0.1, 0), -1);
+int MostChanges(const Problem& problem, const PlanChoice& choice) {
+  const std::vector<int> changes = ClockChangesPerGpu(problem, choice);
+  return *std::max_element(changes.begin(), changes.end());
 }
 
-TEST(ClockChangeLimit, SlowSwitchesLeaveAtMostFivePercentAtAPreviousClock) {
-  EXPECT_EQ(ClockChangeLimit(-1, 0.1, 18.0), 9);   // an 18 s iteration on an H200: one per 2 s
-  EXPECT_EQ(ClockChangeLimit(-1, 0.1, 2.5), 1);    // 1.25 changes: one
-  EXPECT_EQ(ClockChangeLimit(-1, 0.1, 0.75), 1);   // never below one
-  EXPECT_EQ(ClockChangeLimit(-1, 0.02, 18.0), 45);
+TEST(LimitClockChangesForLatency, TheSpecsLimitAndFastSwitchesLeaveTheFrontierAlone) {
+  Job job = SolvedJob();
+  const PlanChoice before = job.frontier.NoSlowdownPlan()->choice;
+  for (auto [spec_limit, latency_s] : {std::pair{3, 0.1}, {0, 0.1}, {-1, 0.005}, {-1, -1.0}}) {
+    Frontier f = job.frontier;
+    const ClockChangeDecision d = LimitClockChangesForLatency(job.problem, spec_limit, latency_s, &f);
+    EXPECT_EQ(d.limit, spec_limit);
+    EXPECT_FALSE(d.automatic);
+    EXPECT_EQ(f.NoSlowdownPlan()->choice, before);
+  }
+}
+
+TEST(LimitClockChangesForLatency, SlowSwitchesGetTheCheapestLimitWithinTheTolerance) {
+  Job job = SolvedJob();
+  const PlanChoice unlimited = job.frontier.NoSlowdownPlan()->choice;
+  const double all_max_s = job.frontier.all_max.time_s;
+  const double latency_s = 0.25 * all_max_s / MostChanges(job.problem, unlimited);  // several computations long
+  ASSERT_GT(EvaluatePlanWithClockLatency(job.problem, unlimited, latency_s).time_s, all_max_s * 1.01)
+      << "the example must be slowed by late switches";
+  Frontier f = job.frontier;
+  const ClockChangeDecision d = LimitClockChangesForLatency(job.problem, -1, latency_s, &f);
+  ASSERT_TRUE(d.automatic);
+  ASSERT_GE(d.limit, 0);
+  EXPECT_LE(d.limited.time_s, all_max_s * (1 + kLatencySlowdownTolerance));
+  EXPECT_GT(d.unlimited.time_s, all_max_s * 1.01);
+  // Every plan keeps to the limit, and the no-slowdown plan is the one chosen.
+  for (const FrontierPlan& p : f.plans) EXPECT_LE(MostChanges(job.problem, p.choice), d.limit);
+  const PlanCost chosen = EvaluatePlanWithClockLatency(job.problem, f.NoSlowdownPlan()->choice, latency_s);
+  EXPECT_LE(chosen.time_s, all_max_s * (1 + kLatencySlowdownTolerance));
+  // Brute force over every limit: none no slower than all-max uses less energy.
+  for (int k = 0; k <= MostChanges(job.problem, unlimited); ++k) {
+    const PlanCost c = EvaluatePlanWithClockLatency(job.problem, LimitClockChanges(job.problem, unlimited, k), latency_s);
+    if (c.time_s > all_max_s * (1 + kLatencySlowdownTolerance)) continue;
+    EXPECT_GE(c.energy_j, d.limited.energy_j * (1 - 0.01)) << "limit " << k << " is over 1% cheaper than " << d.limit;
+  }
 }
 
 TEST(IsSlowClockSwitch, AboveTenMsAndAQuarterOfAComputation) {

@@ -6,6 +6,7 @@
 #include "emulator/pipeline_run.h"
 #include "emulator/test_job.h"
 #include "perseus/emulator.h"
+#include "perseus/optimizer.h"
 
 namespace perseus {
 namespace {
@@ -149,6 +150,58 @@ TEST(ClockLatency, AComputationStartsAtThePreviousClock) {
   EXPECT_NEAR(late.duration_s[next], 0.002 + hi_next.time_s - 0.002 * ratio_up, 1e-12);
   EXPECT_GT(late.duration_s[next], at_once.duration_s[next]);
   EXPECT_LT(late.duration_s[slow], at_once.duration_s[slow]);
+}
+
+// The replay and the optimizer's check of slow switches share one model.
+TEST(ClockLatency, TheReplayAndThePlanEvaluationAgree) {
+  EmulationSpec spec = SmallSpec(4, 8, 1, 1, 1);
+  Result<Problem> problem = BuildProblem(spec.profile, spec.problem);
+  ASSERT_TRUE(problem.ok());
+  Result<Frontier> f = SolveFrontier(*problem, FrontierOptions{});
+  ASSERT_TRUE(f.ok());
+  for (const FrontierPlan& plan : f->plans) {
+    const PlanCost nominal = EvaluatePlan(*problem, plan.choice);
+    const PlanCost at_zero = EvaluatePlanWithClockLatency(*problem, plan.choice, 0);
+    EXPECT_EQ(at_zero.time_s, nominal.time_s);
+    EXPECT_EQ(at_zero.energy_j, nominal.energy_j);
+    for (double latency_s : {0.001, 0.01, 0.1}) {
+      const emulator::PipelineRun run = emulator::RunPipeline(*problem, plan.choice, {}, latency_s);
+      const PlanCost late = EvaluatePlanWithClockLatency(*problem, plan.choice, latency_s);
+      EXPECT_NEAR(late.time_s, run.time_s, 1e-12 * run.time_s);
+      EXPECT_NEAR(late.energy_j, emulator::PipelineEnergyJ(run, run.time_s, problem->blocking_power_w),
+                  1e-9 * late.energy_j);
+    }
+  }
+}
+
+// Switches slower than the computations: the closed loop limits clock
+// changes as the server does, and the ablation shows what that recovers.
+TEST(ClosedLoop, SlowSwitchesLimitClockChangesAsTheServerDoes) {
+  EmulationSpec spec = SmallSpec(4, 8, 1, 4, 300);
+  spec.closed_loop = Ideal();
+  Result<EmulationResult> probe = Emulate(SmallSpec(4, 8, 1, 4, 1));
+  ASSERT_TRUE(probe.ok());
+  const double iteration_s = FindPolicy(*probe, "allmax").iteration_time_s;
+  spec.closed_loop.clock_latency_s = iteration_s / 20;  // several computations long
+  Result<EmulationResult> r = Emulate(spec);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const ClosedLoopReport& c = *r->closed_loop;
+  ASSERT_GE(c.clock_change_limit, 0);
+  ASSERT_TRUE(c.without_clock_change_limit.has_value());
+  EXPECT_LE(c.clock_changes_per_gpu_iteration, c.clock_change_limit);
+  EXPECT_LE(c.result.slowdown_vs_allmax, 0.005 + 1e-9);
+  EXPECT_GT(c.without_clock_change_limit->slowdown_vs_allmax, c.result.slowdown_vs_allmax + 0.01);
+  // The spec's own limit is kept, and fast switches are not limited.
+  spec.max_clock_changes_per_gpu = 6;
+  r = Emulate(spec);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->closed_loop->clock_change_limit, 6);
+  EXPECT_FALSE(r->closed_loop->without_clock_change_limit.has_value());
+  spec.max_clock_changes_per_gpu = -1;
+  spec.closed_loop.clock_latency_s = 0.005;
+  r = Emulate(spec);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->closed_loop->clock_change_limit, -1);
 }
 
 }  // namespace

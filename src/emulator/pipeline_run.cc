@@ -16,25 +16,6 @@ int CappedOption(const std::vector<FreqPoint>& options, int planned, int max_fre
   return static_cast<int>(options.size()) - 1;
 }
 
-// The computation's time and energy when its clock takes effect `latency_s`
-// after it starts, the GPU running at the previous computation's clock
-// meanwhile (see RunPipeline).
-FreqPoint WithClockLatency(const Problem& problem, const PlanChoice& choice, int i, double latency_s) {
-  const ProblemNode& node = problem.nodes[i];
-  const FreqPoint& planned = node.options[choice[i]];
-  if (latency_s <= 0) return planned;
-  const std::vector<int>& order = problem.gpu_order[node.stage];
-  const int previous = order[(node.position + order.size() - 1) % order.size()];
-  const FreqPoint& before = problem.nodes[previous].options[choice[previous]];
-  if (before.freq_mhz == planned.freq_mhz || planned.time_s <= 0 || before.time_s <= 0) return planned;
-  const double ratio = static_cast<double>(before.freq_mhz) / planned.freq_mhz;
-  FreqPoint out = planned;
-  const double old_s = std::min(latency_s, planned.time_s / ratio);  // time at the old clock
-  out.time_s = old_s + (planned.time_s - old_s * ratio);
-  out.energy_j = before.energy_j / before.time_s * old_s + planned.energy_j / planned.time_s * (out.time_s - old_s);
-  return out;
-}
-
 }  // namespace
 
 PipelineRun RunPipeline(const Problem& problem, const PlanChoice& choice, const PipelineConditions& conditions,
@@ -51,7 +32,7 @@ PipelineRun RunPipeline(const Problem& problem, const PlanChoice& choice, const 
     const ProblemNode& node = problem.nodes[i];
     const FreqPoint& planned = node.options[choice[i]];
     // The latency's extra time and energy, not stretched by the slowdown.
-    const FreqPoint late = WithClockLatency(problem, choice, i, clock_latency_s);
+    const FreqPoint late = OptionWithClockLatency(problem, choice, i, clock_latency_s);
     const double busy_s = planned.time_s * f + (late.time_s - planned.time_s);
     double group_s = busy_s;
     run.freq_mhz[i] = planned.freq_mhz;

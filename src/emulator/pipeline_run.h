@@ -23,14 +23,10 @@ struct PipelineRun {
   std::vector<int> freq_mhz;                              // per node, of the slowest GPU of the group
 };
 
-// With `clock_latency_s` > 0, a clock change takes effect that long after
-// the computation that needs it starts (the previous computation on the GPU,
-// the last one of the iteration for the first, set the clock before it): the
-// computation runs its first clock_latency_s at the old clock, so with work
-// W = t_new * f_new it lasts t_new + L (1 - f_old / f_new) (or W / f_old when
-// it ends within the latency), drawing the old option's power meanwhile; the
-// extra is not stretched by a straggler's slowdown, and a capped GPU (a
-// throttle) is not charged it.
+// With `clock_latency_s` > 0, every computation whose clock differs from the
+// previous one's on its GPU runs as OptionWithClockLatency (perseus/problem.h)
+// models; the extra is not stretched by a straggler's slowdown, and a capped
+// GPU (a throttle) is not charged it.
 // REQUIRES: choice has one valid option index per node; caps name existing
 // stages and GPUs (see ValidateEvents).
 PipelineRun RunPipeline(const Problem& problem, const PlanChoice& choice, const PipelineConditions& conditions,

@@ -152,7 +152,10 @@ std::string EmulationJson(const EmulationResult& r) {
         {"off_ideal_iterations", c.off_ideal_iterations},
         {"detections", c.detections},
         {"plan_switches", c.plan_switches},
-        {"clock_changes_per_gpu_iteration", c.clock_changes_per_gpu_iteration}};
+        {"clock_changes_per_gpu_iteration", c.clock_changes_per_gpu_iteration},
+        {"clock_change_limit", c.clock_change_limit},
+        {"without_clock_change_limit",
+         c.without_clock_change_limit ? LoopFiguresJson(*c.without_clock_change_limit) : nlohmann::json(nullptr)}};
   }
   return doc.dump(2) + "\n";
 }

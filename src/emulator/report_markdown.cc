@@ -84,6 +84,11 @@ std::string ClosedLoopSection(const EmulationResult& r) {
   row("closed loop without the profiling and optimisation phases", c.without_profiling);
   row("closed loop with clock changes taking effect at once", c.without_clock_latency);
   row("closed loop with noise-free times and plans delivered at once", c.instant_detection);
+  if (c.without_clock_change_limit) {
+    row("closed loop without the automatic limit of " + std::to_string(c.clock_change_limit) +
+            " clock changes per GPU per iteration",
+        *c.without_clock_change_limit);
+  }
   char buf[1200];
   std::snprintf(buf, sizeof buf,
                 "Profiling %.0f s%s (%d iterations, time x%.2f, energy x%.2f over all-max), optimisation %.3g s (%d "

@@ -131,6 +131,20 @@ void WarnAboutReport(const WindowReport& r, const RankInfo& info, ControlState* 
   }
 }
 
+// What the server says when slow clock switches made it limit clock changes.
+JobWarning ClockChangesLimitedWarning(const control::ClockChangeDecision& d, double clock_switch_latency_s) {
+  auto slower = [&](double time_s) { return Format("%.2f%%", 100 * (time_s / d.all_max_time_s - 1)); };
+  return {"clock_changes_limited",
+          "plans make at most " + std::to_string(d.limit) + " clock changes per GPU per iteration: a clock switch takes " +
+              Format("%.1f ms", clock_switch_latency_s * 1e3) +
+              " on this job's GPUs, which would make the unlimited no-slowdown plan " + slower(d.unlimited.time_s) +
+              " slower than all-max (modelled: docs/schedules.md \"Clock changes\"); the limited plan is " +
+              slower(d.limited.time_s) + " slower and uses " +
+              Format("%.2f%%", 100 * (d.limited.energy_j / d.unlimited.energy_j - 1)) +
+              " more energy than the unlimited one would with such switches; set max_clock_changes_per_gpu to choose",
+          -1, -1};
+}
+
 }  // namespace
 
 void JobService::StartProfiling(Job& job, ControlState* state) {
@@ -261,7 +275,7 @@ void JobService::Optimize(const std::string& job_id) {
   JobSpec spec;
   std::string csv;
   double blocking_power_w = 0, clock_switch_latency_s = -1;
-  int limited_to = -1;  // clock changes per GPU per iteration, when slow switches limited them
+  control::ClockChangeDecision changes;  // the limit slow clock switches chose, if any
   {
     std::lock_guard<std::mutex> lock(job.mu);
     if (job.state.phase != Phase::kOptimizing) return;
@@ -280,13 +294,12 @@ void JobService::Optimize(const std::string& job_id) {
     FrontierOptions options;
     options.unit_time_s = spec.unit_time_s;
     options.max_clock_changes_per_gpu = spec.max_clock_changes_per_gpu;
-    if (problem.ok()) {
-      options.max_clock_changes_per_gpu = control::ClockChangeLimit(
-          spec.max_clock_changes_per_gpu, clock_switch_latency_s, EvaluatePlan(*problem, AllMaxPlan(*problem)).time_s);
-      if (options.max_clock_changes_per_gpu != spec.max_clock_changes_per_gpu) limited_to = options.max_clock_changes_per_gpu;
-    }
     options.cancel = &cancel_solves_;
     frontier = problem.ok() ? solver_(*problem, options) : Result<Frontier>(problem.status());
+    if (frontier.ok() && frontier->NoSlowdownPlan() != nullptr) {
+      changes = control::LimitClockChangesForLatency(*problem, spec.max_clock_changes_per_gpu, clock_switch_latency_s,
+                                                     &*frontier, &cancel_solves_);
+    }
   }
   if (cancel_solves_) return;  // stopping: the job stays optimizing and is solved after a restart
   // The plan book and the stored frontier are built here, without the job's
@@ -301,15 +314,7 @@ void JobService::Optimize(const std::string& job_id) {
   if (job.deleted || job.state.phase != Phase::kOptimizing) return;
   ControlState state = job.state;
   StoreWrite write;
-  if (book.ok() && limited_to >= 0) {
-    state.AddWarning({"clock_changes_limited",
-                      "plans make at most " + std::to_string(limited_to) +
-                          " clock changes per GPU per iteration: a clock switch takes " +
-                          Format("%.1f ms", clock_switch_latency_s * 1e3) + " on this job's GPUs, so more changes would leave more than " +
-                          std::to_string(static_cast<int>(control::kSwitchTimeShare * 100)) +
-                          "% of an iteration at a previous clock; set max_clock_changes_per_gpu to choose",
-                      -1, -1});
-  }
+  if (book.ok() && changes.automatic) state.AddWarning(ClockChangesLimitedWarning(changes, clock_switch_latency_s));
   if (book.ok()) {
     state.phase = Phase::kRunning;
     state.base_version = state.NextVersion();

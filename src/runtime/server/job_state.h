@@ -85,7 +85,7 @@ struct ControlState {
   std::vector<Straggler> stragglers;
   double blocking_power_w = 0;           // per GPU, used by the optimisation
   // The slowest clock switch any rank reported (seconds; < 0: none), which
-  // limits clock changes when the spec does not (ClockChangeLimit).
+  // limits clock changes when the spec does not (control::LimitClockChangesForLatency).
   double clock_switch_latency_s = -1;
   CarbonState carbon;
   PowerCapState power_cap;
