@@ -8,17 +8,11 @@
 
 namespace perseus::client {
 
-namespace {
-
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-}  // namespace
-
-ClockController::ClockController(std::shared_ptr<runtime::GpuControl> gpu)
-    : gpu_(std::move(gpu)), thread_([this] { Loop(); }), probe_thread_([this] { ProbeLoop(); }) {}
+ClockController::ClockController(std::shared_ptr<runtime::GpuControl> gpu, runtime::SecondsClock now_s)
+    : gpu_(std::move(gpu)),
+      now_s_(now_s ? std::move(now_s) : runtime::SteadySeconds()),
+      thread_([this] { Loop(); }),
+      probe_thread_([this] { ProbeLoop(); }) {}
 
 ClockController::~ClockController() {
   stop_.store(true);
@@ -52,7 +46,7 @@ void ClockController::Apply(int sm_clock_mhz) {
   // Recorded even on failure so a refused clock is not retried in a loop.
   applied_.store(sm_clock_mhz, std::memory_order_release);
   if (st.ok() && sm_clock_mhz != kUnlocked) {
-    applied_at_ns_.store(NowNs(), std::memory_order_release);
+    applied_at_s_.store(now_s_(), std::memory_order_release);
     apply_seq_.fetch_add(1, std::memory_order_release);
     apply_seq_.notify_one();
   }
@@ -60,29 +54,30 @@ void ClockController::Apply(int sm_clock_mhz) {
 
 void ClockController::ProbeLoop() {
   uint32_t seen = 0;  // apply_seq_'s initial value: a lock before this thread started still counts
-  int64_t last_probe_ns = std::numeric_limits<int64_t>::min() / 2;  // none yet
+  double last_probe_s = -std::numeric_limits<double>::infinity();  // none yet
   while (true) {
     apply_seq_.wait(seen, std::memory_order_acquire);
     if (stop_.load()) return;
     seen = apply_seq_.load(std::memory_order_acquire);
     const int clock = applied_.load(std::memory_order_acquire);
-    const int64_t at_ns = applied_at_ns_.load(std::memory_order_acquire);
-    if (at_ns - last_probe_ns < static_cast<int64_t>(kProbeEveryS * 1e9)) continue;
-    last_probe_ns = at_ns;
-    Probe(clock, at_ns, seen);
+    const double at_s = applied_at_s_.load(std::memory_order_acquire);
+    if (at_s - last_probe_s < kProbeEveryS) continue;
+    last_probe_s = at_s;
+    Probe(clock, at_s, seen);
   }
 }
 
-void ClockController::Probe(int sm_clock_mhz, int64_t applied_at_ns, uint32_t apply_seq) {
+void ClockController::Probe(int sm_clock_mhz, double applied_at_s, uint32_t apply_seq) {
   bool switching = false;  // seen at another clock: a GPU already there is no sample
+  const auto wall_deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(kProbeMaxWallS);
   while (!stop_.load() && apply_seq_.load(std::memory_order_acquire) == apply_seq) {
     Result<int> achieved = Status::Unavailable("");
     {
       std::lock_guard<std::mutex> lock(gpu_mu_);
       achieved = gpu_->AchievedSmClockMhz();
     }
-    const double elapsed_s = static_cast<double>(NowNs() - applied_at_ns) * 1e-9;
-    if (!achieved.ok() || elapsed_s > kProbeMaxS) return;
+    const double elapsed_s = now_s_() - applied_at_s;
+    if (!achieved.ok() || elapsed_s > kProbeMaxS || std::chrono::steady_clock::now() > wall_deadline) return;
     if (std::abs(*achieved - sm_clock_mhz) <= 1) {
       if (!switching) return;
       std::lock_guard<std::mutex> lock(latency_mu_);

@@ -25,7 +25,9 @@ class ClockController {
   static constexpr int kUnlocked = 0;  // a request for the driver's own clocks
   static constexpr int kNone = -1;     // nothing requested or applied yet
 
-  explicit ClockController(std::shared_ptr<runtime::GpuControl> gpu);
+  // `now_s` is the rank's clock, the one the GPU runs on (virtual time in
+  // emulations); switch latencies are measured in it. Empty: steady_clock.
+  explicit ClockController(std::shared_ptr<runtime::GpuControl> gpu, runtime::SecondsClock now_s = {});
   ~ClockController();  // stops the thread and unlocks the clock
   ClockController(const ClockController&) = delete;
   ClockController& operator=(const ClockController&) = delete;
@@ -48,9 +50,11 @@ class ClockController {
   // sampled switches (seconds; -1 before the first sample, or when the GPU
   // cannot report its clock). A second thread samples at most one switch a
   // second, the first that then holds: it polls the achieved clock every
-  // kProbePollS until it equals the locked one (a sample, if it was seen at
-  // another clock first), a newer lock supersedes it or kProbeMaxS passes (no
-  // sample: a cap, or a switch storm).
+  // kProbePollS of real time until it equals the locked one (a sample, if it
+  // was seen at another clock first, of the time passed on the rank's clock),
+  // a newer lock supersedes it, or kProbeMaxS passes on the rank's clock or
+  // kProbeMaxWallS in real time (no sample: a cap, a switch storm, or an
+  // emulated rank that stopped).
   // The lock calls never wait for it. 100 ms on an H200 (docs/real_gpu.md).
   double switch_latency_s() const;
   int switch_latency_samples() const;
@@ -60,6 +64,7 @@ class ClockController {
  private:
   static constexpr double kProbePollS = 0.001;
   static constexpr double kProbeMaxS = 0.3;
+  static constexpr double kProbeMaxWallS = 5.0;
   static constexpr double kProbeEveryS = 1.0;
   static constexpr size_t kMaxLatencySamples = 31;
 
@@ -67,9 +72,10 @@ class ClockController {
   void Apply(int sm_clock_mhz);
   void ProbeLoop();
   // Polls until the GPU shows `sm_clock_mhz`; records a sample if it does.
-  void Probe(int sm_clock_mhz, int64_t applied_at_ns, uint32_t apply_seq);
+  void Probe(int sm_clock_mhz, double applied_at_s, uint32_t apply_seq);
 
   std::shared_ptr<runtime::GpuControl> gpu_;
+  const runtime::SecondsClock now_s_;
   std::atomic<int> requested_{kNone};
   std::atomic<int> applied_{kNone};
   std::atomic<uint32_t> seq_{0};
@@ -78,7 +84,7 @@ class ClockController {
   mutable std::mutex gpu_mu_;  // serialises GPU calls and last_error_
   std::string last_error_;
   std::atomic<uint32_t> apply_seq_{0};  // bumped by every successful lock
-  std::atomic<int64_t> applied_at_ns_{0};
+  std::atomic<double> applied_at_s_{0};  // on now_s_
   mutable std::mutex latency_mu_;
   std::vector<double> latency_samples_s_;  // guarded by latency_mu_; the latest kMaxLatencySamples
   std::thread thread_;

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "runtime/gpu/fake_gpu.h"
+#include "runtime/gpu/simulated_gpu.h"
 
 namespace perseus::client {
 namespace {
@@ -105,6 +106,29 @@ TEST(ClockControllerTest, MeasuresHowLongTheGpuTakesToShowALockedClock) {
   WaitSettled(c);
   std::this_thread::sleep_for(std::chrono::milliseconds(150));
   EXPECT_EQ(c.switch_latency_samples(), 1);
+}
+
+// An emulated rank: the GPU and the controller share a virtual clock that
+// moves only as the rank's computations do. The latency is measured on it,
+// not in real time.
+TEST(ClockControllerTest, MeasuresTheLatencyOnTheRanksClock) {
+  auto now_s = std::make_shared<std::atomic<double>>(1000.0);
+  runtime::SecondsClock clock = [now_s] { return now_s->load(); };
+  runtime::GpuRealism realism = runtime::IdealRealism();
+  realism.clock_latency_s = 0.1;  // as an H200
+  Result<std::unique_ptr<runtime::SimulatedGpu>> gpu = runtime::SimulatedGpu::Create("a100", 0, clock, realism);
+  ASSERT_TRUE(gpu.ok()) << gpu.status().ToString();
+  ClockController c(std::shared_ptr<runtime::GpuControl>(std::move(*gpu)), clock);
+  c.Request(1005);
+  WaitSettled(c);
+  // 5 ms of virtual time per real millisecond: the switch shows after 20 ms of real time.
+  for (int i = 0; i < 2000 && c.switch_latency_samples() < 1; ++i) {
+    *now_s = now_s->load() + 0.005;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_EQ(c.switch_latency_samples(), 1);
+  EXPECT_GE(c.switch_latency_s(), 0.1);  // in real time about 0.02 s
+  EXPECT_LT(c.switch_latency_s(), 0.3);  // a loaded machine's poll may miss some virtual steps
 }
 
 TEST(ClockControllerTest, ASwitchSupersededBeforeItShowsGivesNoSample) {

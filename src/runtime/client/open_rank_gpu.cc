@@ -33,11 +33,7 @@ Result<std::shared_ptr<runtime::GpuControl>> OpenRankGpu(const std::string& spec
   if (gpu_index < 0) return Status::InvalidArgument("gpu_index: expected >= 0, got " + std::to_string(gpu_index));
   const std::string simulated = "simulated:", daemon = "daemon:";
   if (spec.rfind(simulated, 0) == 0) {
-    if (!now_s) {
-      now_s = [] {
-        return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-      };
-    }
+    if (!now_s) now_s = runtime::SteadySeconds();
     std::string gpu_name;
     Result<runtime::GpuRealism> realism = SimulatedRealism(spec.substr(simulated.size()), gpu_name);
     if (!realism.ok()) return realism.status();

@@ -8,16 +8,6 @@
 
 namespace perseus::client {
 
-namespace {
-
-SecondsClock SteadySeconds() {
-  return [] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-  };
-}
-
-}  // namespace
-
 Result<std::unique_ptr<RankClient>> RankClient::Create(RankClientOptions options,
                                                        std::shared_ptr<runtime::GpuControl> gpu) {
   if (gpu == nullptr) return Status::InvalidArgument("rank client: no GPU");
@@ -37,10 +27,10 @@ Result<std::unique_ptr<RankClient>> RankClient::Create(RankClientOptions options
 
 RankClient::RankClient(RankClientOptions options, std::shared_ptr<runtime::GpuControl> gpu, std::vector<int> clocks)
     : options_(std::move(options)),
-      now_s_(options_.now_s ? options_.now_s : SteadySeconds()),
+      now_s_(options_.now_s ? options_.now_s : runtime::SteadySeconds()),
       gpu_(std::move(gpu)),
       clocks_mhz_(std::move(clocks)),
-      controller_(std::make_unique<ClockController>(gpu_)),
+      controller_(std::make_unique<ClockController>(gpu_, now_s_)),
       meter_(std::make_unique<EnergyMeter>(gpu_, now_s_, options_.energy_poll_interval_s)) {
   iterations_out_.reserve(kMaxQueuedIterations);
   iteration_backlog_.reserve(kMaxQueuedIterations + 1);  // DropOldest runs after the push: never reallocates

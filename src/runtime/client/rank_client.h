@@ -48,8 +48,7 @@
 
 namespace perseus::client {
 
-// Seconds since an arbitrary origin; steady_clock unless a test injects one.
-using SecondsClock = std::function<double()>;
+using runtime::SecondsClock;
 
 struct RankIdentity {
   std::string job;

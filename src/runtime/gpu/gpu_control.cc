@@ -2,9 +2,14 @@
 #include "runtime/gpu/gpu_control.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 
 namespace perseus::runtime {
+
+SecondsClock SteadySeconds() {
+  return [] { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); };
+}
 
 Status CheckSupportedSmClock(const std::vector<int>& supported_mhz, int sm_clock_mhz, const std::string& gpu_label) {
   if (std::find(supported_mhz.begin(), supported_mhz.end(), sm_clock_mhz) != supported_mhz.end()) return Status::Ok();

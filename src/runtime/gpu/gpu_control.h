@@ -17,12 +17,19 @@
 #pragma once
 
 #include <optional>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "perseus/status.h"
 
 namespace perseus::runtime {
+
+// Current time in seconds since an arbitrary origin, non-decreasing: a GPU's
+// and its rank's clock (steady_clock, or virtual time in emulations).
+using SecondsClock = std::function<double()>;
+// steady_clock in seconds.
+SecondsClock SteadySeconds();
 
 class GpuControl {
  public:

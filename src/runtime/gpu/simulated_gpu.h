@@ -35,9 +35,6 @@
 
 namespace perseus::runtime {
 
-// Current time in seconds since an arbitrary origin, non-decreasing.
-using SecondsClock = std::function<double()>;
-
 class SimulatedGpu : public GpuControl {
  public:
   // REQUIRES: spec.max_sm_clock_mhz > 0 and a non-empty supported clock list.
