@@ -1,5 +1,6 @@
 #include "runtime/client/clock_controller.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <limits>
@@ -72,22 +73,32 @@ void ClockController::Probe(int sm_clock_mhz, double applied_at_s, uint32_t appl
   const auto wall_deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(kProbeMaxWallS);
   while (!stop_.load() && apply_seq_.load(std::memory_order_acquire) == apply_seq) {
     Result<int> achieved = Status::Unavailable("");
+    std::optional<double> effective_since_s;
     {
       std::lock_guard<std::mutex> lock(gpu_mu_);
       achieved = gpu_->AchievedSmClockMhz();
+      effective_since_s = gpu_->ClockLockEffectiveSinceS();
+    }
+    const bool shown = achieved.ok() && std::abs(*achieved - sm_clock_mhz) <= 1;
+    if (shown && effective_since_s) {  // a GPU that knows: exact, however coarsely its clock moves
+      AddLatencySample(std::max(0.0, *effective_since_s - applied_at_s));
+      return;
     }
     const double elapsed_s = now_s_() - applied_at_s;
     if (!achieved.ok() || elapsed_s > kProbeMaxS || std::chrono::steady_clock::now() > wall_deadline) return;
-    if (std::abs(*achieved - sm_clock_mhz) <= 1) {
-      if (!switching) return;
-      std::lock_guard<std::mutex> lock(latency_mu_);
-      if (latency_samples_s_.size() == kMaxLatencySamples) latency_samples_s_.erase(latency_samples_s_.begin());
-      latency_samples_s_.push_back(elapsed_s);
+    if (shown) {
+      if (switching) AddLatencySample(elapsed_s);
       return;
     }
     switching = true;
     std::this_thread::sleep_for(std::chrono::duration<double>(kProbePollS));
   }
+}
+
+void ClockController::AddLatencySample(double latency_s) {
+  std::lock_guard<std::mutex> lock(latency_mu_);
+  if (latency_samples_s_.size() == kMaxLatencySamples) latency_samples_s_.erase(latency_samples_s_.begin());
+  latency_samples_s_.push_back(latency_s);
 }
 
 double ClockController::switch_latency_s() const {

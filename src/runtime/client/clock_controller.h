@@ -54,7 +54,9 @@ class ClockController {
   // was seen at another clock first, of the time passed on the rank's clock),
   // a newer lock supersedes it, or kProbeMaxS passes on the rank's clock or
   // kProbeMaxWallS in real time (no sample: a cap, a switch storm, or an
-  // emulated rank that stopped).
+  // emulated rank that stopped). A GPU that reports when its lock took
+  // effect (ClockLockEffectiveSinceS, the simulated GPU) gives the exact
+  // latency instead, even when its virtual clock moves in large steps.
   // The lock calls never wait for it. 100 ms on an H200 (docs/real_gpu.md).
   double switch_latency_s() const;
   int switch_latency_samples() const;
@@ -73,6 +75,7 @@ class ClockController {
   void ProbeLoop();
   // Polls until the GPU shows `sm_clock_mhz`; records a sample if it does.
   void Probe(int sm_clock_mhz, double applied_at_s, uint32_t apply_seq);
+  void AddLatencySample(double latency_s);
 
   std::shared_ptr<runtime::GpuControl> gpu_;
   const runtime::SecondsClock now_s_;

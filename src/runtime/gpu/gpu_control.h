@@ -18,6 +18,7 @@
 
 #include <optional>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -64,6 +65,10 @@ class GpuControl {
   // capping may hold the GPU below it (NVIDIA open-gpu-kernel-modules #1314).
   // kUnavailable when the backend cannot tell.
   virtual Result<int> AchievedSmClockMhz() { return Status::Unavailable("achieved SM clock not available"); }
+  // GPUs that know when their last clock lock took effect (the simulated GPU)
+  // return that time, on the clock the GPU was made with, once it has; others
+  // return nothing and the caller finds it by polling AchievedSmClockMhz().
+  virtual std::optional<double> ClockLockEffectiveSinceS() { return std::nullopt; }
 
   // One step of the energy counter: at `time_s` (the clock the GPU was made
   // with) the counter became `energy_j`.

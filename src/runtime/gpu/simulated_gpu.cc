@@ -196,6 +196,12 @@ Result<int> SimulatedGpu::AchievedSmClockMhz() {
   return EffectiveSmClockMhzLocked(now_s_());
 }
 
+std::optional<double> SimulatedGpu::ClockLockEffectiveSinceS() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (locked_sm_clock_mhz_ <= 0 || now_s_() < clock_change_s_) return std::nullopt;
+  return clock_change_s_;
+}
+
 Result<double> SimulatedGpu::TotalEnergyJ() {
   std::lock_guard<std::mutex> lock(mu_);
   AdvanceTo(now_s_());
