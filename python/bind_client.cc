@@ -277,6 +277,34 @@ void BindClient(py::module_& m) {
         },
         py::arg("server_url"), py::arg("job"), py::arg("token") = "", py::arg("ca_cert") = "",
         "DELETE /jobs/{job}/power-cap: lift the cap (also the one the job registered with).");
+  m.def("set_server_power_cap",
+        [](const std::string& server_url, double average_w, double window_s, const std::string& token,
+           const std::string& ca_cert) {
+          const nlohmann::json body = protocol::PowerCapRequestToJson({average_w, 0, window_s});
+          Result<protocol::PowerCapRequest> checked = protocol::ParsePowerCapRequest(body, "");
+          if (!checked.ok()) throw py::value_error(checked.status().message());
+          client::ServerApi api({server_url, token, ca_cert});
+          return ToDict(Unwrap(api.Put("/power-cap", body)));
+        },
+        py::arg("server_url"), py::arg("average_w"), py::arg("window_s") = 60.0, py::arg("token") = "",
+        py::arg("ca_cert") = "",
+        "PUT /power-cap: keep all the server's running jobs within `average_w` watts on average over each\n"
+        "`window_s` window, split among them for the most throughput (docs/power.md). Returns\n"
+        "{'power_cap': {'cap': ..., 'jobs': [{'id', 'share_w'}], 'shared_w', 'feasible', 'error'}}.");
+  m.def("clear_server_power_cap",
+        [](const std::string& server_url, const std::string& token, const std::string& ca_cert) {
+          client::ServerApi api({server_url, token, ca_cert});
+          return ToDict(Unwrap(api.Delete("/power-cap")));
+        },
+        py::arg("server_url"), py::arg("token") = "", py::arg("ca_cert") = "",
+        "DELETE /power-cap: lift the server's cap (the jobs' own caps stay).");
+  m.def("server_power_cap",
+        [](const std::string& server_url, const std::string& token, const std::string& ca_cert) {
+          client::ServerApi api({server_url, token, ca_cert});
+          return ToDict(Unwrap(api.Get("/power-cap")));
+        },
+        py::arg("server_url"), py::arg("token") = "", py::arg("ca_cert") = "",
+        "GET /power-cap: the server's cap and each running job's share.");
   m.def("clear_straggler",
         [](const std::string& server_url, const std::string& job, int pipeline, const std::string& token,
            const std::string& ca_cert) {

@@ -37,6 +37,7 @@ from ._perseus import (  # noqa: F401
     Profile,
     build_problem,
     clear_power_cap,
+    clear_server_power_cap,
     clear_straggler,
     clock_changes_per_gpu,
     declare_straggler,
@@ -46,7 +47,9 @@ from ._perseus import (  # noqa: F401
     load_profile,
     parse_profile_csv,
     register_job,
+    server_power_cap,
     set_power_cap,
+    set_server_power_cap,
     solve_frontier,
     stage_plans,
 )

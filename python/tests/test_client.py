@@ -64,6 +64,16 @@ def test_two_ranks_profile_and_run(server):
         with pytest.raises(ValueError, match=r"field 'peak_w': expected a number in \[10, 1000000000\], got 5"):
             perseus.set_power_cap(server, "py", average_w=10, peak_w=5)
         assert perseus.clear_power_cap(server, "py")["power_cap"] is None
+        # The server's own cap, shared by its running jobs (here one): the job runs under its share.
+        shared = perseus.set_server_power_cap(server, average_w=1.0, window_s=30)["power_cap"]
+        assert shared["cap"] == {"average_w": 1.0, "window_s": 30.0}
+        assert [j["id"] for j in shared["jobs"]] == ["py"] and shared["feasible"] is False
+        assert perseus.job_status(server, "py")["power_cap"]["source"] == "server"
+        assert perseus.server_power_cap(server)["power_cap"]["jobs"][0]["id"] == "py"
+        with pytest.raises(ValueError, match=r"field 'average_w': expected a number in \[1, 1000000000\], got 0"):
+            perseus.set_server_power_cap(server, average_w=0)
+        assert perseus.clear_server_power_cap(server)["power_cap"]["cap"] is None
+        assert perseus.job_status(server, "py")["power_cap"] is None
         with pytest.raises(LookupError, match="pipeline 0 is not a straggler"):
             perseus.clear_straggler(server, "py", 0)
     finally:

@@ -1,6 +1,7 @@
 #include "control/power_cap.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <set>
 #include <utility>
@@ -112,6 +113,47 @@ CappedPlan PlanUnderPowerCap(std::vector<JobSetting> settings, const PowerCap& c
     const double share = (budget_w - out.hull[k].power_w) / (out.hull[k + 1].power_w - out.hull[k].power_w);
     out.mix = share > 0 ? WindowMix{k, k + 1, share} : WindowMix{k, k, 0};
     return out;
+  }
+  return out;
+}
+
+CapShares ShareCap(const std::vector<SharedCapJob>& jobs, double cap_w) {
+  CapShares out;
+  struct Segment {
+    double value_per_w;  // weighted rate per corrected watt
+    double width_w;
+    size_t job;
+  };
+  std::vector<Segment> segments;
+  double floor_w = 0;
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    const SharedCapJob& job = jobs[j];
+    const double c = std::clamp(job.correction, 0.5, 2.0);
+    const double top_w = job.own_cap_w > 0 ? job.own_cap_w : std::numeric_limits<double>::infinity();
+    const double low_w = job.hull.empty() ? 0 : job.hull.front().power_w * c;
+    out.power_w.push_back(low_w);
+    floor_w += low_w;
+    for (size_t k = 0; k + 1 < job.hull.size(); ++k) {
+      const double from_w = job.hull[k].power_w * c, to_w = std::min(job.hull[k + 1].power_w * c, top_w);
+      if (to_w <= from_w) break;
+      const double slope = (job.hull[k + 1].rate - job.hull[k].rate) / (job.hull[k + 1].power_w * c - from_w);
+      segments.push_back({job.weight * slope, to_w - from_w, j});
+    }
+  }
+  if (floor_w > cap_w) {
+    out.feasible = false;
+    return out;
+  }
+  // Concave hulls: each job's segments already fall in value; a stable sort
+  // keeps them in order and breaks ties by job.
+  std::stable_sort(segments.begin(), segments.end(),
+                   [](const Segment& a, const Segment& b) { return a.value_per_w > b.value_per_w; });
+  double left_w = cap_w - floor_w;
+  for (const Segment& s : segments) {
+    if (left_w <= 0) break;
+    const double take_w = std::min(s.width_w, left_w);
+    out.power_w[s.job] += take_w;
+    left_w -= take_w;
   }
   return out;
 }

@@ -57,4 +57,30 @@ struct CappedPlan {
 // [0.5, 2]. REQUIRES: !settings.empty().
 CappedPlan PlanUnderPowerCap(std::vector<JobSetting> settings, const PowerCap& cap, double correction = 1);
 
+// A cap shared by several jobs (a server's GPUs, docs/power.md "One cap for
+// several jobs"): each job's part in it.
+struct SharedCapJob {
+  std::vector<RatePower> hull;  // CappedPlan::hull without a cap: slowest first, predicted power
+  double correction = 1;        // measured / predicted power (clamped as in PlanUnderPowerCap)
+  double weight = 1;            // what a unit of its relative rate is worth: its GPUs
+  double own_cap_w = 0;         // the job's own average cap; <= 0: none
+};
+
+struct CapShares {
+  std::vector<double> power_w;  // [job] the average power it may draw (corrected watts)
+  bool feasible = true;         // false: the jobs' slowest settings alone exceed the cap
+};
+
+// The split of `cap_w` that maximises the weighted sum of the jobs' rates
+// (each relative to its own fastest setting, mixing two neighbouring hull
+// settings as PlanUnderPowerCap does) with the corrected powers summing to at
+// most cap_w. Every job gets at least its slowest setting's power and at
+// most its fastest's (or its own cap, when lower); when the slowest settings
+// alone exceed the cap, that is what each gets (infeasible). Exact: on each
+// hull the rate is concave in power, so filling hull segments in order of
+// weighted rate per watt is optimal (a fractional knapsack). Deterministic:
+// ties go to the earlier job. Each job then runs PlanUnderPowerCap with its
+// share as its average cap.
+CapShares ShareCap(const std::vector<SharedCapJob>& jobs, double cap_w);
+
 }  // namespace perseus::control

@@ -107,5 +107,114 @@ TEST(PowerCapTest, AStragglersPeersSlowDownAndFreePower) {
   EXPECT_DOUBLE_EQ(settings.back().iteration_time_s, 1.2);
 }
 
+// A job's weighted rate at `power_w` (corrected watts) on its hull, as the
+// mix of two neighbouring settings; -1 below its slowest setting.
+double WeightedRate(const SharedCapJob& job, double power_w) {
+  const double c = std::clamp(job.correction, 0.5, 2.0);
+  if (power_w < job.hull.front().power_w * c - 1e-9) return -1;
+  if (job.own_cap_w > 0) power_w = std::min(power_w, std::max(job.own_cap_w, job.hull.front().power_w * c));
+  double rate = job.hull.front().rate;
+  for (size_t k = 0; k + 1 < job.hull.size(); ++k) {
+    const double a = job.hull[k].power_w * c, b = job.hull[k + 1].power_w * c;
+    if (power_w <= a) break;
+    const double share = std::min(1.0, (power_w - a) / (b - a));
+    rate = job.hull[k].rate + share * (job.hull[k + 1].rate - job.hull[k].rate);
+  }
+  return job.weight * rate;
+}
+
+// Random concave hulls: rate rises with power, by less per watt each step.
+SharedCapJob RandomJob(std::mt19937& rng) {
+  std::uniform_real_distribution<double> u(0, 1);
+  SharedCapJob job;
+  double power_w = 100 + 400 * u(rng), rate = 0.6 + 0.2 * u(rng), slope = 0.002 + 0.002 * u(rng);
+  const int points = 1 + static_cast<int>(4 * u(rng));
+  for (int k = 0; k < points; ++k) {
+    job.hull.push_back({k, rate, power_w});
+    const double step_w = 20 + 200 * u(rng);
+    power_w += step_w;
+    rate += slope * step_w;
+    slope *= 0.3 + 0.6 * u(rng);
+  }
+  job.correction = 0.8 + 0.4 * u(rng);
+  job.weight = 1 + static_cast<int>(8 * u(rng));
+  job.own_cap_w = u(rng) < 0.3 ? job.hull.front().power_w * job.correction * (1 + 0.5 * u(rng)) : 0;
+  return job;
+}
+
+// Against a brute-force grid over every split of the cap among 2-3 jobs.
+TEST(ShareCapTest, MatchesTheBestSplitFoundByBruteForce) {
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 300; ++trial) {
+    std::vector<SharedCapJob> jobs;
+    const int n = 2 + trial % 2;
+    double floor_w = 0, top_w = 0;
+    for (int j = 0; j < n; ++j) {
+      jobs.push_back(RandomJob(rng));
+      floor_w += jobs.back().hull.front().power_w * jobs.back().correction;
+      top_w += jobs.back().hull.back().power_w * jobs.back().correction;
+    }
+    const double cap_w = floor_w + std::uniform_real_distribution<double>(-0.05, 1.1)(rng) * (top_w - floor_w);
+    const CapShares shares = ShareCap(jobs, cap_w);
+    ASSERT_EQ(shares.power_w.size(), jobs.size());
+    if (cap_w < floor_w) {
+      EXPECT_FALSE(shares.feasible);
+      for (int j = 0; j < n; ++j) EXPECT_DOUBLE_EQ(shares.power_w[j], jobs[j].hull.front().power_w * jobs[j].correction);
+      continue;
+    }
+    ASSERT_TRUE(shares.feasible);
+    double total_w = 0, value = 0;
+    for (int j = 0; j < n; ++j) {
+      total_w += shares.power_w[j];
+      value += WeightedRate(jobs[j], shares.power_w[j]);
+      if (jobs[j].own_cap_w > 0) {
+        EXPECT_LE(shares.power_w[j],
+                  std::max(jobs[j].own_cap_w, jobs[j].hull.front().power_w * jobs[j].correction) + 1e-9);
+      }
+    }
+    EXPECT_LE(total_w, cap_w * (1 + 1e-12));
+    // Brute force: the first n-1 jobs' extra power on a grid, the last job the rest.
+    const int steps = n == 2 ? 2000 : 200;
+    double best = -1;
+    const double room_w = cap_w - floor_w;
+    std::vector<int> k(n - 1, 0);
+    while (true) {
+      double used_w = 0, v = 0;
+      for (int j = 0; j + 1 < n; ++j) {
+        const double w = room_w * k[j] / steps;
+        used_w += w;
+        v += WeightedRate(jobs[j], jobs[j].hull.front().power_w * jobs[j].correction + w);
+      }
+      if (used_w <= room_w + 1e-9) {
+        v += WeightedRate(jobs[n - 1], jobs[n - 1].hull.front().power_w * jobs[n - 1].correction + room_w - used_w);
+        best = std::max(best, v);
+      }
+      int j = 0;
+      while (j < n - 1 && ++k[j] > steps) k[j++] = 0;
+      if (j == n - 1) break;
+    }
+    EXPECT_GE(value, best - 1e-9 * std::abs(best)) << "trial " << trial;
+  }
+}
+
+TEST(ShareCapTest, TheLargerJobGetsThePowerWhenTheyAreAlike) {
+  SharedCapJob small{{{0, 0.8, 100}, {1, 1.0, 150}}, 1, 1, 0};
+  SharedCapJob large = small;
+  large.weight = 8;
+  const CapShares shares = ShareCap({small, large}, 220);
+  EXPECT_TRUE(shares.feasible);
+  EXPECT_DOUBLE_EQ(shares.power_w[1], 120);  // all 20 W spare go to the job with 8x the GPUs
+  EXPECT_DOUBLE_EQ(shares.power_w[0], 100);
+  // Its own cap stops it; the rest goes to the other.
+  large.own_cap_w = 110;
+  const CapShares capped = ShareCap({small, large}, 220);
+  EXPECT_DOUBLE_EQ(capped.power_w[1], 110);
+  EXPECT_DOUBLE_EQ(capped.power_w[0], 110);
+  // More than both can use: each at its fastest (or own cap).
+  const CapShares plenty = ShareCap({small, large}, 1000);
+  EXPECT_DOUBLE_EQ(plenty.power_w[0], 150);
+  EXPECT_DOUBLE_EQ(plenty.power_w[1], 110);
+}
+
 }  // namespace
 }  // namespace perseus::control

@@ -96,6 +96,19 @@ Result<ApiReply> HandleClearPowerCap(JobService& service, const std::string& job
   return Encoded(service.SetPowerCap(job_id, std::nullopt), PowerCapReply);
 }
 
+Result<ApiReply> HandleSetServerPowerCap(JobService& service, const Json& body) {
+  Result<protocol::PowerCapRequest> cap = protocol::ParsePowerCapRequest(body, "");
+  if (!cap.ok()) return cap.status();
+  if (cap->peak_w > 0) {
+    return Status::InvalidArgument("field 'peak_w': the server's cap is an average only (set a peak on each job)");
+  }
+  return Encoded(service.SetServerPowerCap(*cap), PowerCapReply);
+}
+
+Result<ApiReply> HandleClearServerPowerCap(JobService& service) {
+  return Encoded(service.SetServerPowerCap(std::nullopt), PowerCapReply);
+}
+
 Result<ApiReply> HandleEvaluateCarbon(JobService& service, const std::string& job_id) {
   return Encoded(service.EvaluateCarbon(job_id), [](const Json& summary) { return ApiReply{false, summary}; });
 }

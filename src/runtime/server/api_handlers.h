@@ -37,6 +37,9 @@ Result<ApiReply> HandleDeleteJob(JobService& service, const std::string& job_id)
 // PUT and DELETE /jobs/{id}/power-cap: the job's power-cap summary afterwards.
 Result<ApiReply> HandleSetPowerCap(JobService& service, const std::string& job_id, const Json& body);
 Result<ApiReply> HandleClearPowerCap(JobService& service, const std::string& job_id);
+// PUT / DELETE /power-cap: the server's cap, shared by its running jobs.
+Result<ApiReply> HandleSetServerPowerCap(JobService& service, const Json& body);
+Result<ApiReply> HandleClearServerPowerCap(JobService& service);
 // POST /jobs/{id}/carbon/evaluate
 Result<ApiReply> HandleEvaluateCarbon(JobService& service, const std::string& job_id);
 

@@ -57,6 +57,9 @@ struct Job {
   double measured_power_w = 0;   // the job's GPUs over their recent complete iterations; 0: none yet
   double power_correction = 1;   // measured / predicted for the plans that ran
   std::optional<PowerCapSchedule> cap_schedule;  // the spec's power_cap_schedule, loaded
+  // The job's share of the server's power cap (JobService::ShareServerPowerCap,
+  // not stored: shared again every tick); nullopt: no server cap applies.
+  std::optional<protocol::PowerCapRequest> server_cap_share;
   // When a rank last reached the job (unix s); jobs idle past the server's
   // expiry are deleted.
   std::atomic<int64_t> last_activity_unix_s{0};

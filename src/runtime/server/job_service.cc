@@ -79,6 +79,7 @@ Result<std::unique_ptr<JobService>> JobService::Create(Store* store, JsonLog* lo
     }
     if (!st.ok()) service->Quarantine(id, st.message());
   }
+  PERSEUS_RETURN_IF_ERROR(service->LoadServerPowerCap());
   service->optimizer_ = std::make_unique<OptimizationQueue>([s = service.get()](const std::string& id) { s->Optimize(id); });
   for (const std::shared_ptr<Job>& job : service->jobs_.All()) {  // before any request: no job lock needed
     if (job->state.phase == Phase::kOptimizing) service->Enqueue(job->spec.id);

@@ -125,6 +125,13 @@ class JobService {
   // window's clock says (the background thread calls it every poll_s).
   Result<Json> SetPowerCap(const std::string& job_id, const std::optional<protocol::PowerCapRequest>& cap);
   void PowerCapTick();
+  // The server's own power cap (PUT/DELETE/GET /power-cap), shared by its
+  // running jobs: every tick splits it by control::ShareCap (the most
+  // GPU-weighted throughput) and each job runs under the lower of its own cap
+  // and its share. Stored: a restarted server keeps it. Returns
+  // ServerPowerCapJson(). Jobs still profiling or optimizing are not counted.
+  Result<Json> SetServerPowerCap(const std::optional<protocol::PowerCapRequest>& cap);
+  Json ServerPowerCapJson();
 
   Result<Json> JobSummary(const std::string& job_id);
   std::vector<Json> AllSummaries();
@@ -216,6 +223,10 @@ class JobService {
   Status DecideCarbon(Job& job, int64_t now_unix_s, const carbon::IntensityReading& reading);
   static Json CarbonSummary(const Job& job);  // REQUIRES: job.mu held
   int64_t Now() const;
+  // The server's power cap (job_service_power.cc): read at Create; shared
+  // among the running jobs (sets each one's server_cap_share).
+  Status LoadServerPowerCap();
+  void ShareServerPowerCap();
   // Runs `tick` every carbon_.poll_s until the service stops.
   void BackgroundLoop(const std::function<void()>& tick);
 
@@ -228,6 +239,15 @@ class JobService {
 
   std::atomic<bool> cancel_solves_{false};  // set when the service stops: a running solve ends early
   std::unique_ptr<OptimizationQueue> optimizer_;  // its own lock (optimization_queue.h)
+
+  // The server's power cap. server_cap_mu_ is never held while taking a
+  // job's mu (the sharing reads jobs one at a time without it).
+  static constexpr const char* kServerPowerCapKey = "power_cap";
+  std::mutex server_cap_mu_;
+  std::optional<protocol::PowerCapRequest> server_cap_;
+  std::string server_cap_error_;  // a stored cap that could not be read
+  std::vector<std::pair<std::string, double>> server_cap_shares_;  // (job, watts) at the last sharing
+  bool server_cap_feasible_ = true;
 
   CarbonOptions carbon_;
   std::mutex carbon_mu_;

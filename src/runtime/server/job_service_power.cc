@@ -27,21 +27,38 @@ void AdoptScheduledCap(const Job& job, int64_t now_unix_s, PowerCapState* p) {
   if (cap) p->cap = *cap;
 }
 
-bool MayHaveCap(const Job& job) {
-  const PowerCapState& p = job.state.power_cap;
-  return p.set || (!p.from_api && (job.spec.power_cap || job.cap_schedule));
+// The cap in force: the job's own (spec, schedule or API) and its share of
+// the server's, whichever is lower on average (the peak and window are the
+// own cap's when it has one).
+std::optional<protocol::PowerCapRequest> CapInForce(const Job& job, const PowerCapState& p) {
+  if (!p.set) return job.server_cap_share;
+  protocol::PowerCapRequest cap = p.cap;
+  if (job.server_cap_share) cap.average_w = std::min(cap.average_w, job.server_cap_share->average_w);
+  return cap;
 }
 
-control::CappedPlan CappedPlanFor(const Job& job, const ControlState& state) {
+bool MayHaveCap(const Job& job) {
+  const PowerCapState& p = job.state.power_cap;
+  return p.set || job.server_cap_share || (!p.from_api && (job.spec.power_cap || job.cap_schedule));
+}
+
+// The job's settings and their hull (no cap).
+control::CappedPlan CappedPlanFor(const Job& job, const ControlState& state,
+                                  const std::optional<protocol::PowerCapRequest>& in_force) {
   std::vector<double> slowdowns(job.spec.dp, 1.0);
   for (const Straggler& s : state.stragglers) {
     if (s.pipeline >= 0 && s.pipeline < job.spec.dp) slowdowns[s.pipeline] = s.slowdown;
   }
   const Problem& problem = job.plans->problem();
   const double pipeline_blocking_w = problem.blocking_power_w * problem.num_stages();
-  const control::PowerCap cap{state.power_cap.cap.average_w, state.power_cap.cap.peak_w};
+  control::PowerCap cap;
+  if (in_force) cap = {in_force->average_w, in_force->peak_w};
   return control::PlanUnderPowerCap(control::CapSettings(job.plans->frontier(), pipeline_blocking_w, slowdowns), cap,
                                     job.power_correction);
+}
+
+control::CappedPlan CappedPlanFor(const Job& job, const ControlState& state) {
+  return CappedPlanFor(job, state, CapInForce(job, state.power_cap));
 }
 
 // Whether the faster setting runs at `now`: the first fast_share of each window.
@@ -74,7 +91,7 @@ std::pair<double, double> MeasuredAndPredictedW(const Job& job) {
 void JobService::ApplyPowerCap(const Job& job, ControlState* state, std::vector<int>* plans) {
   PowerCapState& p = state->power_cap;
   AdoptSpecCap(job, &p);
-  if (!p.set) return;
+  if (!CapInForce(job, p)) return;
   const control::CappedPlan capped = CappedPlanFor(job, *state);
   if (capped.mix.fast == capped.mix.slow) p.run_fast = true;
   const control::JobSetting& setting = capped.settings[p.run_fast ? capped.mix.fast : capped.mix.slow];
@@ -102,6 +119,7 @@ Result<Json> JobService::SetPowerCap(const std::string& job_id, const std::optio
 
 void JobService::PowerCapTick() {
   const int64_t now = Now();
+  ShareServerPowerCap();
   for (const std::shared_ptr<Job>& found : jobs_.All()) {
     Job& job = *found;
     std::lock_guard<std::mutex> lock(job.mu);
@@ -113,9 +131,9 @@ void JobService::PowerCapTick() {
     ControlState before = job.state, state = job.state;
     AdoptSpecCap(job, &state.power_cap);
     AdoptScheduledCap(job, now, &state.power_cap);
-    if (state.power_cap.set) {
-      const control::CappedPlan capped = CappedPlanFor(job, state);
-      state.power_cap.run_fast = FastPartOfWindow(capped.mix.fast_share, state.power_cap.cap.window_s, now);
+    if (const std::optional<protocol::PowerCapRequest> cap = CapInForce(job, state.power_cap)) {
+      const control::CappedPlan capped = CappedPlanFor(job, state, cap);
+      state.power_cap.run_fast = FastPartOfWindow(capped.mix.fast_share, cap->window_s, now);
     }
     AssignPlans(job, &state);
     bool changed = state.power_cap.run_fast != before.power_cap.run_fast || state.power_cap.set != before.power_cap.set;
@@ -126,13 +144,100 @@ void JobService::PowerCapTick() {
   }
 }
 
+Status JobService::LoadServerPowerCap() {
+  Result<std::map<std::string, std::string>> settings = store_->LoadSettings();
+  if (!settings.ok()) return settings.status();
+  auto found = settings->find(kServerPowerCapKey);
+  if (found == settings->end()) return Status::Ok();
+  const Json j = Json::parse(found->second, nullptr, false);
+  Result<protocol::PowerCapRequest> cap =
+      j.is_object() ? protocol::ParsePowerCapRequest(j, "") : Result<protocol::PowerCapRequest>(
+                                                                  Status::InvalidArgument("not a JSON object"));
+  std::lock_guard<std::mutex> lock(server_cap_mu_);
+  if (!cap.ok()) {
+    // Not fatal: the jobs are served, the error is shown until a PUT or DELETE replaces it.
+    server_cap_error_ = "stored server power cap: " + cap.status().message();
+    if (log_ != nullptr) log_->Error("server_power_cap_unreadable", {{"error", server_cap_error_}});
+    return Status::Ok();
+  }
+  server_cap_ = *cap;
+  return Status::Ok();
+}
+
+Result<Json> JobService::SetServerPowerCap(const std::optional<protocol::PowerCapRequest>& cap) {
+  {
+    std::lock_guard<std::mutex> lock(server_cap_mu_);
+    PERSEUS_RETURN_IF_ERROR(store_->PutSetting(
+        kServerPowerCapKey, cap ? std::optional<std::string>(protocol::PowerCapRequestToJson(*cap).dump()) : std::nullopt));
+    server_cap_ = cap;
+    server_cap_error_.clear();
+  }
+  Log(cap ? "server_power_cap_set" : "server_power_cap_cleared",
+      {{"cap", cap ? protocol::PowerCapRequestToJson(*cap) : Json(nullptr)}});
+  PowerCapTick();  // in force at once
+  return ServerPowerCapJson();
+}
+
+void JobService::ShareServerPowerCap() {
+  std::optional<protocol::PowerCapRequest> cap;
+  {
+    std::lock_guard<std::mutex> lock(server_cap_mu_);
+    cap = server_cap_;
+  }
+  // Each running job's hull without a cap, one job's lock at a time.
+  std::vector<std::shared_ptr<Job>> sharing;
+  std::vector<control::SharedCapJob> parts;
+  for (const std::shared_ptr<Job>& found : jobs_.All()) {
+    Job& job = *found;
+    std::lock_guard<std::mutex> lock(job.mu);
+    job.server_cap_share.reset();
+    if (!cap || job.deleted || job.state.phase != Phase::kRunning || !job.plans) continue;
+    PowerCapState own = job.state.power_cap;
+    AdoptSpecCap(job, &own);
+    const control::CappedPlan free = CappedPlanFor(job, job.state, std::nullopt);
+    sharing.push_back(found);
+    parts.push_back({free.hull, job.power_correction, static_cast<double>(job.spec.dp * job.spec.pp * job.spec.tp),
+                     own.set ? own.cap.average_w : 0});
+  }
+  const control::CapShares shares = control::ShareCap(parts, cap ? cap->average_w : 0);
+  std::vector<std::pair<std::string, double>> given;
+  for (size_t k = 0; k < sharing.size(); ++k) {
+    Job& job = *sharing[k];
+    std::lock_guard<std::mutex> lock(job.mu);
+    if (job.deleted) continue;
+    job.server_cap_share = protocol::PowerCapRequest{shares.power_w[k], 0, cap->window_s};
+    given.emplace_back(job.spec.id, shares.power_w[k]);
+  }
+  std::lock_guard<std::mutex> lock(server_cap_mu_);
+  server_cap_shares_ = std::move(given);
+  server_cap_feasible_ = shares.feasible;
+}
+
+Json JobService::ServerPowerCapJson() {
+  std::lock_guard<std::mutex> lock(server_cap_mu_);
+  Json j = {{"cap", server_cap_ ? protocol::PowerCapRequestToJson(*server_cap_) : Json(nullptr)},
+            {"feasible", server_cap_feasible_}, {"jobs", Json::array()}};
+  double total_w = 0;
+  for (const auto& [id, share_w] : server_cap_shares_) {
+    j["jobs"].push_back({{"id", id}, {"share_w", share_w}});
+    total_w += share_w;
+  }
+  j["shared_w"] = total_w;
+  j["error"] = server_cap_error_.empty() ? Json(nullptr) : Json(server_cap_error_);
+  return j;
+}
+
 Json JobService::PowerCapSummary(const Job& job) {
   PowerCapState p = job.state.power_cap;
   AdoptSpecCap(job, &p);
-  if (!p.set) return Json(nullptr);
-  Json j = {{"average_w", p.cap.average_w}, {"window_s", p.cap.window_s}, {"source", p.from_api ? "api" : job.cap_schedule ? "schedule" : "spec"},
+  const std::optional<protocol::PowerCapRequest> cap = CapInForce(job, p);
+  if (!cap) return Json(nullptr);
+  const char* source = !p.set ? "server" : p.from_api ? "api" : job.cap_schedule ? "schedule" : "spec";
+  Json j = {{"average_w", cap->average_w}, {"window_s", cap->window_s}, {"source", source},
             {"running", p.run_fast ? "fast" : "slow"}, {"correction", job.power_correction}};
-  j["peak_w"] = p.cap.peak_w > 0 ? Json(p.cap.peak_w) : Json(nullptr);
+  j["own_average_w"] = p.set ? Json(p.cap.average_w) : Json(nullptr);
+  j["server_share_w"] = job.server_cap_share ? Json(job.server_cap_share->average_w) : Json(nullptr);
+  j["peak_w"] = cap->peak_w > 0 ? Json(cap->peak_w) : Json(nullptr);
   j["measured_w"] = job.measured_power_w > 0 ? Json(job.measured_power_w) : Json(nullptr);
   // The decision now, as the next tick makes it (null until the job runs).
   j["predicted_w"] = j["fast_share"] = j["feasible"] = Json(nullptr);

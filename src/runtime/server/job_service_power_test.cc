@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "carbon/iso_time.h"
+#include "runtime/server/metrics.h"
 #include "runtime/server/test_util.h"
 
 namespace perseus::server {
@@ -131,6 +132,74 @@ TEST_F(JobServicePowerTest, TheApiSetsAndLiftsACapThatSurvivesARestart) {
   // A cap at the uncapped power changes nothing.
   ASSERT_TRUE(HandleSetPowerCap(*service_, "j", {{"average_w", free_w * 1.01}}).ok());
   EXPECT_EQ(PlanIndices(), (std::vector<int>{0, 0}));
+}
+
+// The server's own cap, shared by two running jobs: split within the cap,
+// each job under its share (or its own lower cap), kept across a restart,
+// lifted, and a damaged stored cap reported without stopping the server.
+TEST_F(JobServicePowerTest, TheServersCapIsSharedByItsRunningJobs) {
+  auto run = [&](const std::string& id, int dp) {
+    ASSERT_TRUE(HandleRegisterJob(*service_, JobBody(id, dp, 2, 4)).ok());
+    testing::RegisterAndProfile(*service_, id, dp, 2, 4);
+    service_->WaitForOptimizer();
+  };
+  run("a", 2);
+  run("b", 1);
+  auto fastest_w = [&](const std::string& id, int dp) {
+    const Json plan = (*service_->FrontierJson(id))["plans"][0];
+    return dp * plan["energy_j"].get<double>() / plan["time_s"].get<double>();
+  };
+  const double free_w = fastest_w("a", 2) + fastest_w("b", 1);
+  EXPECT_EQ(HandleSetServerPowerCap(*service_, {{"average_w", 100}, {"peak_w", 200}}).status().message(),
+            "field 'peak_w': the server's cap is an average only (set a peak on each job)");
+  EXPECT_EQ(HandleSetServerPowerCap(*service_, {{"average_w", -5}}).status().message(),
+            "field 'average_w': expected a number in [1, 1000000000], got -5");
+  EXPECT_TRUE(service_->ServerPowerCapJson()["cap"].is_null());
+  Result<ApiReply> set = HandleSetServerPowerCap(*service_, {{"average_w", 0.85 * free_w}, {"window_s", 30}});
+  ASSERT_TRUE(set.ok()) << set.status().ToString();
+  const Json shared = set->body["power_cap"];
+  EXPECT_EQ(shared["feasible"], true);
+  ASSERT_EQ(shared["jobs"].size(), 2u) << shared.dump();
+  EXPECT_LE(shared["shared_w"].get<double>(), 0.85 * free_w * (1 + 1e-9));
+  EXPECT_GE(shared["shared_w"].get<double>(), 0.85 * free_w * (1 - 1e-9));  // all of it is used
+  for (const Json& j : shared["jobs"]) {
+    const Json cap = (*service_->JobSummary(j["id"]))["power_cap"];
+    ASSERT_TRUE(cap.is_object()) << j.dump();
+    EXPECT_EQ(cap["source"], "server");
+    EXPECT_EQ(cap["window_s"], 30);
+    EXPECT_DOUBLE_EQ(cap["server_share_w"].get<double>(), j["share_w"].get<double>());
+    EXPECT_LE(cap["predicted_w"].get<double>(), j["share_w"].get<double>() * (1 + 1e-9)) << j.dump();
+  }
+  // Job b's own, lower cap holds; the watts it cannot use go to job a.
+  const double b_own_w = 0.6 * fastest_w("b", 1);
+  ASSERT_TRUE(HandleSetPowerCap(*service_, "b", {{"average_w", b_own_w}}).ok());
+  service_->PowerCapTick();
+  const Json b_cap = (*service_->JobSummary("b"))["power_cap"];
+  EXPECT_EQ(b_cap["source"], "api");
+  EXPECT_LE(b_cap["average_w"].get<double>(), b_own_w);
+  const Json after = service_->ServerPowerCapJson();
+  EXPECT_LE(after["jobs"][1]["share_w"].get<double>(), b_own_w * (1 + 1e-9));
+  EXPECT_GT(after["jobs"][0]["share_w"].get<double>(), shared["jobs"][0]["share_w"].get<double>() - 1e-9);
+  const std::string metrics = RenderMetrics(service_->AllSummaries(), 0, service_->ServerPowerCapJson());
+  EXPECT_NE(metrics.find("perseus_server_power_cap_watts " ), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("perseus_power_cap_server_share_watts{job_id=\"a\"}"), std::string::npos);
+  // A restart keeps the server's cap.
+  Open(path_);
+  service_->PowerCapTick();
+  EXPECT_NEAR(service_->ServerPowerCapJson()["cap"]["average_w"].get<double>(), 0.85 * free_w, 1e-6);
+  EXPECT_EQ((*service_->JobSummary("a"))["power_cap"]["source"], "server");
+  // Lifted: job a runs free, job b under its own cap.
+  ASSERT_TRUE(HandleClearServerPowerCap(*service_).ok());
+  EXPECT_TRUE((*service_->JobSummary("a"))["power_cap"].is_null());
+  EXPECT_EQ((*service_->JobSummary("b"))["power_cap"]["source"], "api");
+  EXPECT_TRUE(service_->ServerPowerCapJson()["jobs"].empty());
+  // A damaged stored cap: the server starts, serves its jobs and says why there is no cap.
+  ASSERT_TRUE(store_->PutSetting("power_cap", "{\"average_w\": \"lots\"}").ok());
+  Open(path_);
+  const Json damaged = service_->ServerPowerCapJson();
+  EXPECT_TRUE(damaged["cap"].is_null());
+  EXPECT_EQ(damaged["error"], "stored server power cap: field 'average_w': expected a number, got \"lots\"");
+  EXPECT_EQ((*service_->JobSummary("a"))["phase"], "running");
 }
 
 std::string WriteFile(const std::string& name, const std::string& text) {

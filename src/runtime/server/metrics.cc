@@ -134,6 +134,8 @@ void AddCarbonAndFrontier(Exposition& e, const std::string& job, const Json& s) 
             job, p["predicted_w"]);
     e.Gauge("perseus_power_measured_watts", "The job's measured GPU power over recent complete iterations.", job,
             p["measured_w"]);
+    e.Gauge("perseus_power_cap_server_share_watts", "The job's share of the server's power cap.", job,
+            p["server_share_w"]);
   }
   if (s.contains("frontier")) {
     const Json& f = s["frontier"];
@@ -169,7 +171,8 @@ bool Ended(const Json& summary) { return summary["phase"] == "done" || summary["
 
 }  // namespace
 
-std::string RenderMetrics(const std::vector<Json>& summaries, int64_t unknown_rank_requests) {
+std::string RenderMetrics(const std::vector<Json>& summaries, int64_t unknown_rank_requests,
+                          const Json& server_power_cap) {
   Exposition e;
   std::map<std::string, int> jobs_by_phase;
   for (const char* phase : {"registering", "profiling", "optimizing", "running", "done", "failed"}) {
@@ -184,6 +187,14 @@ std::string RenderMetrics(const std::vector<Json>& summaries, int64_t unknown_ra
   }
   e.Counter("perseus_unknown_rank_requests_total", "Rank requests that named an unknown job or rank.", "",
             unknown_rank_requests);
+  if (server_power_cap.is_object() && server_power_cap["cap"].is_object()) {
+    e.Gauge("perseus_server_power_cap_watts", "The server's power cap, shared by its running jobs.", "",
+            server_power_cap["cap"]["average_w"]);
+    e.Gauge("perseus_server_power_cap_shared_watts", "Watts of the server's cap given to running jobs.", "",
+            server_power_cap["shared_w"]);
+    e.Gauge("perseus_server_power_cap_feasible", "0 when the running jobs' slowest settings exceed the server's cap.",
+            "", server_power_cap["feasible"].get<bool>() ? 1 : 0);
+  }
   return e.Text();
 }
 
@@ -191,7 +202,7 @@ void AddMetricsRoutes(httplib::Server& server, const RouteContext& ctx) {
   JobService* service = ctx.service;
   server.Get("/metrics", [service](const httplib::Request&, httplib::Response& res) {
     res.status = 200;
-    res.set_content(RenderMetrics(service->AllSummaries(), service->UnknownRankRequests()),
+    res.set_content(RenderMetrics(service->AllSummaries(), service->UnknownRankRequests(), service->ServerPowerCapJson()),
                     "text/plain; version=0.0.4; charset=utf-8");
   });
   server.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { SendJson(res, 200, {{"ok", true}}); });

@@ -10,9 +10,11 @@
 
 namespace perseus::server {
 
-// Renders job summaries (JobService::AllSummaries) and the server's own
-// counters as Prometheus text format 0.0.4. Jobs that ended (done, failed)
-// have no per-job series; deleted ones are not in `summaries`.
-std::string RenderMetrics(const std::vector<Json>& summaries, int64_t unknown_rank_requests);
+// Renders job summaries (JobService::AllSummaries), the server's own
+// counters and its power cap (JobService::ServerPowerCapJson; null: none)
+// as Prometheus text format 0.0.4. Jobs that ended (done, failed) have no
+// per-job series; deleted ones are not in `summaries`.
+std::string RenderMetrics(const std::vector<Json>& summaries, int64_t unknown_rank_requests,
+                          const Json& server_power_cap = nullptr);
 
 }  // namespace perseus::server

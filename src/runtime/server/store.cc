@@ -34,6 +34,7 @@ CREATE TABLE IF NOT EXISTS measurements (
 CREATE TABLE IF NOT EXISTS profiling_windows (
   job_id TEXT NOT NULL, rank INTEGER NOT NULL, window INTEGER NOT NULL, report_json TEXT NOT NULL,
   PRIMARY KEY (job_id, rank, window));
+CREATE TABLE IF NOT EXISTS settings (key TEXT PRIMARY KEY, value_json TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS iterations (
   job_id TEXT NOT NULL, rank INTEGER NOT NULL, iteration INTEGER NOT NULL,
   compute_time_s REAL NOT NULL, energy_j REAL NOT NULL, plan_version INTEGER NOT NULL,
@@ -237,6 +238,23 @@ Status Store::Apply(const StoreWrite& w) {
     }
   }
   return Status::Ok();
+}
+
+Status Store::PutSetting(const std::string& key, const std::optional<std::string>& value_json) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Stmt s(db_, value_json ? "INSERT OR REPLACE INTO settings VALUES (?, ?)" : "DELETE FROM settings WHERE key = ?");
+  s.Bind(1, key);
+  if (value_json) s.Bind(2, *value_json);
+  return s.Run();
+}
+
+Result<std::map<std::string, std::string>> Store::LoadSettings() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::map<std::string, std::string> out;
+  Stmt s(db_, "SELECT key, value_json FROM settings");
+  while (s.Next()) out[s.Text(0)] = s.Text(1);
+  PERSEUS_RETURN_IF_ERROR(s.status());
+  return out;
 }
 
 Result<std::vector<StoredJob>> Store::LoadAll() {

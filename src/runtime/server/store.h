@@ -7,6 +7,7 @@
 // Thread safety: thread-safe (one connection behind a mutex).
 #pragma once
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -62,6 +63,10 @@ class Store {
   // Every job; a job whose rows cannot be read has `load_error` set. Fails
   // only when the jobs table itself cannot be read.
   Result<std::vector<StoredJob>> LoadAll();
+  // Server-wide settings (the shared power cap): one JSON text per key,
+  // written in a transaction of its own; nullopt deletes the key.
+  Status PutSetting(const std::string& key, const std::optional<std::string>& value_json);
+  Result<std::map<std::string, std::string>> LoadSettings();
 
  private:
   explicit Store(sqlite3* db) : db_(db) {}
