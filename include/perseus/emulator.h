@@ -76,6 +76,12 @@ struct ClosedLoopOptions {
   int detection_window = 5;         // the server's straggler defaults
   double detection_threshold = 1.05;
   unsigned seed = 1;
+  // An average power cap on the job's GPUs while running (watts; 0: none),
+  // run as the server runs one (control/power_cap.h): the fastest mix of two
+  // settings under the cap, alternated within each window, predictions
+  // corrected by the power the last iteration drew.
+  double power_cap_w = 0;
+  double power_cap_window_s = 60;
 };
 
 struct EmulationSpec {
@@ -178,6 +184,11 @@ struct ClosedLoopReport {
   // limit was chosen (not the spec's), the figures without it.
   int clock_change_limit = -1;
   std::optional<LoopFigures> without_clock_change_limit;
+  // With a power cap: the running phase's average power, the highest average
+  // of a complete cap window, and how many complete windows averaged over the
+  // cap by more than 1% (watts of the whole job).
+  double running_power_w = 0, worst_window_power_w = 0;
+  int cap_windows = 0, cap_windows_over = 0;
 };
 
 struct EmulationResult {

@@ -170,6 +170,12 @@ void AddPolicyOptions(CLI::App* cmd, EmulateArgs& a) {
                   "Closed loop: relative noise of measured iteration times")
       ->capture_default_str();
   cmd->add_option("--seed", a.closed_loop.seed, "Closed loop: random seed")->capture_default_str();
+  cmd->add_option("--power-cap", a.closed_loop.power_cap_w,
+                  "Closed loop: an average power cap on the job's GPUs while running, W (0: none; docs/power.md)")
+      ->capture_default_str();
+  cmd->add_option("--power-cap-window-s", a.closed_loop.power_cap_window_s,
+                  "Closed loop: the power cap's averaging window, s")
+      ->capture_default_str();
   cmd->add_flag("--reproduce-paper", a.reproduce_paper, "Reproduce the paper's Table 6 and Fig. 7");
   cmd->add_option("--paper-data", a.paper_data,
                   "The shared sosp24 folder (default: $PERSEUS_SHARED_DATA/sosp24, else the configure-time one)");

@@ -1,6 +1,7 @@
 #include "control/power_cap.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <set>
@@ -115,6 +116,10 @@ CappedPlan PlanUnderPowerCap(std::vector<JobSetting> settings, const PowerCap& c
     return out;
   }
   return out;
+}
+
+bool FastPartOfWindow(double fast_share, double window_s, double now_s) {
+  return std::fmod(now_s, window_s) < fast_share * window_s;
 }
 
 CapShares ShareCap(const std::vector<SharedCapJob>& jobs, double cap_w) {

@@ -57,6 +57,11 @@ struct CappedPlan {
 // [0.5, 2]. REQUIRES: !settings.empty().
 CappedPlan PlanUnderPowerCap(std::vector<JobSetting> settings, const PowerCap& cap, double correction = 1);
 
+// Whether the mix's faster setting runs at `now_s` (seconds on any clock
+// whose zero is a window boundary, e.g. unix time): the first fast_share of
+// each window_s window. The server and the emulator alternate with it.
+bool FastPartOfWindow(double fast_share, double window_s, double now_s);
+
 // A cap shared by several jobs (a server's GPUs, docs/power.md "One cap for
 // several jobs"): each job's part in it.
 struct SharedCapJob {

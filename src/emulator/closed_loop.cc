@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "control/plan_assignment.h"
+#include "control/power_cap.h"
 #include "control/straggler_detection.h"
 #include "emulator/job_evaluation.h"
 #include "emulator/pipeline_run.h"
@@ -54,10 +55,13 @@ class ClosedLoop {
       if (phase == Phase::kRunning) {
         CountChanges(conditions, &running_gpu_iterations);
         Detect();
+        MeasurePower(time_s);
       }
       now_s_ += time_s;
+      if (phase == Phase::kRunning && o_.power_cap_w > 0) Assign();  // the cap window's clock moves on
     }
     Totals();
+    FinishCapWindow();
     if (running_gpu_iterations > 0) out_.clock_changes_per_gpu_iteration /= running_gpu_iterations;
     return std::move(out_);
   }
@@ -92,9 +96,57 @@ class ClosedLoop {
       if (s.pipeline < loop_.pipelines) paces[s.pipeline].slowdown = s.slowdown;
     }
     std::vector<int> plans = control::AssignPipelinePlans(frontier_, paces);
+    if (o_.power_cap_w > 0) ApplyPowerCap(paces, &plans);
     if (plans == assigned_) return;
     assigned_ = plans;
     pending_.push_back({now_s_ + o_.plan_delivery_s, std::move(plans)});
+  }
+
+  // As the server (JobService::ApplyPowerCap): each pipeline runs the slower
+  // of the rule's plan and the cap's current setting.
+  void ApplyPowerCap(const std::vector<control::PipelinePace>& paces, std::vector<int>* plans) const {
+    std::vector<double> slowdowns;
+    for (const control::PipelinePace& p : paces) slowdowns.push_back(p.slowdown);
+    const control::CappedPlan capped = control::PlanUnderPowerCap(
+        control::CapSettings(frontier_, problem_.blocking_power_w * problem_.num_stages(), slowdowns),
+        {o_.power_cap_w, 0}, correction_);
+    const bool fast = capped.mix.fast == capped.mix.slow ||
+                      control::FastPartOfWindow(capped.mix.fast_share, o_.power_cap_window_s, now_s_);
+    const control::JobSetting& setting = capped.settings[fast ? capped.mix.fast : capped.mix.slow];
+    for (size_t i = 0; i < plans->size(); ++i) (*plans)[i] = std::max((*plans)[i], setting.plan_index[i]);
+  }
+
+  // The power the last running iteration drew, against the held plans'
+  // prediction (the server's correction), and the cap windows' averages.
+  void MeasurePower(double time_s) {
+    const double energy_j = out_.result.iteration_energies_j.back();
+    running_energy_j_ += energy_j;
+    running_time_s_ += time_s;
+    if (o_.power_cap_w <= 0) return;
+    double predicted_w = 0;
+    for (int p = 0; p < loop_.pipelines; ++p) {
+      predicted_w += held_[p] == kAllMax ? frontier_.all_max.energy_j / frontier_.all_max.time_s
+                                         : frontier_.plans[held_[p]].energy_j / frontier_.plans[held_[p]].time_s;
+    }
+    if (predicted_w > 0) correction_ = energy_j / time_s / predicted_w;
+    const double window = std::floor(now_s_ / o_.power_cap_window_s);
+    if (window != cap_window_) FinishCapWindow();
+    cap_window_ = window;
+    window_energy_j_ += energy_j;
+    window_time_s_ += time_s;
+  }
+
+  // Closes the cap window being measured; it counts when it ran at least
+  // half a window (the first and last may be partial).
+  void FinishCapWindow() {
+    out_.running_power_w = running_time_s_ > 0 ? running_energy_j_ / running_time_s_ : 0;
+    if (window_time_s_ >= 0.5 * o_.power_cap_window_s) {
+      const double w = window_energy_j_ / window_time_s_;
+      ++out_.cap_windows;
+      out_.cap_windows_over += w > o_.power_cap_w * 1.01;
+      out_.worst_window_power_w = std::max(out_.worst_window_power_w, w);
+    }
+    window_energy_j_ = window_time_s_ = 0;
   }
 
   void DeliverDue() {
@@ -258,6 +310,9 @@ class ClosedLoop {
   std::map<int, double> changes_;  // plan -> clock changes summed over GPUs
   std::map<std::string, std::vector<int>> ideal_;  // conditions' key -> IdealPlans (per class)
   std::vector<std::unordered_map<const PipelineRun*, Tally>> counts_;
+  double correction_ = 1;  // measured / predicted power of the plans held
+  double running_energy_j_ = 0, running_time_s_ = 0;
+  double cap_window_ = -1, window_energy_j_ = 0, window_time_s_ = 0;  // the cap window being measured
   ClosedLoopReport out_;
 };
 

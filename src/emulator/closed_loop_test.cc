@@ -152,6 +152,38 @@ TEST(ClockLatency, AComputationStartsAtThePreviousClock) {
   EXPECT_LT(late.duration_s[slow], at_once.duration_s[slow]);
 }
 
+// Under a power cap the loop runs the server's capped mix: every complete
+// window within 1% of the cap, slower and cheaper than without it; a cap
+// below the least power the frontier offers is reported as missed.
+TEST(ClosedLoop, APowerCapHoldsInEveryWindow) {
+  EmulationSpec spec = SmallSpec(4, 8, 1, 4, 600);
+  spec.closed_loop = Ideal();
+  spec.closed_loop.clock_latency_s = 0.005;
+  Result<EmulationResult> free = Emulate(spec);
+  ASSERT_TRUE(free.ok()) << free.status().ToString();
+  const ClosedLoopReport& f = *free->closed_loop;
+  EXPECT_EQ(f.cap_windows, 0);
+  ASSERT_GT(f.running_power_w, 0);
+  const double iteration_s = FindPolicy(*free, "allmax").iteration_time_s;
+  spec.closed_loop.power_cap_window_s = std::max(1.0, 10 * iteration_s);
+  spec.closed_loop.power_cap_w = 0.9 * f.running_power_w;
+  Result<EmulationResult> capped = Emulate(spec);
+  ASSERT_TRUE(capped.ok()) << capped.status().ToString();
+  const ClosedLoopReport& c = *capped->closed_loop;
+  ASSERT_GT(c.cap_windows, 10);
+  EXPECT_EQ(c.cap_windows_over, 0);
+  EXPECT_LE(c.worst_window_power_w, spec.closed_loop.power_cap_w * 1.01);
+  EXPECT_NEAR(c.running_power_w, spec.closed_loop.power_cap_w, 0.02 * spec.closed_loop.power_cap_w);
+  EXPECT_GT(c.result.slowdown_vs_allmax, f.result.slowdown_vs_allmax + 0.01);
+  // Below the frontier's least power: every window over, and the report says so.
+  spec.closed_loop.power_cap_w = 0.3 * f.running_power_w;
+  Result<EmulationResult> tight = Emulate(spec);
+  ASSERT_TRUE(tight.ok());
+  EXPECT_EQ(tight->closed_loop->cap_windows_over, tight->closed_loop->cap_windows);
+  spec.closed_loop.power_cap_window_s = 0.5;
+  EXPECT_EQ(Emulate(spec).status().message(), "--power-cap-window-s: expected seconds in [1, 3600]");
+}
+
 // The replay and the optimizer's check of slow switches share one model.
 TEST(ClockLatency, TheReplayAndThePlanEvaluationAgree) {
   EmulationSpec spec = SmallSpec(4, 8, 1, 1, 1);

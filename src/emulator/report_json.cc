@@ -154,6 +154,12 @@ std::string EmulationJson(const EmulationResult& r) {
         {"plan_switches", c.plan_switches},
         {"clock_changes_per_gpu_iteration", c.clock_changes_per_gpu_iteration},
         {"clock_change_limit", c.clock_change_limit},
+        {"power_cap",
+         o.power_cap_w > 0 ? json{{"average_w", o.power_cap_w}, {"window_s", o.power_cap_window_s},
+                                  {"running_power_w", c.running_power_w},
+                                  {"worst_window_power_w", c.worst_window_power_w}, {"windows", c.cap_windows},
+                                  {"windows_over", c.cap_windows_over}}
+                           : json(nullptr)},
         {"without_clock_change_limit",
          c.without_clock_change_limit ? LoopFiguresJson(*c.without_clock_change_limit) : nlohmann::json(nullptr)}};
   }

@@ -101,9 +101,19 @@ std::string ClosedLoopSection(const EmulationResult& r) {
                 c.optimization_s, c.optimizing_iterations, o.plan_delivery_s, 1000 * o.clock_latency_s,
                 100 * o.iteration_jitter, o.detection_window, o.detection_threshold, c.off_ideal_iterations,
                 c.detections, c.plan_switches, c.clock_changes_per_gpu_iteration);
+  std::string cap;
+  if (o.power_cap_w > 0) {
+    char line[400];
+    std::snprintf(line, sizeof line,
+                  "\nPower cap %.0f W over %.0f s windows (the rows above run under it too): running average %.0f W, "
+                  "worst complete window %.0f W, %d of %d windows above the cap by more than 1%%.\n",
+                  o.power_cap_w, o.power_cap_window_s, c.running_power_w, c.worst_window_power_w, c.cap_windows_over,
+                  c.cap_windows);
+    cap = line;
+  }
   return "## Closed loop\n\nPerseus as `perseus serve` runs it, in virtual time (docs/emulator.md, \"Closed "
          "loop\"), next to the idealised policy; each row below the second makes one part of the loop ideal.\n\n" +
-         t.Render() + "\n" + buf;
+         t.Render() + "\n" + buf + cap;
 }
 
 std::string SweepSection(const EmulationResult& r) {

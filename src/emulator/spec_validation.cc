@@ -39,6 +39,10 @@ Status CheckClosedLoop(const ClosedLoopOptions& o) {
   }
   if (!in(o.plan_delivery_s, 0, 1e5)) return Status::InvalidArgument("--plan-delivery-s: expected seconds in [0, 1e5]");
   if (!in(o.clock_latency_s, 0, 10)) return Status::InvalidArgument("--clock-latency-ms: expected ms in [0, 10000]");
+  if (!in(o.power_cap_w, 0, 1e12)) return Status::InvalidArgument("--power-cap: expected watts in [0, 1e12]");
+  if (!in(o.power_cap_window_s, 1, 3600)) {
+    return Status::InvalidArgument("--power-cap-window-s: expected seconds in [1, 3600]");
+  }
   if (!in(o.iteration_jitter, 0, 1)) return Status::InvalidArgument("--iteration-jitter: expected a fraction in [0, 1]");
   if (o.detection_window < 1 || o.detection_window > 1000 || !in(o.detection_threshold, 1, 100)) {
     return Status::InvalidArgument("closed loop: detection window must lie in [1, 1000] and threshold in [1, 100]");

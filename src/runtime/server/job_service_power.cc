@@ -61,11 +61,6 @@ control::CappedPlan CappedPlanFor(const Job& job, const ControlState& state) {
   return CappedPlanFor(job, state, CapInForce(job, state.power_cap));
 }
 
-// Whether the faster setting runs at `now`: the first fast_share of each window.
-bool FastPartOfWindow(double fast_share, double window_s, int64_t now_unix_s) {
-  return std::fmod(static_cast<double>(now_unix_s), window_s) < fast_share * window_s;
-}
-
 // The job's measured power (every pipeline over its complete iterations under
 // its current plan) and the same pipelines' predicted power; 0, 0 until every
 // pipeline has one.
@@ -133,7 +128,7 @@ void JobService::PowerCapTick() {
     AdoptScheduledCap(job, now, &state.power_cap);
     if (const std::optional<protocol::PowerCapRequest> cap = CapInForce(job, state.power_cap)) {
       const control::CappedPlan capped = CappedPlanFor(job, state, cap);
-      state.power_cap.run_fast = FastPartOfWindow(capped.mix.fast_share, cap->window_s, now);
+      state.power_cap.run_fast = control::FastPartOfWindow(capped.mix.fast_share, cap->window_s, static_cast<double>(now));
     }
     AssignPlans(job, &state);
     bool changed = state.power_cap.run_fast != before.power_cap.run_fast || state.power_cap.set != before.power_cap.set;
