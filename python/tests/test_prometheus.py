@@ -181,8 +181,10 @@ def test_grafana_dashboard_queries_what_the_server_exports(prometheus):
     # A declared straggler, so the straggler series exist too (a plan change resets the
     # measured means until new iterations arrive: hence the names from both scrapes).
     perseus.declare_straggler(server, JOB, pipeline=0, slowdown=1.2)
-    # And a power cap, so the power panel's series exist.
+    # And a power cap, so the power panel's series exist, and a server cap above what the job
+    # draws (its share is then its uncapped power), so the server cap's series exist.
     perseus.set_power_cap(server, JOB, average_w=5000.0)
+    perseus.set_server_power_cap(server, average_w=1e6)
     titles = " ".join(p["title"] for p in dash["panels"]).lower()
     for subject in ("energy saved", "plan", "straggler", "carbon", "power cap", "warnings"):
         assert subject in titles, subject

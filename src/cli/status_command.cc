@@ -49,7 +49,38 @@ void AppendCarbon(std::string& out, const Json& c) {
   if (!c["explanation"].get<std::string>().empty()) Append(out, "  why: %s\n", c["explanation"].get<std::string>().c_str());
 }
 
+void AppendPowerCap(std::string& out, const Json& p) {
+  Append(out, "power cap: %s W average over %s s (%s)", Num(p["average_w"], "%.0f").c_str(),
+         Num(p["window_s"], "%.0f").c_str(), p["source"].get<std::string>().c_str());
+  if (p.value("server_share_w", Json()).is_number()) {
+    Append(out, "; server share %s W, own cap %s W", Num(p["server_share_w"], "%.0f").c_str(),
+           Num(p.value("own_average_w", Json()), "%.0f").c_str());
+  }
+  Append(out, "\n  predicted %s W, measured %s W, running the %s setting (%s of each window fast)%s\n",
+         Num(p["predicted_w"], "%.0f").c_str(), Num(p["measured_w"], "%.0f").c_str(),
+         p["running"].get<std::string>().c_str(), Num(p["fast_share"], "%.2f").c_str(),
+         p["feasible"] == false ? "; infeasible: the least power the frontier offers is above the cap" : "");
+}
+
 }  // namespace
+
+std::string FormatServerPowerCap(const Json& cap) {
+  std::string out;
+  if (!cap.is_object()) return out;
+  if (cap.value("error", Json()).is_string()) {
+    Append(out, "warning: the server's power cap is not in force: %s\n", cap["error"].get<std::string>().c_str());
+  }
+  if (!cap["cap"].is_object()) return out;
+  Append(out, "server power cap: %s W average over %s s, %s W shared by %zu running jobs", Num(cap["cap"]["average_w"], "%.0f").c_str(),
+         Num(cap["cap"]["window_s"], "%.0f").c_str(), Num(cap["shared_w"], "%.0f").c_str(), cap["jobs"].size());
+  for (size_t k = 0; k < cap["jobs"].size(); ++k) {
+    const Json& j = cap["jobs"][k];
+    Append(out, "%s%s %s W", k == 0 ? " (" : ", ", j["id"].get<std::string>().c_str(), Num(j["share_w"], "%.0f").c_str());
+  }
+  Append(out, "%s%s\n", cap["jobs"].empty() ? "" : ")",
+         cap["feasible"] == false ? "; infeasible: the jobs' slowest settings alone exceed it" : "");
+  return out;
+}
 
 std::string FormatJobList(const Json& reply) {
   std::string out;
@@ -109,6 +140,7 @@ std::string FormatJobStatus(const Json& j) {
            Num(f["min_energy"]["energy_j"], "%.1f").c_str());
   }
   if (j.contains("carbon")) AppendCarbon(out, j["carbon"]);
+  if (j.value("power_cap", Json()).is_object()) AppendPowerCap(out, j["power_cap"]);
   for (const Json& p : j["pipelines"]) {
     Append(out, "  pipeline %d: plan %d, predicted %s s %s J, measured %s s %s J\n", p["pipeline"].get<int>(),
            p["plan_index"].get<int>(), Num(p["predicted_time_s"], "%.4f").c_str(),
@@ -139,6 +171,8 @@ int RunStatus(const StatusArgs& args) {
     std::cout << reply->dump(2) << "\n";
   } else if (args.job.empty()) {
     std::cout << FormatJobList(*reply);
+    Result<Json> cap = api.Get("/power-cap");  // an older server has none: nothing to show
+    if (cap.ok()) std::cout << FormatServerPowerCap(cap->value("power_cap", Json()));
   } else {
     std::cout << FormatJobStatus(*reply);
   }

@@ -28,6 +28,9 @@ int RunStatus(const StatusArgs& args);
 // The text `perseus status --job` prints for a GET /jobs/{id} reply.
 std::string FormatJobStatus(const nlohmann::json& job);
 // The text of `perseus status` for the job list (GET /jobs).
+// The server's power cap (GET /power-cap's "power_cap"), one line; empty
+// without one.
+std::string FormatServerPowerCap(const nlohmann::json& cap);
 std::string FormatJobList(const nlohmann::json& reply);
 void RegisterStatusCommand(CLI::App& app);
 

@@ -83,5 +83,27 @@ TEST(StatusCommand, JobListCountsWarningsAndUnknownRankRequests) {
   EXPECT_EQ(FormatJobList({{"jobs", Json::array()}}), "no jobs\n");
 }
 
+TEST(StatusCommand, ShowsPowerCaps) {
+  Json job = RunningJob();
+  job["power_cap"] = {{"average_w", 50000.0}, {"window_s", 60}, {"source", "server"}, {"server_share_w", 50000.0},
+                      {"own_average_w", nullptr}, {"predicted_w", 49990.0}, {"measured_w", nullptr},
+                      {"running", "fast"}, {"fast_share", 0.42}, {"feasible", true}, {"peak_w", nullptr}};
+  std::string text = FormatJobStatus(job);
+  EXPECT_NE(text.find("power cap: 50000 W average over 60 s (server); server share 50000 W, own cap - W\n"
+                      "  predicted 49990 W, measured - W, running the fast setting (0.42 of each window fast)\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(FormatJobStatus(RunningJob()).find("power cap"), std::string::npos);
+  const Json cap = {{"cap", {{"average_w", 120000.0}, {"window_s", 60.0}}},
+                    {"jobs", Json::array({{{"id", "a"}, {"share_w", 70000.0}}, {{"id", "b"}, {"share_w", 50000.0}}})},
+                    {"shared_w", 120000.0}, {"feasible", false}, {"error", nullptr}};
+  EXPECT_EQ(FormatServerPowerCap(cap),
+            "server power cap: 120000 W average over 60 s, 120000 W shared by 2 running jobs (a 70000 W, b 50000 W); "
+            "infeasible: the jobs' slowest settings alone exceed it\n");
+  EXPECT_EQ(FormatServerPowerCap({{"cap", nullptr}, {"jobs", Json::array()}, {"error", nullptr}}), "");
+  EXPECT_EQ(FormatServerPowerCap({{"cap", nullptr}, {"jobs", Json::array()}, {"error", "stored server power cap: bad"}}),
+            "warning: the server's power cap is not in force: stored server power cap: bad\n");
+}
+
 }  // namespace
 }  // namespace perseus::cli
