@@ -90,6 +90,11 @@ FreqPoint OptionWithClockLatency(const Problem& problem, const PlanChoice& choic
 PlanCost EvaluatePlanWithClockLatency(const Problem& problem, const PlanChoice& choice, double clock_latency_s);
 // The plan that runs every computation at its highest listed frequency.
 PlanChoice AllMaxPlan(const Problem& problem);
+// `choice` with every computation's clock held at most `ceiling_mhz`: a
+// computation above it runs at its highest option at or below it (its lowest
+// when it has none). Slower than `choice` and, past the minimum-energy plan,
+// costlier in energy but lower in power: what a deep power cap runs.
+PlanChoice WithClockCeiling(const Problem& problem, const PlanChoice& choice, int ceiling_mhz);
 
 // How often each GPU changes its SM clock in one iteration of steady
 // training: between consecutive computations, and from the last computation

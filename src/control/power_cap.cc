@@ -60,8 +60,25 @@ std::vector<RatePower> Hull(const std::vector<JobSetting>& settings) {
 
 }  // namespace
 
+std::vector<CeilingPlan> CeilingPlans(const Problem& problem, const Frontier& frontier) {
+  const PlanChoice& slowest = frontier.plans.back().choice;
+  int top_mhz = 0;
+  std::set<int> clocks;
+  for (size_t i = 0; i < problem.nodes.size(); ++i) {
+    top_mhz = std::max(top_mhz, problem.nodes[i].options[slowest[i]].freq_mhz);
+    for (const FreqPoint& o : problem.nodes[i].options) clocks.insert(o.freq_mhz);
+  }
+  std::vector<CeilingPlan> out;
+  for (auto it = clocks.rbegin(); it != clocks.rend(); ++it) {
+    if (*it >= top_mhz) continue;
+    const PlanCost cost = EvaluatePlan(problem, WithClockCeiling(problem, slowest, *it));
+    out.push_back({*it, cost.time_s, cost.energy_j});
+  }
+  return out;
+}
+
 std::vector<JobSetting> CapSettings(const Frontier& frontier, double pipeline_blocking_power_w,
-                                    const std::vector<double>& slowdowns) {
+                                    const std::vector<double>& slowdowns, const std::vector<CeilingPlan>& ceilings) {
   const double slowest = *std::max_element(slowdowns.begin(), slowdowns.end());
   const std::vector<std::pair<double, int>> groups = Groups(slowdowns);
   std::set<double> times;  // every time some pipeline's plan finishes exactly, no faster than the slowest can
@@ -71,6 +88,17 @@ std::vector<JobSetting> CapSettings(const Frontier& frontier, double pipeline_bl
   }
   std::vector<JobSetting> all;
   for (double t : times) all.push_back(SettingFor(frontier, pipeline_blocking_power_w, groups, slowdowns, t));
+  const int last = static_cast<int>(frontier.plans.size()) - 1;
+  for (const CeilingPlan& c : ceilings) {  // every pipeline on the slowest plan, held at the ceiling
+    JobSetting s;
+    s.iteration_time_s = c.time_s * slowest;
+    double energy_j = 0;
+    for (double slowdown : slowdowns) energy_j += c.energy_j + pipeline_blocking_power_w * (s.iteration_time_s - c.time_s * slowdown);
+    s.power_w = energy_j / s.iteration_time_s;
+    s.plan_index.assign(slowdowns.size(), last);
+    s.clock_ceiling_mhz = c.clock_ceiling_mhz;
+    all.push_back(std::move(s));
+  }
   std::vector<JobSetting> out;
   for (const RatePower& p : Hull(all)) out.push_back(all[p.option]);
   return out;

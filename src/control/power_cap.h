@@ -30,14 +30,32 @@ struct JobSetting {
   std::vector<int> plan_index;  // [pipeline] into frontier.plans
   double iteration_time_s = 0;  // the slowest pipeline's
   double power_w = 0;           // predicted, every GPU of the job, blocking power while waiting included
+  // > 0: every pipeline runs its plan with each GPU's clock held at most this
+  // (WithClockCeiling): the settings below the minimum-energy plan's power.
+  int clock_ceiling_mhz = 0;
 };
+
+// The minimum-energy frontier plan with every clock held at most
+// clock_ceiling_mhz (WithClockCeiling), as EvaluatePlan costs it: slower and
+// costlier in energy than the plan, but lower in power, so a cap below the
+// frontier's least power can still be met.
+struct CeilingPlan {
+  int clock_ceiling_mhz = 0;
+  double time_s = 0, energy_j = 0;
+};
+// One per clock some computation lists below the highest clock the
+// minimum-energy plan uses, highest first. REQUIRES: !frontier.plans.empty().
+std::vector<CeilingPlan> CeilingPlans(const Problem& problem, const Frontier& frontier);
 
 // The settings worth running under some cap, on the lower convex hull of
 // power against rate, slowest first. `slowdowns[p]` >= 1 is pipeline p's
 // (1: not straggling); `pipeline_blocking_power_w` is one pipeline's power
-// while all its GPUs wait. REQUIRES: !frontier.plans.empty(), !slowdowns.empty().
+// while all its GPUs wait. `ceilings` (CeilingPlans) add settings below the
+// minimum-energy plan's power: every pipeline on that plan under one
+// ceiling. REQUIRES: !frontier.plans.empty(), !slowdowns.empty().
 std::vector<JobSetting> CapSettings(const Frontier& frontier, double pipeline_blocking_power_w,
-                                    const std::vector<double>& slowdowns);
+                                    const std::vector<double>& slowdowns,
+                                    const std::vector<CeilingPlan>& ceilings = {});
 
 struct CappedPlan {
   std::vector<JobSetting> settings;  // as CapSettings (after the peak filter)

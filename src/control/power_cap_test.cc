@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <random>
 
+#include "perseus/gpu_model.h"
+
 namespace perseus::control {
 namespace {
 
@@ -105,6 +107,48 @@ TEST(PowerCapTest, AStragglersPeersSlowDownAndFreePower) {
   const std::vector<JobSetting> settings = CapSettings(f, 50, {1, 1.2});
   EXPECT_EQ(settings.back().plan_index, (std::vector<int>{1, 0}));
   EXPECT_DOUBLE_EQ(settings.back().iteration_time_s, 1.2);
+}
+
+// Below the frontier's least power: the minimum-energy plan with clocks held
+// lower, on the real GPT-3 example (the frontier ends at about 67% of all-max power).
+TEST(PowerCapTest, ClockCeilingsReachBelowTheMinimumEnergyPlansPower) {
+  Result<Example> ex = FindExample("gpt3-175b-a100");
+  ASSERT_TRUE(ex.ok());
+  Result<Problem> problem = BuildProblem(ex->profile, ex->spec);
+  ASSERT_TRUE(problem.ok());
+  Result<Frontier> f = SolveFrontier(*problem, FrontierOptions{});
+  ASSERT_TRUE(f.ok());
+  const std::vector<CeilingPlan> ceilings = CeilingPlans(*problem, *f);
+  ASSERT_GT(ceilings.size(), 3u);
+  for (size_t k = 0; k < ceilings.size(); ++k) {
+    // Each one is the min-energy plan held at its ceiling, exactly as EvaluatePlan costs it.
+    const PlanChoice held = WithClockCeiling(*problem, f->plans.back().choice, ceilings[k].clock_ceiling_mhz);
+    EXPECT_DOUBLE_EQ(EvaluatePlan(*problem, held).time_s, ceilings[k].time_s);
+    for (size_t i = 0; i < held.size(); ++i) {
+      const int mhz = problem->nodes[i].options[held[i]].freq_mhz;
+      EXPECT_TRUE(mhz <= ceilings[k].clock_ceiling_mhz || held[i] + 1 == static_cast<int>(problem->nodes[i].options.size()));
+    }
+    EXPECT_GE(ceilings[k].time_s, f->plans.back().time_s);
+    if (k > 0) {
+      EXPECT_LT(ceilings[k].clock_ceiling_mhz, ceilings[k - 1].clock_ceiling_mhz);
+    }
+  }
+  const double blocking_w = problem->blocking_power_w * problem->num_stages();
+  const std::vector<double> slowdowns(4, 1.0);
+  const std::vector<JobSetting> frontier_only = CapSettings(*f, blocking_w, slowdowns);
+  const std::vector<JobSetting> with_ceilings = CapSettings(*f, blocking_w, slowdowns, ceilings);
+  const double least_w = frontier_only.front().power_w;
+  EXPECT_LT(with_ceilings.front().power_w, 0.9 * least_w);
+  EXPECT_GT(with_ceilings.front().clock_ceiling_mhz, 0);
+  // The frontier's settings above its least power are unchanged.
+  EXPECT_DOUBLE_EQ(with_ceilings.back().power_w, frontier_only.back().power_w);
+  EXPECT_EQ(with_ceilings.back().clock_ceiling_mhz, 0);
+  // A cap 5% under the frontier's least power: infeasible without ceilings, met with them.
+  EXPECT_FALSE(PlanUnderPowerCap(frontier_only, {0.95 * least_w, 0}).feasible);
+  const CappedPlan deep = PlanUnderPowerCap(with_ceilings, {0.95 * least_w, 0});
+  EXPECT_TRUE(deep.feasible);
+  EXPECT_NEAR(deep.PowerW(), 0.95 * least_w, 1e-6 * least_w);
+  EXPECT_GT(deep.settings[deep.mix.slow].clock_ceiling_mhz, 0);
 }
 
 // A job's weighted rate at `power_w` (corrected watts) on its hull, as the

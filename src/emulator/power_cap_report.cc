@@ -89,7 +89,9 @@ PowerCapReport EvaluatePowerCaps(const Problem& problem, const Frontier& frontie
   r.all_max_time_s = all_max.iteration_time_s;
   r.all_max_power_w = all_max.power_w;
   const double pipeline_blocking_w = problem.blocking_power_w * problem.num_stages();
-  r.curves = {{"perseus (frontier)", control::CapSettings(frontier, pipeline_blocking_w, slowdowns), {}},
+  r.curves = {{"perseus (frontier)",
+               control::CapSettings(frontier, pipeline_blocking_w, slowdowns, control::CeilingPlans(problem, frontier)),
+               {}},
               {"one SM clock for all GPUs", GlobalClockSettings(problem, slowdowns), {}},
               {"one power limit for all GPUs", PowerLimitSettings(problem, slowdowns), {}}};
   r.lowest_cap_w = r.all_max_power_w;

@@ -83,6 +83,15 @@ PlanCost EvaluatePlanWithClockLatency(const Problem& problem, const PlanChoice& 
   return Evaluate(problem, [&](int i) { return OptionWithClockLatency(problem, choice, i, clock_latency_s); });
 }
 
+PlanChoice WithClockCeiling(const Problem& problem, const PlanChoice& choice, int ceiling_mhz) {
+  PlanChoice out = choice;
+  for (size_t i = 0; i < out.size(); ++i) {
+    const std::vector<FreqPoint>& options = problem.nodes[i].options;  // highest clock first
+    while (out[i] + 1 < static_cast<int>(options.size()) && options[out[i]].freq_mhz > ceiling_mhz) ++out[i];
+  }
+  return out;
+}
+
 std::vector<int> ClockChangesPerGpu(const Problem& problem, const PlanChoice& choice) {
   std::vector<int> changes;
   for (const std::vector<int>& order : problem.gpu_order) {

@@ -197,8 +197,10 @@ class JobService {
 
   // Running (job_service_running.cc). REQUIRES (all): job.mu held.
   static void AssignPlans(const Job& job, ControlState* state);
-  // Raises `plans` to the power cap's current setting (and records the decision in state->power_cap).
-  static void ApplyPowerCap(const Job& job, ControlState* state, std::vector<int>* plans);
+  // Raises `plans` to the power cap's current setting and sets each
+  // pipeline's clock ceiling (0: none; below the frontier's least power)
+  // (and records the decision in state->power_cap).
+  static void ApplyPowerCap(const Job& job, ControlState* state, std::vector<int>* plans, std::vector<int>* ceilings);
   static Json PowerCapSummary(const Job& job);
   static void AddToWindow(Job& job, const IterationReport& report);
   static bool DetectStragglers(const Job& job, ControlState* state);

@@ -53,8 +53,9 @@ control::CappedPlan CappedPlanFor(const Job& job, const ControlState& state,
   const double pipeline_blocking_w = problem.blocking_power_w * problem.num_stages();
   control::PowerCap cap;
   if (in_force) cap = {in_force->average_w, in_force->peak_w};
-  return control::PlanUnderPowerCap(control::CapSettings(job.plans->frontier(), pipeline_blocking_w, slowdowns), cap,
-                                    job.power_correction);
+  return control::PlanUnderPowerCap(
+      control::CapSettings(job.plans->frontier(), pipeline_blocking_w, slowdowns, job.plans->ceilings()), cap,
+      job.power_correction);
 }
 
 control::CappedPlan CappedPlanFor(const Job& job, const ControlState& state) {
@@ -75,7 +76,7 @@ std::pair<double, double> MeasuredAndPredictedW(const Job& job) {
     }
     if (time_s <= 0) return {0, 0};
     measured_w += energy_j / time_s;
-    const FrontierPlan& plan = job.plans->frontier().plans[job.state.pipelines[p].plan_index];
+    const PlanCost plan = job.plans->Cost(job.state.pipelines[p]);
     predicted_w += plan.energy_j / plan.time_s;
   }
   return {measured_w, predicted_w};
@@ -83,14 +84,18 @@ std::pair<double, double> MeasuredAndPredictedW(const Job& job) {
 
 }  // namespace
 
-void JobService::ApplyPowerCap(const Job& job, ControlState* state, std::vector<int>* plans) {
+void JobService::ApplyPowerCap(const Job& job, ControlState* state, std::vector<int>* plans,
+                               std::vector<int>* ceilings) {
   PowerCapState& p = state->power_cap;
   AdoptSpecCap(job, &p);
   if (!CapInForce(job, p)) return;
   const control::CappedPlan capped = CappedPlanFor(job, *state);
   if (capped.mix.fast == capped.mix.slow) p.run_fast = true;
   const control::JobSetting& setting = capped.settings[p.run_fast ? capped.mix.fast : capped.mix.slow];
-  for (size_t i = 0; i < plans->size(); ++i) (*plans)[i] = std::max((*plans)[i], setting.plan_index[i]);
+  for (size_t i = 0; i < plans->size(); ++i) {
+    (*plans)[i] = std::max((*plans)[i], setting.plan_index[i]);
+    (*ceilings)[i] = setting.clock_ceiling_mhz;
+  }
 }
 
 Result<Json> JobService::SetPowerCap(const std::string& job_id, const std::optional<protocol::PowerCapRequest>& cap) {

@@ -134,6 +134,57 @@ TEST_F(JobServicePowerTest, TheApiSetsAndLiftsACapThatSurvivesARestart) {
   EXPECT_EQ(PlanIndices(), (std::vector<int>{0, 0}));
 }
 
+// A cap below the least power of the frontier's plans: every pipeline runs
+// the minimum-energy plan with its clocks held lower, the ranks get those
+// clocks, the prediction meets the cap, and a restart keeps the ceiling.
+TEST_F(JobServicePowerTest, ACapBelowTheFrontiersLeastPowerHoldsClocksLower) {
+  // GPUs that also list 675 and 570 MHz: below the synthetic stages' least-energy clock (780 MHz).
+  ASSERT_TRUE(HandleRegisterJob(*service_, JobBody("j", 2, 2, 4)).ok());
+  for (int r = 0; r < 4; ++r) {
+    Json rank = testing::RankBody(r, r / 2, r % 2);
+    rank["sm_clocks_mhz"].push_back(675);
+    rank["sm_clocks_mhz"].push_back(570);
+    ASSERT_TRUE(HandleRegisterRank(*service_, "j", rank).ok());
+  }
+  for (int round = 0; round < 1000 && Summary()["phase"] == "profiling"; ++round) {
+    for (int r = 0; r < 4; ++r) {
+      const Json plan = Plan(*service_, "j", r);
+      if (plan["kind"] == "profiling") {
+        ASSERT_TRUE(HandleReportWindow(*service_, "j", r, testing::WindowBody(r % 2, plan, 4)).ok());
+      }
+    }
+  }
+  service_->WaitForOptimizer();
+  ASSERT_EQ(Summary()["phase"], "running");
+  const Json frontier = *service_->FrontierJson("j");
+  const Json& slowest = frontier["plans"].back();
+  const double least_w = 2 * slowest["energy_j"].get<double>() / slowest["time_s"].get<double>();
+  Result<ApiReply> set = HandleSetPowerCap(*service_, "j", {{"average_w", 0.97 * least_w}});
+  ASSERT_TRUE(set.ok()) << set.status().ToString();
+  const Json cap = set->body["power_cap"];
+  EXPECT_EQ(cap["feasible"], true) << cap.dump();
+  EXPECT_LE(cap["predicted_w"].get<double>(), 0.97 * least_w * (1 + 1e-9));
+  // Late in the window: the slower setting, which holds clocks below the minimum-energy plan's.
+  now_ = kMinute + 59;
+  service_->PowerCapTick();
+  const Json summary = Summary();
+  const Json& pipeline = summary["pipelines"][0];
+  ASSERT_TRUE(pipeline["clock_ceiling_mhz"].is_number()) << summary.dump();
+  const int ceiling = pipeline["clock_ceiling_mhz"];
+  EXPECT_EQ(pipeline["plan_index"], static_cast<int>(frontier["plans"].size()) - 1);
+  EXPECT_GT(pipeline["predicted_time_s"].get<double>(), slowest["time_s"].get<double>());
+  for (int r = 0; r < 4; ++r) {
+    const Json plan = Plan(*service_, "j", r);
+    EXPECT_DOUBLE_EQ(plan["predicted_time_s"].get<double>(), pipeline["predicted_time_s"].get<double>());
+    for (const Json& step : plan["instructions"]) EXPECT_LE(step["sm_clock_mhz"].get<int>(), ceiling) << "rank " << r;
+  }
+  Open(path_);
+  EXPECT_EQ(Summary()["pipelines"][0]["clock_ceiling_mhz"], ceiling);
+  ASSERT_TRUE(HandleClearPowerCap(*service_, "j").ok());
+  EXPECT_TRUE(Summary()["pipelines"][0]["clock_ceiling_mhz"].is_null());
+  EXPECT_EQ(PlanIndices(), (std::vector<int>{0, 0}));
+}
+
 // The server's own cap, shared by two running jobs: split within the cap,
 // each job under its share (or its own lower cap), kept across a restart,
 // lifted, and a damaged stored cap reported without stopping the server.

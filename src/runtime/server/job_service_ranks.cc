@@ -75,9 +75,10 @@ Result<std::string> JobService::RankPlan(const std::string& job_id, int rank, in
   if (!st.warnings.empty() && (st.phase == Phase::kRunning || st.phase == Phase::kFailed)) plan.warnings = st.warnings;
   if (st.phase == Phase::kRunning && job.plans) {
     plan.kind = protocol::PlanKind::kFrontier;
-    plan.plan_index = st.pipelines[info.dp_rank].plan_index;
-    plan.predicted_time_s = job.plans->frontier().plans[plan.plan_index].time_s;
-    return protocol::RankPlanJson(plan, *job.plans->StagePlanJson(plan.plan_index, info.pp_rank));
+    const PipelinePlan& held = st.pipelines[info.dp_rank];
+    plan.plan_index = held.plan_index;
+    plan.predicted_time_s = job.plans->Cost(held).time_s;
+    return protocol::RankPlanJson(plan, *job.plans->StagePlanJson(plan.plan_index, info.pp_rank, held.clock_ceiling_mhz));
   }
   if (st.phase == Phase::kDone) {
     plan.kind = protocol::PlanKind::kReset;

@@ -18,12 +18,14 @@ void JobService::AssignPlans(const Job& job, ControlState* state) {
   }
   const int carbon_floor = job.spec.carbon && state->carbon.evaluated ? state->carbon.plan_index : 0;
   std::vector<int> plans = control::AssignPipelinePlans(job.plans->frontier(), paces, carbon_floor);
-  ApplyPowerCap(job, state, &plans);
+  std::vector<int> ceilings(plans.size(), 0);
+  ApplyPowerCap(job, state, &plans, &ceilings);
   int64_t version = 0;
   for (size_t p = 0; p < plans.size(); ++p) {
-    if (plans[p] == state->pipelines[p].plan_index) continue;
+    const PipelinePlan& held = state->pipelines[p];
+    if (plans[p] == held.plan_index && ceilings[p] == held.clock_ceiling_mhz) continue;
     if (version == 0) version = state->NextVersion();
-    state->pipelines[p] = {plans[p], version};
+    state->pipelines[p] = {plans[p], version, ceilings[p]};
   }
 }
 
@@ -49,7 +51,7 @@ bool JobService::DetectStragglers(const Job& job, ControlState* state) {
     for (const auto& [iteration, s] : job.windows[p]) {
       if (static_cast<int>(s.ranks.size()) >= job.ranks_per_pipeline()) samples[p].compute_times_s.push_back(s.max_compute_time_s);
     }
-    samples[p].predicted_time_s = job.plans->frontier().plans[state->pipelines[p].plan_index].time_s;
+    samples[p].predicted_time_s = job.plans->Cost(state->pipelines[p]).time_s;
   }
   std::vector<std::optional<double>> slowdowns = control::EstimateSlowdowns(samples, job.spec.straggler.window);
   bool changed = false;
@@ -69,7 +71,7 @@ void JobService::ResetStaleWindows(Job& job, const ControlState& before) {
 void JobService::RecordCompleteIterations(Job& job, int pipeline, const ControlState& ran) const {
   if (ran.phase != Phase::kRunning || !job.plans || pipeline >= static_cast<int>(ran.pipelines.size())) return;
   const int index = ran.pipelines[pipeline].plan_index;
-  const FrontierPlan& plan = job.plans->frontier().plans[index];
+  const PlanCost plan = job.plans->Cost(ran.pipelines[pipeline]);
   for (auto& [iteration, s] : job.windows[pipeline]) {
     if (s.in_history || static_cast<int>(s.ranks.size()) < job.ranks_per_pipeline()) continue;
     job.history.RecordIteration({pipeline, iteration, Now(), index, s.max_compute_time_s,
@@ -226,7 +228,7 @@ Json JobService::Summary(const Job& job) const {
   j["warnings"] = protocol::JobWarningsToJson(st.warnings);
   Json pipelines = Json::array();
   for (size_t p = 0; p < st.pipelines.size() && job.plans; ++p) {
-    const FrontierPlan& plan = job.plans->frontier().plans[st.pipelines[p].plan_index];
+    const PlanCost plan = job.plans->Cost(st.pipelines[p]);
     std::vector<double> times;
     double energy = 0;
     int complete = 0;
@@ -238,6 +240,7 @@ Json JobService::Summary(const Job& job) const {
     }
     Json pj = {{"pipeline", p}, {"plan_index", st.pipelines[p].plan_index}, {"version", st.pipelines[p].version},
                {"predicted_time_s", plan.time_s}, {"predicted_energy_j", plan.energy_j}};
+    pj["clock_ceiling_mhz"] = st.pipelines[p].clock_ceiling_mhz > 0 ? Json(st.pipelines[p].clock_ceiling_mhz) : Json(nullptr);
     pj["measured_time_s"] = complete ? Json(Median(times)) : Json(nullptr);
     pj["measured_energy_j"] = complete ? Json(energy / complete) : Json(nullptr);
     pj["totals"] = PipelineTotalsJson(job.history, static_cast<int>(p));

@@ -106,7 +106,9 @@ Json StragglersJson(const std::vector<Straggler>& stragglers) {
 Json ControlStateToJson(const ControlState& state) {
   Json pipelines = Json::array();
   for (const PipelinePlan& p : state.pipelines) {
-    pipelines.push_back({{"plan_index", p.plan_index}, {"version", p.version}});
+    Json pj = {{"plan_index", p.plan_index}, {"version", p.version}};
+    if (p.clock_ceiling_mhz > 0) pj["clock_ceiling_mhz"] = p.clock_ceiling_mhz;  // older servers' states lack it
+    pipelines.push_back(std::move(pj));
   }
   Json stragglers = Json::array();
   for (const Straggler& s : state.stragglers) {
@@ -150,7 +152,8 @@ Result<ControlState> ControlStateFromJson(const Json& j) {
       state.warnings = std::move(*warnings);
     }
     for (const Json& p : j.at("pipelines")) {
-      state.pipelines.push_back({p.at("plan_index").get<int>(), p.at("version").get<int64_t>()});
+      state.pipelines.push_back({p.at("plan_index").get<int>(), p.at("version").get<int64_t>(),
+                                 p.value("clock_ceiling_mhz", 0)});
     }
     for (const Json& s : j.at("stragglers")) {
       state.stragglers.push_back(

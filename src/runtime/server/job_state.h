@@ -61,6 +61,9 @@ using protocol::JobWarning;
 struct PipelinePlan {
   int plan_index = 0;  // into Frontier::plans
   int64_t version = 0;
+  // > 0: the plan with every clock held at most this (a power cap below the
+  // frontier's least power; PlanBook::Cost and StagePlanJson apply it).
+  int clock_ceiling_mhz = 0;
 };
 
 using control::CarbonState;

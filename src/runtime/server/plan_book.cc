@@ -82,18 +82,30 @@ Result<std::shared_ptr<const PlanBook>> PlanBook::Create(const JobSpec& spec, co
     Status valid = ValidatePlan(book->problem_, plan.choice);
     if (!valid.ok()) return Status::Internal("frontier " + valid.message());
   }
+  if (!book->frontier_.plans.empty()) book->ceilings_ = control::CeilingPlans(book->problem_, book->frontier_);
   return std::shared_ptr<const PlanBook>(std::move(book));
 }
 
-std::shared_ptr<const std::string> PlanBook::StagePlanJson(int plan_index, int stage) const {
-  const int64_t key = static_cast<int64_t>(plan_index) * problem_.num_stages() + stage;
+PlanCost PlanBook::Cost(const PipelinePlan& plan) const {
+  for (const control::CeilingPlan& c : ceilings_) {
+    if (plan.clock_ceiling_mhz > 0 && c.clock_ceiling_mhz == plan.clock_ceiling_mhz) return {c.time_s, c.energy_j};
+  }
+  const FrontierPlan& p = frontier_.plans[plan.plan_index];
+  return {p.time_s, p.energy_j};
+}
+
+std::shared_ptr<const std::string> PlanBook::StagePlanJson(int plan_index, int stage, int clock_ceiling_mhz) const {
+  const int64_t key =
+      (static_cast<int64_t>(clock_ceiling_mhz) * num_plans() + plan_index) * problem_.num_stages() + stage;
   {
     std::lock_guard<std::mutex> lock(cache_mu_);
     auto it = cache_.find(key);
     if (it != cache_.end()) return it->second;
   }
   // PlanByStage is the one per-stage list (plans.json and Python use it too).
-  const StagePlan stages = PlanByStage(problem_, frontier_.plans[plan_index].choice);
+  const PlanChoice& choice = frontier_.plans[plan_index].choice;
+  const StagePlan stages = PlanByStage(
+      problem_, clock_ceiling_mhz > 0 ? WithClockCeiling(problem_, choice, clock_ceiling_mhz) : choice);
   std::vector<protocol::PlanStep> steps;
   for (const PlannedComputation& c : stages[stage]) {
     steps.push_back({c.instruction, c.microbatch, c.chunk, c.freq_mhz});

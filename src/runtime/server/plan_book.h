@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "control/power_cap.h"
 #include "perseus/optimizer.h"
 #include "perseus/problem.h"
 #include "runtime/server/job_state.h"
@@ -34,14 +35,21 @@ class PlanBook {
   const Frontier& frontier() const { return frontier_; }
   const Problem& problem() const { return problem_; }
   int num_plans() const { return static_cast<int>(frontier_.plans.size()); }
-  // Stage `stage`'s steps under plan `plan_index` as protocol::StepsJson
-  // text. Thread-safe.
-  std::shared_ptr<const std::string> StagePlanJson(int plan_index, int stage) const;
+  // The minimum-energy plan under each clock ceiling (control::CeilingPlans),
+  // for power caps below the frontier's least power.
+  const std::vector<control::CeilingPlan>& ceilings() const { return ceilings_; }
+  // A pipeline's plan's predicted time and energy: the frontier plan's, or,
+  // with a clock ceiling, that ceiling plan's.
+  PlanCost Cost(const PipelinePlan& plan) const;
+  // Stage `stage`'s steps under plan `plan_index` (held at
+  // `clock_ceiling_mhz` when > 0) as protocol::StepsJson text. Thread-safe.
+  std::shared_ptr<const std::string> StagePlanJson(int plan_index, int stage, int clock_ceiling_mhz = 0) const;
 
  private:
   PlanBook() = default;
   Problem problem_;
   Frontier frontier_;
+  std::vector<control::CeilingPlan> ceilings_;
   mutable std::mutex cache_mu_;
   // (plan, stage) -> its list; emptied when it reaches kMaxCachedLists.
   mutable std::unordered_map<int64_t, std::shared_ptr<const std::string>> cache_;
