@@ -35,7 +35,14 @@ class ClosedLoop {
         held_(loop.pipelines, kAllMax),
         assigned_(loop.pipelines, kAllMax),
         samples_(loop.pipelines),
-        counts_(loop.pipelines) {}
+        counts_(loop.pipelines) {
+    if (o.power_cap_w > 0 && !frontier.plans.empty()) {
+      ceilings_ = control::CeilingPlans(problem, frontier);
+      for (const control::CeilingPlan& c : ceilings_) {
+        ceiling_choices_.push_back(WithClockCeiling(problem, frontier.plans.back().choice, c.clock_ceiling_mhz));
+      }
+    }
+  }
 
   ClosedLoopReport Run() {
     PolicyResult& r = out_.result;
@@ -74,8 +81,23 @@ class ClosedLoop {
     return Phase::kRunning;
   }
 
-  const PlanChoice& Choice(int plan) const { return plan == kAllMax ? frontier_.all_max.choice : frontier_.plans[plan].choice; }
-  double PredictedTime(int plan) const { return plan == kAllMax ? frontier_.all_max.time_s : frontier_.plans[plan].time_s; }
+  // Plan ids: kAllMax, frontier plans, then the ceiling plans (a power cap
+  // below the frontier's least power): plans.size() + index in ceilings_.
+  int NumFrontierPlans() const { return static_cast<int>(frontier_.plans.size()); }
+  const PlanChoice& Choice(int plan) const {
+    if (plan == kAllMax) return frontier_.all_max.choice;
+    return plan < NumFrontierPlans() ? frontier_.plans[plan].choice : ceiling_choices_[plan - NumFrontierPlans()];
+  }
+  double PredictedTime(int plan) const {
+    if (plan == kAllMax) return frontier_.all_max.time_s;
+    return plan < NumFrontierPlans() ? frontier_.plans[plan].time_s : ceilings_[plan - NumFrontierPlans()].time_s;
+  }
+  double PredictedPowerW(int plan) const {
+    if (plan == kAllMax) return frontier_.all_max.energy_j / frontier_.all_max.time_s;
+    if (plan < NumFrontierPlans()) return frontier_.plans[plan].energy_j / frontier_.plans[plan].time_s;
+    const control::CeilingPlan& c = ceilings_[plan - NumFrontierPlans()];
+    return c.energy_j / c.time_s;
+  }
 
   const PipelineRun& RunFor(int plan, const PipelineConditions& cond) {
     const std::string key = std::to_string(plan) + "|" + cond.Key();
@@ -108,12 +130,17 @@ class ClosedLoop {
     std::vector<double> slowdowns;
     for (const control::PipelinePace& p : paces) slowdowns.push_back(p.slowdown);
     const control::CappedPlan capped = control::PlanUnderPowerCap(
-        control::CapSettings(frontier_, problem_.blocking_power_w * problem_.num_stages(), slowdowns),
+        control::CapSettings(frontier_, problem_.blocking_power_w * problem_.num_stages(), slowdowns, ceilings_),
         {o_.power_cap_w, 0}, correction_);
     const bool fast = capped.mix.fast == capped.mix.slow ||
                       control::FastPartOfWindow(capped.mix.fast_share, o_.power_cap_window_s, now_s_);
     const control::JobSetting& setting = capped.settings[fast ? capped.mix.fast : capped.mix.slow];
     for (size_t i = 0; i < plans->size(); ++i) (*plans)[i] = std::max((*plans)[i], setting.plan_index[i]);
+    if (setting.clock_ceiling_mhz <= 0) return;
+    for (size_t k = 0; k < ceilings_.size(); ++k) {
+      if (ceilings_[k].clock_ceiling_mhz != setting.clock_ceiling_mhz) continue;
+      std::fill(plans->begin(), plans->end(), NumFrontierPlans() + static_cast<int>(k));
+    }
   }
 
   // The power the last running iteration drew, against the held plans'
@@ -125,8 +152,7 @@ class ClosedLoop {
     if (o_.power_cap_w <= 0) return;
     double predicted_w = 0;
     for (int p = 0; p < loop_.pipelines; ++p) {
-      predicted_w += held_[p] == kAllMax ? frontier_.all_max.energy_j / frontier_.all_max.time_s
-                                         : frontier_.plans[held_[p]].energy_j / frontier_.plans[held_[p]].time_s;
+      predicted_w += PredictedPowerW(held_[p]);
     }
     if (predicted_w > 0) correction_ = energy_j / time_s / predicted_w;
     const double window = std::floor(now_s_ / o_.power_cap_window_s);
@@ -310,6 +336,8 @@ class ClosedLoop {
   std::map<int, double> changes_;  // plan -> clock changes summed over GPUs
   std::map<std::string, std::vector<int>> ideal_;  // conditions' key -> IdealPlans (per class)
   std::vector<std::unordered_map<const PipelineRun*, Tally>> counts_;
+  std::vector<control::CeilingPlan> ceilings_;  // with a power cap (as the server's PlanBook)
+  std::vector<PlanChoice> ceiling_choices_;     // [k]: ceilings_[k]'s plan
   double correction_ = 1;  // measured / predicted power of the plans held
   double running_energy_j_ = 0, running_time_s_ = 0;
   double cap_window_ = -1, window_energy_j_ = 0, window_time_s_ = 0;  // the cap window being measured

@@ -6,7 +6,9 @@
 #include "emulator/pipeline_run.h"
 #include "emulator/test_job.h"
 #include "perseus/emulator.h"
+#include "perseus/gpu_model.h"
 #include "perseus/optimizer.h"
+#include "control/power_cap.h"
 
 namespace perseus {
 namespace {
@@ -182,6 +184,39 @@ TEST(ClosedLoop, APowerCapHoldsInEveryWindow) {
   EXPECT_EQ(tight->closed_loop->cap_windows_over, tight->closed_loop->cap_windows);
   spec.closed_loop.power_cap_window_s = 0.5;
   EXPECT_EQ(Emulate(spec).status().message(), "--power-cap-window-s: expected seconds in [1, 3600]");
+}
+
+// Below the frontier's least power the loop holds clocks lower, as the
+// server does (the GPT-3 example: its frontier ends at ~66% of all-max power).
+TEST(ClosedLoop, ACapBelowTheFrontiersLeastPowerIsMet) {
+  Result<Example> ex = FindExample("gpt3-175b-a100");
+  ASSERT_TRUE(ex.ok());
+  EmulationSpec spec;
+  spec.job_name = ex->name;
+  spec.profile = ex->profile;
+  spec.problem = ex->spec;
+  spec.pipelines = 4;
+  spec.iterations = 1500;
+  spec.sweep_factors = {1.0};
+  spec.closed_loop.enabled = true;
+  spec.closed_loop.profiling_s = 0;  // the first window is the cap's from its first iteration
+  spec.closed_loop.optimization_s = 0;
+  spec.closed_loop.plan_delivery_s = 0;
+  Result<Problem> problem = BuildProblem(spec.profile, spec.problem);
+  ASSERT_TRUE(problem.ok());
+  Result<Frontier> f = SolveFrontier(*problem, FrontierOptions{});
+  ASSERT_TRUE(f.ok());
+  const double least_w =
+      control::CapSettings(*f, problem->blocking_power_w * problem->num_stages(), std::vector<double>(4, 1.0))
+          .front()
+          .power_w;
+  spec.closed_loop.power_cap_w = 0.97 * least_w;
+  Result<EmulationResult> r = Emulate(spec);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const ClosedLoopReport& c = *r->closed_loop;
+  ASSERT_GT(c.cap_windows, 50);
+  EXPECT_EQ(c.cap_windows_over, 0);
+  EXPECT_NEAR(c.running_power_w, 0.97 * least_w, 0.01 * least_w);
 }
 
 // The replay and the optimizer's check of slow switches share one model.
