@@ -125,9 +125,12 @@ void JobService::PowerCapTick() {
     std::lock_guard<std::mutex> lock(job.mu);
     if (job.deleted || job.state.phase != Phase::kRunning || !job.plans) continue;
     if (!MayHaveCap(job)) continue;
+    // Until the current plans have measured iterations, the last measurement stands.
     auto [measured_w, predicted_w] = MeasuredAndPredictedW(job);
-    job.measured_power_w = measured_w;
-    if (predicted_w > 0) job.power_correction = measured_w / predicted_w;
+    if (measured_w > 0 && predicted_w > 0) {
+      job.measured_power_w = measured_w;
+      job.power_correction = measured_w / predicted_w;
+    }
     ControlState before = job.state, state = job.state;
     AdoptSpecCap(job, &state.power_cap);
     AdoptScheduledCap(job, now, &state.power_cap);
