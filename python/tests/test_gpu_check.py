@@ -218,8 +218,10 @@ def test_whole_script_with_the_online_step_on_the_fake_gpu(tmp_path):
     out = r.stdout
     assert r.returncode == 0, out + r.stderr
     assert "online profiling (perseus serve, a one-stage job, perseus.torch hooks" in out
-    # The rank client measured the fake GPU's 30 ms clock switches and the server warned.
-    assert re.search(r'"code": "slow_clock_switch".*a locked SM clock takes 3[0-9]\.[0-9] ms to take effect', out), out
+    # The rank client measured the fake GPU's 30 ms clock switches (from the lock call's return, so a
+    # little under 30 ms when the call itself took time) and the server warned.
+    assert re.search(r'"code": "slow_clock_switch".*a locked SM clock takes (2[5-9]|3[0-9])\.[0-9] ms to take effect',
+                     out), out
     assert "phase running after" in out
     assert "online profiling comparison (online vs offline, same layer" in out
     # The server profiled 4 clocks from 1410 MHz down to the offline step's lowest, 705 MHz.

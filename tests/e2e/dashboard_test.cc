@@ -233,6 +233,9 @@ TEST(DashboardTest, ShowsTheRunningJobsFrontierPlansStragglersEnergyAndCarbon) {
   // A cap above the job's power: shown, changes no plan.
   const HttpReply capped = HttpSend("PUT", server.url(), job_path + "/power-cap", Json{{"average_w", 1e9}}.dump(), kToken);
   ASSERT_EQ(capped.status, 200) << capped.body;
+  // And a server cap above it too: the job's share is shown.
+  const HttpReply shared = HttpSend("PUT", server.url(), "/power-cap", Json{{"average_w", 1e9}}.dump(), kToken);
+  ASSERT_EQ(shared.status, 200) << shared.body;
   cluster.Pause();  // the page and the snapshot below see the same state
   std::this_thread::sleep_for(std::chrono::milliseconds(500));  // reports in flight arrive
   const Json job = Get(server, job_path);
@@ -295,7 +298,9 @@ TEST(DashboardTest, ShowsTheRunningJobsFrontierPlansStragglersEnergyAndCarbon) {
   EXPECT_EQ(decisions[0].at("data-plan-index"), std::to_string(job["carbon"]["plan_index"].get<int>()));
   EXPECT_NE(dom.find("trace&lt;img src=x onerror=document.title=1&gt;.csv"), std::string::npos);
   EXPECT_TRUE(Elements(dom, "img").empty());
-  EXPECT_NE(TextOf(dom, "power-summary").find("Cap 1000000.0 kW (api)"), std::string::npos) << TextOf(dom, "power-summary");
+  // The cap in force is the lower of the job's own (1 GW) and its share (its uncapped power).
+  EXPECT_NE(TextOf(dom, "power-summary").find(" (api), its share of the server's cap "), std::string::npos)
+      << TextOf(dom, "power-summary");
   EXPECT_NE(dom.find("<title>perseus</title>"), std::string::npos);
 
   const std::string png = OutputDir() + "/dashboard.png";

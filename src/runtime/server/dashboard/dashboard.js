@@ -349,16 +349,21 @@
     return out;
   }
 
-  // The power cap in force (docs/power.md): the cap, the predicted and measured power, the mix.
-  function powerSection(cap) {
+  // The power cap in force (docs/power.md): the cap (and the job's share of the server's), the predicted
+  // and measured power, the mix, and clocks held under a ceiling below the frontier's least power.
+  function powerSection(cap, pipelines) {
     const watts = (w) => (w === null || w === undefined ? '—' : `${fmt(w / 1000, 1)} kW`);
     const mix = cap.fast_share === null ? 'decided once the job runs'
                                         : `the faster setting ${fmt(100 * cap.fast_share, 0)}% of each ${cap.window_s} s window`;
+    const shared = cap.server_share_w === null || cap.server_share_w === undefined ? ''
+                   : `, its share of the server's cap ${watts(cap.server_share_w)}`;
+    const ceilings = pipelines.map((p) => p.clock_ceiling_mhz).filter((c) => c !== null && c !== undefined);
+    const held = ceilings.length ? `; clocks held at most ${Math.max(...ceilings)} MHz (below the frontier's least power)` : '';
     return [el('h3', {}, 'Power cap'),
             el('p', {id: 'power-summary', class: 'note'},
-               `Cap ${watts(cap.average_w)} (${cap.source})` + (cap.peak_w ? `, peak ${watts(cap.peak_w)}` : '') +
-               `; predicted ${watts(cap.predicted_w)}, measured ${watts(cap.measured_w)}; ${mix}` +
-               (cap.feasible === false ? '; not reachable: the least power the frontier offers runs.' : '.'))];
+               `Cap ${watts(cap.average_w)} (${cap.source})` + (cap.peak_w ? `, peak ${watts(cap.peak_w)}` : '') + shared +
+               `; predicted ${watts(cap.predicted_w)}, measured ${watts(cap.measured_w)}; ${mix}${held}` +
+               (cap.feasible === false ? '; not reachable: the least power there is runs.' : '.'))];
   }
 
   async function renderJob(id) {
@@ -381,7 +386,7 @@
                  energySummary(history), eventTable(history.events));
     }
     if (job.carbon) parts.push(...carbonSection(job.carbon, history.events));
-    if (job.power_cap) parts.push(...powerSection(job.power_cap));
+    if (job.power_cap) parts.push(...powerSection(job.power_cap, job.pipelines));
     const section = document.getElementById('job');
     section.replaceChildren(...parts.filter(Boolean));
     section.hidden = false;
