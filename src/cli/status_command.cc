@@ -142,10 +142,12 @@ std::string FormatJobStatus(const Json& j) {
   if (j.contains("carbon")) AppendCarbon(out, j["carbon"]);
   if (j.value("power_cap", Json()).is_object()) AppendPowerCap(out, j["power_cap"]);
   for (const Json& p : j["pipelines"]) {
-    Append(out, "  pipeline %d: plan %d, predicted %s s %s J, measured %s s %s J\n", p["pipeline"].get<int>(),
-           p["plan_index"].get<int>(), Num(p["predicted_time_s"], "%.4f").c_str(),
-           Num(p["predicted_energy_j"], "%.1f").c_str(), Num(p["measured_time_s"], "%.4f").c_str(),
-           Num(p["measured_energy_j"], "%.1f").c_str());
+    const Json ceiling = p.value("clock_ceiling_mhz", Json());
+    Append(out, "  pipeline %d: plan %d%s, predicted %s s %s J, measured %s s %s J\n", p["pipeline"].get<int>(),
+           p["plan_index"].get<int>(),
+           ceiling.is_number() ? (" with clocks at most " + std::to_string(ceiling.get<int>()) + " MHz").c_str() : "",
+           Num(p["predicted_time_s"], "%.4f").c_str(), Num(p["predicted_energy_j"], "%.1f").c_str(),
+           Num(p["measured_time_s"], "%.4f").c_str(), Num(p["measured_energy_j"], "%.1f").c_str());
   }
   for (const Json& s : j["stragglers"]) {
     Append(out, "  straggler: pipeline %d, slowdown %.3f (%s)\n", s["pipeline"].get<int>(), s["slowdown"].get<double>(),

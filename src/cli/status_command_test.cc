@@ -94,6 +94,9 @@ TEST(StatusCommand, ShowsPowerCaps) {
             std::string::npos)
       << text;
   EXPECT_EQ(FormatJobStatus(RunningJob()).find("power cap"), std::string::npos);
+  job["pipelines"][0]["clock_ceiling_mhz"] = 705;
+  EXPECT_NE(FormatJobStatus(job).find("pipeline 0: plan 3 with clocks at most 705 MHz, predicted"), std::string::npos)
+      << FormatJobStatus(job);
   const Json cap = {{"cap", {{"average_w", 120000.0}, {"window_s", 60.0}}},
                     {"jobs", Json::array({{{"id", "a"}, {"share_w", 70000.0}}, {{"id", "b"}, {"share_w", 50000.0}}})},
                     {"shared_w", 120000.0}, {"feasible", false}, {"error", nullptr}};
