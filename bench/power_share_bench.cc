@@ -47,7 +47,7 @@ BenchJob MakeJob(const std::string& example, int pipelines) {
   job.name = example + " x" + std::to_string(pipelines);
   job.gpus = pipelines * problem->num_stages() * problem->gpus_per_stage;
   job.settings = control::CapSettings(*frontier, problem->blocking_power_w * problem->num_stages(),
-                                      std::vector<double>(pipelines, 1.0));
+                                      std::vector<double>(pipelines, 1.0), control::CeilingPlans(*problem, *frontier));
   job.free = control::PlanUnderPowerCap(job.settings, {});
   return job;
 }
@@ -92,7 +92,7 @@ int main(int argc, char** argv) {
   }
   std::printf("\n%-8s %-26s %-34s %s\n", "cap", "throughput lost: ShareCap", "split by uncapped power",
               "slowdown per job under ShareCap");
-  for (double fraction : {1.0, 0.95, 0.9, 0.85, 0.8, 0.75, 0.7, 0.65, 0.6}) {
+  for (double fraction : {1.0, 0.95, 0.9, 0.85, 0.8, 0.75, 0.7, 0.65, 0.6, 0.55}) {
     const double cap_w = fraction * free_w;
     std::vector<control::SharedCapJob> parts;
     for (const BenchJob& j : jobs) parts.push_back({j.free.hull, 1, static_cast<double>(j.gpus), 0});
