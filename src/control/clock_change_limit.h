@@ -45,7 +45,7 @@ struct ClockChangeDecision {
 // With a limit in the spec (spec_limit >= 0) or switches no slower than
 // kSlowClockSwitchS (or unmeasured, < 0): nothing changes. Otherwise the
 // limit is chosen by the model of a late switch (OptionWithClockLatency):
-// among no limit and 0, 1, 2, 3, 4, 6, 8, 12, ... changes per GPU per
+// among no limit and 0, 1, 2, 3, 4, 6, 9, 13, ... changes per GPU per
 // iteration, the one whose no-slowdown plan (LimitClockChanges of the
 // frontier's), evaluated with the latency, uses the least energy while at
 // most kLatencySlowdownTolerance slower than all-max (the fastest when none

@@ -60,6 +60,17 @@ std::vector<RatePower> Hull(const std::vector<JobSetting>& settings) {
 
 }  // namespace
 
+JobSetting UniformSetting(double time_s, double energy_j, double pipeline_blocking_power_w,
+                          const std::vector<double>& slowdowns) {
+  const double slowest = *std::max_element(slowdowns.begin(), slowdowns.end());
+  JobSetting s;
+  s.iteration_time_s = time_s * slowest;
+  double total_j = 0;
+  for (double slowdown : slowdowns) total_j += energy_j + pipeline_blocking_power_w * (s.iteration_time_s - time_s * slowdown);
+  s.power_w = total_j / s.iteration_time_s;
+  return s;
+}
+
 std::vector<CeilingPlan> CeilingPlans(const Problem& problem, const Frontier& frontier) {
   const PlanChoice& slowest = frontier.plans.back().choice;
   int top_mhz = 0;
@@ -90,11 +101,7 @@ std::vector<JobSetting> CapSettings(const Frontier& frontier, double pipeline_bl
   for (double t : times) all.push_back(SettingFor(frontier, pipeline_blocking_power_w, groups, slowdowns, t));
   const int last = static_cast<int>(frontier.plans.size()) - 1;
   for (const CeilingPlan& c : ceilings) {  // every pipeline on the slowest plan, held at the ceiling
-    JobSetting s;
-    s.iteration_time_s = c.time_s * slowest;
-    double energy_j = 0;
-    for (double slowdown : slowdowns) energy_j += c.energy_j + pipeline_blocking_power_w * (s.iteration_time_s - c.time_s * slowdown);
-    s.power_w = energy_j / s.iteration_time_s;
+    JobSetting s = UniformSetting(c.time_s, c.energy_j, pipeline_blocking_power_w, slowdowns);
     s.plan_index.assign(slowdowns.size(), last);
     s.clock_ceiling_mhz = c.clock_ceiling_mhz;
     all.push_back(std::move(s));

@@ -35,6 +35,13 @@ struct JobSetting {
   int clock_ceiling_mhz = 0;
 };
 
+// Every pipeline on one plan of `time_s` and `energy_j`: a straggler's takes
+// its slowdown times longer and the others wait for it at blocking power.
+// plan_index is left empty (the caller's plans are not frontier indices, or
+// it fills them in). REQUIRES: !slowdowns.empty().
+JobSetting UniformSetting(double time_s, double energy_j, double pipeline_blocking_power_w,
+                          const std::vector<double>& slowdowns);
+
 // The minimum-energy frontier plan with every clock held at most
 // clock_ceiling_mhz (WithClockCeiling), as EvaluatePlan costs it: slower and
 // costlier in energy than the plan, but lower in power, so a cap below the

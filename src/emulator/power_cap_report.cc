@@ -11,15 +11,10 @@ namespace perseus::emulator {
 
 namespace {
 
-// A baseline's setting: one plan run by every pipeline; a straggler's takes
-// its slowdown times longer and the others wait for it at blocking power.
+// A baseline's setting: one plan run by every pipeline.
 control::JobSetting Uniform(double time_s, double energy_j, const Problem& problem,
                             const std::vector<double>& slowdowns) {
-  const double slowest = *std::max_element(slowdowns.begin(), slowdowns.end());
-  const double iteration_s = time_s * slowest, blocking_w = problem.blocking_power_w * problem.num_stages();
-  double total_j = 0;
-  for (double s : slowdowns) total_j += energy_j + blocking_w * (iteration_s - time_s * s);
-  return {{}, iteration_s, total_j / iteration_s};
+  return control::UniformSetting(time_s, energy_j, problem.blocking_power_w * problem.num_stages(), slowdowns);
 }
 
 std::vector<control::JobSetting> GlobalClockSettings(const Problem& problem, const std::vector<double>& slowdowns) {

@@ -42,7 +42,8 @@ bool MayHaveCap(const Job& job) {
   return p.set || job.server_cap_share || (!p.from_api && (job.spec.power_cap || job.cap_schedule));
 }
 
-// The job's settings and their hull (no cap).
+// The job's settings, their hull and the mix under `in_force` (nullopt: no
+// cap, the fastest setting).
 control::CappedPlan CappedPlanFor(const Job& job, const ControlState& state,
                                   const std::optional<protocol::PowerCapRequest>& in_force) {
   std::vector<double> slowdowns(job.spec.dp, 1.0);
