@@ -68,7 +68,7 @@ class ClosedLoop {
       if (phase == Phase::kRunning && o_.power_cap_w > 0) Assign();  // the cap window's clock moves on
     }
     Totals();
-    FinishCapWindow();
+    FinishCapWindow(/*run_ended=*/true);
     if (running_gpu_iterations > 0) out_.clock_changes_per_gpu_iteration /= running_gpu_iterations;
     return std::move(out_);
   }
@@ -156,18 +156,20 @@ class ClosedLoop {
     }
     if (predicted_w > 0) correction_ = energy_j / time_s / predicted_w;
     const double window = std::floor(now_s_ / o_.power_cap_window_s);
-    if (window != cap_window_) FinishCapWindow();
+    if (window != cap_window_) FinishCapWindow(/*run_ended=*/false);
     cap_window_ = window;
     window_energy_j_ += energy_j;
     window_time_s_ += time_s;
   }
 
   // Closes the cap window being measured; it counts when it ran at least
-  // half a window (the first and last may be partial).
-  void FinishCapWindow() {
+  // half a window (the first and last may be partial). The job stops within
+  // the last one, so that one's average is over the whole window (a mix
+  // that ran its fast part first would otherwise read over the cap).
+  void FinishCapWindow(bool run_ended) {
     out_.running_power_w = running_time_s_ > 0 ? running_energy_j_ / running_time_s_ : 0;
     if (window_time_s_ >= 0.5 * o_.power_cap_window_s) {
-      const double w = window_energy_j_ / window_time_s_;
+      const double w = window_energy_j_ / (run_ended ? std::max(window_time_s_, o_.power_cap_window_s) : window_time_s_);
       ++out_.cap_windows;
       out_.cap_windows_over += w > o_.power_cap_w * 1.01;
       out_.worst_window_power_w = std::max(out_.worst_window_power_w, w);

@@ -40,6 +40,7 @@ void Discretizer::Lengthen(int i, int index) {
     const int u = queue_.back();
     queue_.pop_back();
     queued_[u] = 0;
+    ++visits_;
     const double finish = earliest_start_[u] + duration_s_[u];
     for (int v : problem_.nodes[u].succs) {
       if (finish > earliest_start_[v]) {
@@ -59,6 +60,7 @@ void Discretizer::Lengthen(int i, int index) {
     const int v = queue_.back();
     queue_.pop_back();
     queued_[v] = 0;
+    ++visits_;
     const double start = latest_finish_[v] - duration_s_[v];
     for (int u : problem_.nodes[v].preds) {
       if (start < latest_finish_[u]) {
@@ -75,6 +77,7 @@ void Discretizer::Lengthen(int i, int index) {
 
 void Discretizer::GreedyFill(double deadline_s) {
   BackwardPass(problem_, duration_s_, deadline_s, latest_finish_);
+  visits_ += 2 * problem_.num_nodes();
   heap_.clear();
   for (int i = 0; i < problem_.num_nodes(); ++i) {
     const Move m = BestMove(i);
@@ -102,7 +105,88 @@ void Discretizer::GreedyFill(double deadline_s) {
   }
 }
 
-PlanChoice Discretizer::Run(const std::vector<double>& duration_s, double deadline_s) {
+double Discretizer::PlanEnergy() {
+  // E = sum of costs + blocking power x stages x iteration time (node_costs.h).
+  double cost_j = 0;
+  for (int i = 0; i < problem_.num_nodes(); ++i) cost_j += costs_[i].pareto()[index_[i]].cost_j;
+  visits_ += 2 * problem_.num_nodes();
+  return cost_j + problem_.blocking_power_w * problem_.num_stages() * ForwardPass(problem_, duration_s_, earliest_start_);
+}
+
+void Discretizer::SetIndices(const std::vector<int>& index) {
+  index_ = index;
+  for (int i = 0; i < problem_.num_nodes(); ++i) duration_s_[i] = costs_[i].pareto()[index_[i]].time_s;
+}
+
+bool Discretizer::Repair(int locked, double deadline_s, long budget_visits) {
+  const int n = problem_.num_nodes();
+  // Every pass speeds one computation up by one option: at most sum(index_) passes.
+  while (ForwardPass(problem_, duration_s_, earliest_start_) > deadline_s * (1 + kTimeEps)) {
+    if (visits_ > budget_visits) return false;
+    BackwardPass(problem_, duration_s_, deadline_s, latest_finish_);
+    visits_ += 3 * n;
+    int best = -1;
+    double best_rate_j_per_s = 0;
+    for (int i = 0; i < n; ++i) {
+      if (i == locked || index_[i] == 0) continue;
+      if (latest_finish_[i] - earliest_start_[i] - duration_s_[i] >= -deadline_s * kTimeEps) continue;  // on no late path
+      const CostPoint& now = costs_[i].pareto()[index_[i]];
+      const CostPoint& faster = costs_[i].pareto()[index_[i] - 1];
+      const double rate = (faster.cost_j - now.cost_j) / std::max(now.time_s - faster.time_s, 1e-300);
+      if (best < 0 || rate < best_rate_j_per_s) best = i, best_rate_j_per_s = rate;
+    }
+    if (best < 0) return false;
+    --index_[best];
+    duration_s_[best] = costs_[best].pareto()[index_[best]].time_s;
+  }
+  visits_ += n;
+  return true;
+}
+
+void Discretizer::LocalSearch(double deadline_s, long budget_visits) {
+  const int n = problem_.num_nodes();
+  long options = 0;
+  for (int v = 0; v < n; ++v) options += static_cast<long>(costs_[v].pareto().size());
+  const long listing_visits = n + 8 * options;  // listing and sorting the trades
+  visits_ = 0;
+  while (visits_ + listing_visits + 6L * n <= budget_visits) {
+    trades_.clear();
+    for (int v = 0; v < n; ++v) {
+      const std::vector<CostPoint>& pareto = costs_[v].pareto();
+      const double slack = latest_finish_[v] - earliest_start_[v] - duration_s_[v];
+      for (int j = index_[v] + 1; j < static_cast<int>(pareto.size()); ++j) {
+        const double saving = pareto[index_[v]].cost_j - pareto[j].cost_j;
+        const double over = std::max(pareto[j].time_s - pareto[index_[v]].time_s - slack, 1e-12);
+        trades_.push_back({saving / over, v, j});
+      }
+    }
+    visits_ += listing_visits;
+    std::sort(trades_.begin(), trades_.end(), [](const Trade& a, const Trade& b) {
+      return a.rate_j_per_s != b.rate_j_per_s ? a.rate_j_per_s > b.rate_j_per_s : a.node != b.node ? a.node < b.node : a.index < b.index;
+    });
+    kept_ = index_;
+    const double kept_energy_j = PlanEnergy();
+    bool improved = false;
+    for (const Trade& t : trades_) {
+      if (visits_ + 6L * n > budget_visits) break;
+      SetIndices(kept_);
+      index_[t.node] = t.index;
+      duration_s_[t.node] = costs_[t.node].pareto()[t.index].time_s;
+      if (!Repair(t.node, deadline_s, budget_visits)) continue;
+      GreedyFill(deadline_s);
+      if (PlanEnergy() < kept_energy_j * (1 - 1e-12)) {
+        improved = true;
+        break;
+      }
+    }
+    if (!improved) {
+      SetIndices(kept_);
+      return;
+    }
+  }
+}
+
+PlanChoice Discretizer::Run(const std::vector<double>& duration_s, double deadline_s, long search_visits) {
   for (int i = 0; i < problem_.num_nodes(); ++i) {
     rounded_[i] = std::max(0, costs_[i].CheapestWithinNear(duration_s[i], rounded_[i]));
     index_[i] = rounded_[i];
@@ -110,6 +194,7 @@ PlanChoice Discretizer::Run(const std::vector<double>& duration_s, double deadli
   }
   const double deadline = std::max(deadline_s, ForwardPass(problem_, duration_s_, earliest_start_));
   GreedyFill(deadline);
+  if (search_visits > 0) LocalSearch(deadline, search_visits);
   PlanChoice choice(index_.size());
   for (size_t i = 0; i < index_.size(); ++i) choice[i] = costs_[i].pareto()[index_[i]].option;
   return choice;

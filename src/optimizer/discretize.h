@@ -3,7 +3,9 @@
 // Each computation first takes the cheapest measured option no longer than
 // its continuous duration (so the plan is never slower than the relaxation),
 // then the slack left before the deadline goes, greedily by energy saved per
-// second, to the computations that can use it. Consecutive calls on nearby
+// second, to the computations that can use it. An optional local search then
+// trades: it moves one computation to a slower option that does not fit and
+// buys the time back from the computations that are cheapest to speed up. Consecutive calls on nearby
 // durations (as the frontier's records are) reuse the previous rounding as a
 // starting guess and scratch space, so an object serves one caller at a time.
 #pragma once
@@ -22,7 +24,9 @@ class Discretizer {
 
   // REQUIRES: duration_s[i] >= costs[i].min_time_s(); the result's iteration
   // time is at most max(deadline_s, longest path of duration_s).
-  PlanChoice Run(const std::vector<double>& duration_s, double deadline_s);
+  // `search_visits` bounds the local search's work, in computations visited
+  // (0: none); it stops at the first trade that does not fit the rest.
+  PlanChoice Run(const std::vector<double>& duration_s, double deadline_s, long search_visits = 0);
 
  private:
   // Slack filling by saving rate: repeatedly lengthens the computation whose
@@ -42,6 +46,22 @@ class Discretizer {
   Move BestMove(int node) const;
   void Lengthen(int node, int index);
 
+  // Greedy filling by rate cannot give up several small savings for one
+  // large one that needs their time. This tries such trades, the largest
+  // saving first: `node` takes the slower option `index` (beyond its slack),
+  // Repair speeds up the computations on the paths now too long, cheapest
+  // per second first, GreedyFill spends what is left; the first trade that
+  // lowers the plan's cost is kept, and the search starts over. Each round
+  // visits at most one trade per (node, option) and every kept trade lowers
+  // the cost, so it ends; `budget_visits` ends it sooner.
+  void LocalSearch(double deadline_s, long budget_visits);
+  // Speeds up computations other than `locked` one option at a time until
+  // the longest path fits; false if it cannot within the budget. Both leave
+  // earliest_start_ exact for duration_s_.
+  bool Repair(int locked, double deadline_s, long budget_visits);
+  double PlanEnergy();  // of index_; leaves earliest_start_ exact
+  void SetIndices(const std::vector<int>& index);
+
   const Problem& problem_;
   const std::vector<NodeCosts>& costs_;
   // Indices into each computation's pareto(): the plain rounding (kept as
@@ -51,6 +71,13 @@ class Discretizer {
   std::vector<Move> heap_;
   std::vector<int> queue_;     // a heap of node ids (min-heap forward, max-heap backward)
   std::vector<char> queued_;  // in queue_
+  long visits_ = 0;           // computations visited, for the local search's budget
+  struct Trade {
+    double rate_j_per_s;  // energy saved per second beyond the computation's slack
+    int node, index;
+  };
+  std::vector<Trade> trades_;
+  std::vector<int> kept_;
 };
 
 }  // namespace perseus::optimizer
