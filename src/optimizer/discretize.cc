@@ -118,25 +118,29 @@ void Discretizer::SetIndices(const std::vector<int>& index) {
   for (int i = 0; i < problem_.num_nodes(); ++i) duration_s_[i] = costs_[i].pareto()[index_[i]].time_s;
 }
 
-bool Discretizer::Repair(int locked, double deadline_s, long budget_visits) {
+bool Discretizer::Repair(int locked, double deadline_s, long budget_visits, bool any_option) {
   const int n = problem_.num_nodes();
-  // Every pass speeds one computation up by one option: at most sum(index_) passes.
+  // Every pass speeds one computation up by at least one option: at most sum(index_) passes.
   while (ForwardPass(problem_, duration_s_, earliest_start_) > deadline_s * (1 + kTimeEps)) {
     if (visits_ > budget_visits) return false;
     BackwardPass(problem_, duration_s_, deadline_s, latest_finish_);
     visits_ += 3 * n;
-    int best = -1;
+    int best = -1, best_index = -1;
     double best_rate_j_per_s = 0;
     for (int i = 0; i < n; ++i) {
       if (i == locked || index_[i] == 0) continue;
-      if (latest_finish_[i] - earliest_start_[i] - duration_s_[i] >= -deadline_s * kTimeEps) continue;  // on no late path
+      const double late = -(latest_finish_[i] - earliest_start_[i] - duration_s_[i]);
+      if (late <= deadline_s * kTimeEps) continue;  // on no late path
       const CostPoint& now = costs_[i].pareto()[index_[i]];
-      const CostPoint& faster = costs_[i].pareto()[index_[i] - 1];
-      const double rate = (faster.cost_j - now.cost_j) / std::max(now.time_s - faster.time_s, 1e-300);
-      if (best < 0 || rate < best_rate_j_per_s) best = i, best_rate_j_per_s = rate;
+      for (int j = index_[i] - 1; j >= (any_option ? 0 : index_[i] - 1); --j) {
+        const CostPoint& faster = costs_[i].pareto()[j];
+        const double gain = any_option ? std::min(now.time_s - faster.time_s, late) : now.time_s - faster.time_s;
+        const double rate = (faster.cost_j - now.cost_j) / std::max(gain, 1e-300);
+        if (best < 0 || rate < best_rate_j_per_s) best = i, best_index = j, best_rate_j_per_s = rate;
+      }
     }
     if (best < 0) return false;
-    --index_[best];
+    index_[best] = best_index;
     duration_s_[best] = costs_[best].pareto()[index_[best]].time_s;
   }
   visits_ += n;
@@ -167,22 +171,28 @@ void Discretizer::LocalSearch(double deadline_s, long budget_visits) {
     kept_ = index_;
     const double kept_energy_j = PlanEnergy();
     bool improved = false;
+    double best_energy_j = kept_energy_j * (1 - 1e-12);
     for (const Trade& t : trades_) {
-      if (visits_ + 6L * n > budget_visits) break;
-      SetIndices(kept_);
-      index_[t.node] = t.index;
-      duration_s_[t.node] = costs_[t.node].pareto()[t.index].time_s;
-      if (!Repair(t.node, deadline_s, budget_visits)) continue;
-      GreedyFill(deadline_s);
-      if (PlanEnergy() < kept_energy_j * (1 - 1e-12)) {
-        improved = true;
-        break;
+      for (int any_option = 0; any_option < 2; ++any_option) {
+        if (visits_ + 6L * n > budget_visits) break;
+        SetIndices(kept_);
+        index_[t.node] = t.index;
+        duration_s_[t.node] = costs_[t.node].pareto()[t.index].time_s;
+        if (!Repair(t.node, deadline_s, budget_visits, any_option)) continue;
+        GreedyFill(deadline_s);
+        const double e = PlanEnergy();
+        if (e < best_energy_j) best_energy_j = e, best_ = index_, improved = true;
       }
+      if (improved) break;
     }
     if (!improved) {
       SetIndices(kept_);
       return;
     }
+    SetIndices(best_);  // and the starts and finishes the next round's listing reads
+    ForwardPass(problem_, duration_s_, earliest_start_);
+    BackwardPass(problem_, duration_s_, deadline_s, latest_finish_);
+    visits_ += 2 * n;
   }
 }
 

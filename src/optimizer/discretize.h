@@ -47,18 +47,21 @@ class Discretizer {
   void Lengthen(int node, int index);
 
   // Greedy filling by rate cannot give up several small savings for one
-  // large one that needs their time. This tries such trades, the largest
-  // saving first: `node` takes the slower option `index` (beyond its slack),
-  // Repair speeds up the computations on the paths now too long, cheapest
-  // per second first, GreedyFill spends what is left; the first trade that
-  // lowers the plan's cost is kept, and the search starts over. Each round
-  // visits at most one trade per (node, option) and every kept trade lowers
-  // the cost, so it ends; `budget_visits` ends it sooner.
+  // large one that needs their time. This tries such trades, the most
+  // energy saved per second beyond the computation's slack first: the
+  // computation takes the slower option (beyond its slack), Repair speeds up
+  // computations on the paths now too long, GreedyFill spends what is left;
+  // of a trade's two repairs the cheaper plan is kept if it lowers the
+  // plan's energy, and the search starts over. A round tries each (node,
+  // option) once and every kept trade lowers the energy, so it ends;
+  // `budget_visits` ends it sooner.
   void LocalSearch(double deadline_s, long budget_visits);
-  // Speeds up computations other than `locked` one option at a time until
-  // the longest path fits; false if it cannot within the budget. Both leave
+  // Speeds up computations other than `locked` until the longest path fits,
+  // each time the one on a late path cheapest per second gained: by one
+  // option, or (`any_option`) by any number, counting only the seconds the
+  // path needs. False if it cannot within the budget. Both leave
   // earliest_start_ exact for duration_s_.
-  bool Repair(int locked, double deadline_s, long budget_visits);
+  bool Repair(int locked, double deadline_s, long budget_visits, bool any_option);
   double PlanEnergy();  // of index_; leaves earliest_start_ exact
   void SetIndices(const std::vector<int>& index);
 
@@ -77,7 +80,7 @@ class Discretizer {
     int node, index;
   };
   std::vector<Trade> trades_;
-  std::vector<int> kept_;
+  std::vector<int> kept_, best_;
 };
 
 }  // namespace perseus::optimizer

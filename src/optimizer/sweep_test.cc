@@ -201,7 +201,7 @@ TEST(Discretizer, LocalSearchTradesSmallSavingsForALargeOne) {
 
 // Against exhaustive search on random tiny problems: the local search never
 // makes a plan late or dearer, often makes it cheaper, and closes
-// a good part of the gap to the exact optimum at the same deadline (43%
+// a good part of the gap to the exact optimum at the same deadline (57%
 // of the mean gap here when written).
 TEST(Discretizer, LocalSearchNeverWorseAndCloserToExact) {
   std::mt19937 rng(5);
@@ -235,7 +235,7 @@ TEST(Discretizer, LocalSearchNeverWorseAndCloserToExact) {
     }
   }
   EXPECT_GT(improved, compared / 20) << "of " << compared;
-  EXPECT_LT(gap_searched, gap_greedy * 0.7) << "mean gaps " << gap_searched / compared << " vs " << gap_greedy / compared;
+  EXPECT_LT(gap_searched, gap_greedy * 0.6) << "mean gaps " << gap_searched / compared << " vs " << gap_greedy / compared;
 }
 
 }  // namespace
