@@ -196,6 +196,38 @@ void Discretizer::LocalSearch(double deadline_s, long budget_visits) {
   }
 }
 
+void Discretizer::Search(double deadline_s, long budget_visits) {
+  const int n = problem_.num_nodes();
+  LocalSearch(deadline_s, budget_visits);
+  chosen_ = index_;
+  double chosen_energy_j = PlanEnergy();
+  auto consider = [&] {
+    LocalSearch(deadline_s, budget_visits);
+    const double e = PlanEnergy();
+    if (e < chosen_energy_j * (1 - 1e-12)) chosen_ = index_, chosen_energy_j = e;
+  };
+  const bool chained = !previous_.empty() && deadline_s >= previous_deadline_s_;
+  if (budget_visits >= kStartVisitsPerNode * n) {
+    if (chained) {
+      SetIndices(previous_);
+      ForwardPass(problem_, duration_s_, earliest_start_);
+      GreedyFill(deadline_s);
+      consider();
+    }
+    for (bool any_option : {false, true}) {
+      for (int i = 0; i < n; ++i) index_[i] = static_cast<int>(costs_[i].pareto().size()) - 1;
+      SetIndices(std::vector<int>(index_));
+      visits_ = 0;
+      if (!Repair(-1, deadline_s, budget_visits, any_option)) continue;
+      GreedyFill(deadline_s);
+      consider();
+    }
+  }
+  SetIndices(chosen_);
+  if (!chained || chosen_energy_j < previous_energy_j_) previous_ = chosen_, previous_energy_j_ = chosen_energy_j;
+  previous_deadline_s_ = deadline_s;
+}
+
 PlanChoice Discretizer::Run(const std::vector<double>& duration_s, double deadline_s, long search_visits) {
   for (int i = 0; i < problem_.num_nodes(); ++i) {
     rounded_[i] = std::max(0, costs_[i].CheapestWithinNear(duration_s[i], rounded_[i]));
@@ -204,7 +236,7 @@ PlanChoice Discretizer::Run(const std::vector<double>& duration_s, double deadli
   }
   const double deadline = std::max(deadline_s, ForwardPass(problem_, duration_s_, earliest_start_));
   GreedyFill(deadline);
-  if (search_visits > 0) LocalSearch(deadline, search_visits);
+  if (search_visits > 0) Search(deadline, search_visits);
   PlanChoice choice(index_.size());
   for (size_t i = 0; i < index_.size(); ++i) choice[i] = costs_[i].pareto()[index_[i]].option;
   return choice;

@@ -46,6 +46,14 @@ class Discretizer {
   Move BestMove(int node) const;
   void Lengthen(int node, int index);
 
+  // LocalSearch from the filled rounding and, when the budget covers
+  // kStartVisitsPerNode visits per computation, from three more starts: the
+  // cheapest plan of earlier calls (an earlier deadline's plan fits this
+  // one; it is refilled), and every computation at its cheapest option,
+  // repaired to fit by either repair. Keeps the cheapest plan, and
+  // remembers it for the next call.
+  void Search(double deadline_s, long budget_visits);
+  static constexpr long kStartVisitsPerNode = 32;
   // Greedy filling by rate cannot give up several small savings for one
   // large one that needs their time. This tries such trades, the most
   // energy saved per second beyond the computation's slack first: the
@@ -71,6 +79,9 @@ class Discretizer {
   // the next call's guess) and the plan being filled.
   std::vector<int> rounded_, index_;
   std::vector<double> duration_s_, earliest_start_, latest_finish_;
+  // The cheapest plan of earlier calls, the deadline of the last one.
+  std::vector<int> previous_;
+  double previous_deadline_s_ = 0, previous_energy_j_ = 0;
   std::vector<Move> heap_;
   std::vector<int> queue_;     // a heap of node ids (min-heap forward, max-heap backward)
   std::vector<char> queued_;  // in queue_
@@ -80,7 +91,8 @@ class Discretizer {
     int node, index;
   };
   std::vector<Trade> trades_;
-  std::vector<int> kept_, best_;
+  std::vector<int> kept_, best_;  // LocalSearch's
+  std::vector<int> chosen_;       // Search's
 };
 
 }  // namespace perseus::optimizer
