@@ -198,16 +198,17 @@ void Discretizer::LocalSearch(double deadline_s, long budget_visits) {
 
 void Discretizer::Search(double deadline_s, long budget_visits) {
   const int n = problem_.num_nodes();
-  LocalSearch(deadline_s, budget_visits);
+  const long per_start_visits = budget_visits / 4;
+  LocalSearch(deadline_s, per_start_visits);
   chosen_ = index_;
   double chosen_energy_j = PlanEnergy();
   auto consider = [&] {
-    LocalSearch(deadline_s, budget_visits);
+    LocalSearch(deadline_s, per_start_visits);
     const double e = PlanEnergy();
     if (e < chosen_energy_j * (1 - 1e-12)) chosen_ = index_, chosen_energy_j = e;
   };
   const bool chained = !previous_.empty() && deadline_s >= previous_deadline_s_;
-  if (budget_visits >= kStartVisitsPerNode * n) {
+  if (per_start_visits >= kStartVisitsPerNode * n) {
     if (chained) {
       SetIndices(previous_);
       ForwardPass(problem_, duration_s_, earliest_start_);
@@ -218,7 +219,7 @@ void Discretizer::Search(double deadline_s, long budget_visits) {
       for (int i = 0; i < n; ++i) index_[i] = static_cast<int>(costs_[i].pareto().size()) - 1;
       SetIndices(std::vector<int>(index_));
       visits_ = 0;
-      if (!Repair(-1, deadline_s, budget_visits, any_option)) continue;
+      if (!Repair(-1, deadline_s, per_start_visits, any_option)) continue;
       GreedyFill(deadline_s);
       consider();
     }

@@ -46,14 +46,15 @@ class Discretizer {
   Move BestMove(int node) const;
   void Lengthen(int node, int index);
 
-  // LocalSearch from the filled rounding and, when the budget covers
-  // kStartVisitsPerNode visits per computation, from three more starts: the
+  // LocalSearch from the filled rounding and, when a quarter of the budget
+  // covers kStartVisitsPerNode visits per computation, from three more
+  // starts, each with a quarter of the budget: the
   // cheapest plan of earlier calls (an earlier deadline's plan fits this
   // one; it is refilled), and every computation at its cheapest option,
   // repaired to fit by either repair. Keeps the cheapest plan, and
   // remembers it for the next call.
   void Search(double deadline_s, long budget_visits);
-  static constexpr long kStartVisitsPerNode = 32;
+  static constexpr long kStartVisitsPerNode = 8;
   // Greedy filling by rate cannot give up several small savings for one
   // large one that needs their time. This tries such trades, the most
   // energy saved per second beyond the computation's slack first: the

@@ -37,10 +37,10 @@ constexpr int kMaxRecordedPlans = 1'000'000;
 // The discretizer's local search budget, in computations visited: every
 // plan gets whole rounds of trades on problems of tens of computations (a
 // few thousand visits; large problems' plans, whose options are many and
-// fine, get none), and the no-slowdown plan, the one jobs run, about 4
-// million (10-20 ms on 8 x 96).
+// fine, get none), and the no-slowdown plan, the one jobs run, about 16
+// million (10-60 ms).
 constexpr long kSearchVisitsPerPlan = 1L << 12;
-constexpr long kSearchVisitsNoSlowdown = 1L << 22;
+constexpr long kSearchVisitsNoSlowdown = 1L << 24;
 
 double Seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
