@@ -2,20 +2,25 @@
 //  1. Full-frontier run time and peak memory on the shared GPT-3 175B A100
 //     profile (or the bundled gpt3-175b-a100 model when ../shared is absent)
 //     for 4x8, 8x16, 8x32, 8x96 and (with --large) 16x256 stages x microbatches,
-//     and the size and write time of plans.json (all plans; at most 100).
-//  2. The sweep with its dynamic min cut against LEMON's Preflow from
+//     and the size and write time of plans.json (all plans; at most 100),
+//     and the fitted exponent of run time in the number of computations.
+//  2. The default lower-bound check (the dual-flow certificate) against one
+//     min-cost-flow solve with LEMON's NetworkSimplex: time and agreement.
+//  3. The sweep with its dynamic min cut against LEMON's Preflow from
 //     scratch (why the min cut is hand-written).
 // Plan quality (gaps to the bound and to exact) is optimizer_quality_bench's.
 // Usage: optimizer_bench [--large] [--shared DIR]
 #include <sys/resource.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <ostream>
 #include <streambuf>
 #include <string>
+#include <vector>
 
 #include "optimizer/frontier_sweep.h"
 #include "optimizer/node_costs.h"
@@ -79,9 +84,10 @@ Problem Build(const Profile& p, int stages, int microbatches) {
 }
 
 void SpeedTable(const Profile& profile, bool large) {
-  std::printf("\n== Full frontier, one core (unit time 1 ms, default lower-bound cross-check) ==\n");
-  std::printf("%-8s %6s %7s %7s %10s %10s %12s %10s %9s %8s %9s\n", "shape", "nodes", "plans", "steps", "sweep_s",
-              "total_s", "no-slow sav", "peak_MiB", "json_MB", "write_s", "json100_MB");
+  std::printf("\n== Full frontier, one core (unit time 1 ms, default lower-bound check: the dual-flow certificate) ==\n");
+  std::printf("%-8s %6s %7s %7s %10s %10s %12s %10s %9s %8s %9s %8s\n", "shape", "nodes", "plans", "steps", "sweep_s",
+              "total_s", "no-slow sav", "peak_MiB", "json_MB", "write_s", "json100_MB", "check_s");
+  std::vector<double> log_nodes, log_seconds;
   std::vector<std::pair<int, int>> shapes = {{4, 8}, {8, 16}, {8, 32}, {8, 96}};
   if (large) shapes.push_back({16, 256});
   for (auto [s, m] : shapes) {
@@ -93,13 +99,46 @@ void SpeedTable(const Profile& profile, bool large) {
     const double peak_mib = PeakRssMiB();
     auto [json_mb, write_s] = PlansJsonSize(problem, f, 0);
     const double json100_mb = PlansJsonSize(problem, f, 100).first;
-    std::printf("%2dx%-5d %6d %7zu %7d %10.3f %10.3f %11.2f%% %10.1f %9.2f %8.3f %9.2f\n", s, m, problem.num_nodes(),
-                f.plans.size(), f.stats.sweep_steps, f.stats.solve_s, total,
-                100 * (1 - ns->energy_j / f.all_max.energy_j), peak_mib, json_mb, write_s, json100_mb);
+    std::printf("%2dx%-5d %6d %7zu %7d %10.3f %10.3f %11.2f%% %10.1f %9.2f %8.3f %9.2f %7.3f%s\n", s, m,
+                problem.num_nodes(), f.plans.size(), f.stats.sweep_steps, f.stats.solve_s, total,
+                100 * (1 - ns->energy_j / f.all_max.energy_j), peak_mib, json_mb, write_s, json100_mb,
+                f.stats.lower_bound_s, f.stats.lower_bound_checked ? "" : " (not checked)");
     std::fflush(stdout);
+    if (problem.num_nodes() >= 256) log_nodes.push_back(std::log(problem.num_nodes())), log_seconds.push_back(std::log(total));
+  }
+  // Least-squares slope of log(run time) on log(computations), 8 x 16 and up.
+  if (log_nodes.size() >= 2) {
+    double mx = 0, my = 0, sxy = 0, sxx = 0;
+    for (size_t k = 0; k < log_nodes.size(); ++k) mx += log_nodes[k], my += log_seconds[k];
+    mx /= log_nodes.size(), my /= log_nodes.size();
+    for (size_t k = 0; k < log_nodes.size(); ++k) {
+      sxy += (log_nodes[k] - mx) * (log_seconds[k] - my), sxx += (log_nodes[k] - mx) * (log_nodes[k] - mx);
+    }
+    std::printf("run time grows as computations^%.2f (fitted from 8x16 up)\n", sxy / sxx);
   }
   std::printf("targets: 8x96 < 1 s, 16x256 < 30 s, memory < 1 GiB; original (Python): 4x8 10 s, 8x16 130 s, 8x32 653 s\n");
+  std::printf("issue 12's targets: 8x96 < 0.3 s, 16x256 < 3 s, 32x512x2 interleaved < 60 s and 2 GiB, growth sub-quadratic\n");
   std::printf("plans.json targets: 8x96 < 5 MB, 16x256 < 50 MB (schema v1: 88 MB and 1.08 GB)\n");
+}
+
+// The default check (the dual-flow certificate) against one min-cost-flow
+// solve at the same time: seconds, and whether each confirmed the sweep.
+void BoundChecks(const Profile& profile, bool large) {
+  std::printf("\n== Lower-bound check: dual-flow certificate (default) vs LEMON NetworkSimplex (--lower-bound-samples 1) ==\n");
+  std::vector<std::pair<int, int>> shapes = {{8, 32}, {8, 96}};
+  if (large) shapes.push_back({16, 256});
+  for (auto [s, m] : shapes) {
+    Problem problem = Build(profile, s, m);
+    FrontierOptions certificate, simplex;
+    simplex.lower_bound_samples = 1;
+    const Frontier a = *perseus::SolveFrontier(problem, certificate);
+    const Frontier b = *perseus::SolveFrontier(problem, simplex);
+    std::printf("%2dx%-4d certificate %.4f s (%s, relative difference %.1e); network simplex %.4f s (%s, %.1e)\n", s, m,
+                a.stats.lower_bound_s, a.stats.lower_bound_checked ? "checked" : "NOT checked",
+                a.stats.lower_bound_max_error, b.stats.lower_bound_s, b.stats.lower_bound_checked ? "checked" : "NOT checked",
+                b.stats.lower_bound_max_error);
+    std::fflush(stdout);
+  }
 }
 
 void MinCutEngines(const Profile& profile) {
@@ -138,6 +177,7 @@ int main(int argc, char** argv) {
     std::printf("profile: bundled gpt3-175b-a100 model (shared data not found at %s)\n", path.c_str());
   }
   SpeedTable(profile, large);
+  BoundChecks(profile, large);
   MinCutEngines(profile);
   return 0;
 }

@@ -129,8 +129,9 @@ void BindOptimizer(py::module_& m) {
         py::arg("problem"), py::arg("unit_time_s") = 1e-3, py::arg("lower_bound_samples") = -1,
         py::arg("max_clock_changes_per_gpu") = -1,
         "The iteration time-energy Pareto frontier of `problem` (releases the GIL while it runs).\n"
-        "unit_time_s: the time quantum; lower_bound_samples: plans checked against the independent\n"
-        "lower bound (-1: the default, 0: none); max_clock_changes_per_gpu: at most this many clock\n"
+        "unit_time_s: the time quantum; lower_bound_samples: times at which the lower bound is solved\n"
+        "again as a min-cost flow (-1: the default, a dual-flow certificate at the all-max time; 0: no\n"
+        "check); max_clock_changes_per_gpu: at most this many clock\n"
         "changes per GPU per iteration in every plan (-1: no limit).");
   m.def("clock_changes_per_gpu",
         [](const ProblemPtr& problem, const PlanChoice& choice) {

@@ -29,11 +29,14 @@ struct FrontierOptions {
   // Step of the iteration-time sweep (the Phillips-Dessouky unit time).
   double unit_time_s = 1e-3;
   // Lower bounds come from the sweep, which solves the convex relaxation
-  // exactly at every step. This many iteration times (the all-max time first)
-  // are also solved independently (a LEMON min-cost flow each) as a
-  // cross-check; should they disagree, the bounds fall back to the independent
-  // solves. 0: no check; -1 (default): one check when the problem has at most
-  // kAutoCheckMaxNodes computations (a check of 8,192 takes tens of seconds).
+  // exactly at every step. -1 (default): a dual-flow certificate proves the
+  // relaxation optimal at the all-max time, at any size (optimizer/
+  // dual_certificate.h, milliseconds); should it fail, one min-cost-flow
+  // solve as below when the problem has at most kAutoCheckMaxNodes
+  // computations. N > 0: this many iteration times (the all-max time first)
+  // are solved independently (a LEMON min-cost flow each, a check of 8,192
+  // computations takes tens of seconds); should they disagree, the bounds
+  // fall back to the independent solves. 0: no check.
   int lower_bound_samples = -1;
   // When set and it becomes true, SolveFrontier returns kUnavailable
   // ("cancelled") within one sweep step (a server stopping mid-solve).
@@ -57,8 +60,8 @@ struct FrontierStats {
   int sweep_steps = 0;         // min-cut steps of the sweep
   int candidate_plans = 0;     // plans evaluated before Pareto filtering
   double solve_s = 0;          // wall time of the sweep and plan extraction
-  double lower_bound_s = 0;    // wall time of the independent lower-bound solves
-  bool lower_bound_checked = false;   // the sweep's relaxation matched every independent solve
+  double lower_bound_s = 0;    // wall time of the lower-bound check
+  bool lower_bound_checked = false;   // the sweep's relaxation matched the certificate or every independent solve
   double lower_bound_max_error = 0;   // largest relative difference seen in that check
   double clock_limit_s = 0;           // wall time of FrontierOptions::max_clock_changes_per_gpu
   // The sweep reached the fastest possible iteration time. False means it

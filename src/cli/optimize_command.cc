@@ -161,8 +161,8 @@ void PrintSummary(const Problem& problem, const Frontier& f, double seconds) {
     std::printf("clock changes:      %.1f per GPU per iteration in the no-slowdown plan (at most %d, of %zu "
                 "computations)\n", mean, most, problem.gpu_order.front().size());
   }
-  std::printf("run time:           %.3f s (sweep %.3f s, %d steps; lower bound %.3f s)\n", seconds, f.stats.solve_s,
-              f.stats.sweep_steps, f.stats.lower_bound_s);
+  std::printf("run time:           %.3f s (sweep %.3f s, %d steps; lower bound %.3f s, %s)\n", seconds, f.stats.solve_s,
+              f.stats.sweep_steps, f.stats.lower_bound_s, f.stats.lower_bound_checked ? "checked" : "not checked");
   if (!f.stats.sweep_complete) {
     std::fprintf(stderr, "perseus: warning: the sweep stopped before the fastest possible iteration time; plans "
                          "between all-max and %.6f s may be missing (please report this profile)\n", f.plans.front().time_s);
@@ -219,7 +219,7 @@ void RegisterOptimizeCommand(CLI::App& app) {
   cmd->add_option("--out", args->out, "Output directory")->required();
   cmd->add_option("--unit-time-ms", args->unit_time_ms, "Step of the iteration-time sweep, ms")
       ->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("--lower-bound-samples", args->lower_bound_samples, "Independent min-cost-flow checks of the lower bound (0: off, -1: one if <= 4096 computations)")
+  cmd->add_option("--lower-bound-samples", args->lower_bound_samples, "Independent min-cost-flow checks of the lower bound (0: off; -1: a dual-flow certificate at the all-max time, then one min-cost flow if it fails and <= 4096 computations)")
       ->check(CLI::Range(-1, 10000))->capture_default_str();
   cmd->add_option("--timeline-slowdown", args->timeline_slowdown,
                   "timeline.svg shows the plan for all-max time x (1 + this)")->check(CLI::Range(0.0, 10.0));

@@ -7,6 +7,7 @@
 
 #include "optimizer/critical_path.h"
 #include "optimizer/discretize.h"
+#include "optimizer/dual_certificate.h"
 #include "optimizer/frontier_sweep.h"
 #include "optimizer/lower_bound.h"
 #include "optimizer/node_costs.h"
@@ -89,6 +90,10 @@ struct SweepResult {
   optimizer::RelaxationCurve relaxation;
   int steps = 0;
   double end_time_s = 0;  // where the sweep stopped
+  // The relaxation's durations at certificate_time_s (the all-max time, or
+  // the sweep's range end nearest it), for the dual certificate.
+  double certificate_time_s = 0;
+  std::vector<double> certificate_durations_s;
 };
 
 // The iteration time with every computation at its fastest option.
@@ -125,7 +130,7 @@ bool Cancelled(const FrontierOptions& options) {
 Result<SweepResult> Sweep(const Problem& problem, const std::vector<NodeCosts>& costs, const FrontierOptions& options,
                           double all_max_time_s) {
   optimizer::FrontierSweep sweep(problem, costs);
-  SweepResult out{{}, 0, optimizer::RelaxationCurve(problem.blocking_power_w * problem.num_stages()), 0};
+  SweepResult out{{}, 0, optimizer::RelaxationCurve(problem.blocking_power_w * problem.num_stages()), 0, 0, 0, {}};
   const double slowest_s = sweep.time_s();
   out.relaxation.Add(sweep.time_s(), sweep.relaxation_cost_j());
   while (sweep.Step()) {
@@ -139,6 +144,8 @@ Result<SweepResult> Sweep(const Problem& problem, const std::vector<NodeCosts>& 
   out.end_time_s = sweep.time_s();
   Result<std::vector<double>> times = RecordTimes(sweep.time_s(), slowest_s, all_max_time_s, options.unit_time_s);
   if (!times.ok()) return times.status();
+  out.certificate_time_s = std::clamp(all_max_time_s, sweep.time_s() * (1 + 1e-9), slowest_s);
+  optimizer::SweepReplay(sweep).DurationsAt(out.certificate_time_s, out.certificate_durations_s);
   optimizer::SweepReplay replay(sweep);
   optimizer::Discretizer discretizer(problem, costs);
   std::vector<double> durations;
@@ -174,14 +181,27 @@ std::vector<double> SampleTimes(double fastest_s, double slowest_s, double all_m
   return t;
 }
 
-// Lower bounds from the sweep's relaxation, cross-checked by independent
-// min-cost-flow solves; on disagreement the independent bounds are used.
+// Lower bounds from the sweep's relaxation, checked by the dual-flow
+// certificate (the default) or independent min-cost-flow solves; on a
+// disagreement with the latter their bounds are used.
 Status AddLowerBounds(const Problem& problem, const std::vector<NodeCosts>& costs, const FrontierOptions& options,
-                      const optimizer::RelaxationCurve& relaxation, Frontier& f) {
+                      const SweepResult& sweep, Frontier& f) {
+  const optimizer::RelaxationCurve& relaxation = sweep.relaxation;
   const optimizer::EnergyLowerBound* fallback = nullptr;
   Result<optimizer::EnergyLowerBound> lb = Status::Internal("not computed");
   int samples = options.lower_bound_samples;
-  if (samples < 0) samples = problem.num_nodes() <= kAutoCheckMaxNodes ? 1 : 0;
+  if (samples < 0) {
+    // The dual certificate at the all-max time, for any size; should it
+    // fail, one min-cost-flow solve (small problems only) decides.
+    Result<optimizer::EnergyLowerBound::Tangent> cert =
+        optimizer::DualFlowTangent(problem, costs, sweep.certificate_durations_s, sweep.certificate_time_s);
+    if (cert.ok()) {
+      const double err = (relaxation.CostAt(cert->time_s) - cert->cost_j) / std::max(1.0, std::abs(cert->cost_j));
+      f.stats.lower_bound_max_error = std::abs(err);
+      f.stats.lower_bound_checked = std::abs(err) <= 1e-6;
+    }
+    samples = f.stats.lower_bound_checked || problem.num_nodes() > kAutoCheckMaxNodes ? 0 : 1;
+  }
   if (samples > 0) {
     double fastest_s = FastestTime(problem, costs);
     double slowest_s = std::max(f.plans.back().time_s, fastest_s);
@@ -220,7 +240,7 @@ Result<Frontier> SolveFrontier(const Problem& problem, const FrontierOptions& op
   f.stats.solve_s = Seconds(t0);
   auto t1 = std::chrono::steady_clock::now();
   if (Cancelled(options)) return Status::Unavailable("cancelled");
-  PERSEUS_RETURN_IF_ERROR(AddLowerBounds(problem, costs, options, sweep->relaxation, f));
+  PERSEUS_RETURN_IF_ERROR(AddLowerBounds(problem, costs, options, *sweep, f));
   f.stats.lower_bound_s = Seconds(t1);
   if (options.max_clock_changes_per_gpu >= 0) {
     auto t2 = std::chrono::steady_clock::now();
