@@ -34,8 +34,8 @@ struct FrontierOptions {
   // dual_certificate.h, milliseconds); should it fail, one min-cost-flow
   // solve as below when the problem has at most kAutoCheckMaxNodes
   // computations. N > 0: this many iteration times (the all-max time first)
-  // are solved independently (a LEMON min-cost flow each, a check of 8,192
-  // computations takes tens of seconds); should they disagree, the bounds
+  // are solved independently (a LEMON min-cost flow each: 0.1 s at 1,536
+  // computations, 2 s at 8,192); should they disagree, the bounds
   // fall back to the independent solves. 0: no check.
   int lower_bound_samples = -1;
   // When set and it becomes true, SolveFrontier returns kUnavailable
