@@ -216,8 +216,10 @@ void Discretizer::Search(double deadline_s, long budget_visits) {
       consider();
     }
     for (bool any_option : {false, true}) {
-      for (int i = 0; i < n; ++i) index_[i] = static_cast<int>(costs_[i].pareto().size()) - 1;
-      SetIndices(std::vector<int>(index_));
+      for (int i = 0; i < n; ++i) {
+        index_[i] = static_cast<int>(costs_[i].pareto().size()) - 1;
+        duration_s_[i] = costs_[i].pareto()[index_[i]].time_s;
+      }
       visits_ = 0;
       if (!Repair(-1, deadline_s, per_start_visits, any_option)) continue;
       GreedyFill(deadline_s);

@@ -5,8 +5,8 @@
 // then the slack left before the deadline goes, greedily by energy saved per
 // second, to the computations that can use it. An optional local search then
 // trades: it moves one computation to a slower option that does not fit and
-// buys the time back from the computations that are cheapest to speed up. Consecutive calls on nearby
-// durations (as the frontier's records are) reuse the previous rounding as a
+// buys the time back from the computations that are cheapest to speed up.
+// Consecutive calls on nearby durations (as the frontier's records are) reuse the previous rounding as a
 // starting guess and scratch space, so an object serves one caller at a time.
 #pragma once
 

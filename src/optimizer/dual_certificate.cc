@@ -76,8 +76,9 @@ int BuildTightNetwork(const Problem& problem, const std::vector<NodeCosts>& cost
   std::vector<double> earliest_start, latest_finish;
   ForwardPass(problem, d, earliest_start);
   BackwardPass(problem, d, time_s, latest_finish);
-  // No path is longer than the sum of all computations' rates over the
-  // whole network; a flow never needs more than that on any arc.
+  // "Unbounded" capacity: if any flow meets the bounds, one of value at most
+  // the sum of the lower bounds does (drop paths no bound needs), so four
+  // times the sum of all finite rates is never binding.
   double big = 1;
   for (int i = 0; i < n; ++i) {
     const double lengthen = costs[i].LengthenRate(d[i]), shorten = costs[i].ShortenRate(d[i]);
