@@ -14,7 +14,12 @@
    runs all-max and the no-slowdown plan for real on this GPU over long
    windows (every computation at its plan's clock, stage after stage), and
    prints predicted and measured energy, savings and slowdown.
-3. Profiles the layer online through the perseus runtime (`perseus serve` and
+3. Measures what a clock change does to the computations running through
+   it: forwards back to back at one clock, the clock locked to another
+   between two of them, and each forward's duration and NVML's reported
+   clock after the lock call; compared with two models of a late switch
+   (docs/real_gpu.md, "Clock switches as the computations see them").
+4. Profiles the layer online through the perseus runtime (`perseus serve` and
    perseus.RankClient) and compares the two profiles, when a perseus binary is
    at hand; otherwise prints "online profiling comparison: not run (<reason>)".
 
@@ -176,6 +181,51 @@ def compare_profiles(offline, online):
         ref_t = a[ins + "_s"] + w * (b[ins + "_s"] - a[ins + "_s"])
         ref_e = a[ins + "_j"] + w * (b[ins + "_j"] - a[ins + "_j"])
         out.append((clock, ins, t / ref_t - 1, e / ref_e - 1, a is b))
+    return out
+
+
+def switch_timing(before_s, after, to_mhz):
+    """What one clock change did, from forwards timed around it.
+
+    before_s: forward durations at the old clock, before the lock call.
+    after: (start s after the lock call, duration s, NVML's SM clock read
+    after the forward) for every forward after the call, back to back; the
+    last third must run at the new clock. Returns the old and new forward
+    durations (medians), when NVML first showed `to_mhz` (the end of the first
+    forward after which it read so, or None), when the computations reached
+    the new speed (`effective_s`: the start of the first forward closer to the
+    new duration than the old, plus the part of it that ran at the old speed),
+    forwards in between (neither within 25% of the gap of either duration),
+    the measured extra time `late_s` (sum of durations - count * new) and what
+    two models predict for it with the NVML latency L: the GPU runs at the old
+    clock for L seconds whatever it runs (`late_full_s`), or only the first
+    computation after the change runs late (`late_first_s`, what
+    OptionWithClockLatency assumes when L exceeds a computation)."""
+    if len(before_s) < 3 or len(after) < 6:
+        return None
+    old = statistics.median(before_s)
+    settled = after[len(after) - len(after) // 3:]
+    new = statistics.median(d for _, d, _ in settled)
+    gap = old - new
+    out = {"old_s": old, "new_s": new, "forwards": len(after), "nvml_s": None, "effective_s": None,
+           "between": 0, "late_s": sum(d for _, d, _ in after) - len(after) * new}
+    for t, d, mhz in after:
+        if mhz == to_mhz:
+            out["nvml_s"] = t + d
+            break
+    if abs(gap) < 0.02 * old:  # the two clocks run this layer at the same speed (capped, or not GPU-bound)
+        return out
+    for t, d, _ in after:
+        if abs(d - new) < abs(d - old):
+            # d = x + (1 - x / old) * new for x seconds at the old clock
+            x = min(max((d - new) * old / gap, 0.0), d)
+            out["effective_s"] = t + x
+            break
+    out["between"] = sum(1 for _, d, _ in after if min(abs(d - old), abs(d - new)) > 0.25 * abs(gap))
+    latency = out["nvml_s"]
+    if latency is not None:
+        out["late_full_s"] = latency * (1 - new / old)
+        out["late_first_s"] = min(latency, old) * (1 - new / old)
     return out
 
 
@@ -644,6 +694,75 @@ def compare_plans(torch, layer, meter, gpu, args, rows, blocking_w, log):
     return stage_layers, len(frontier.plans), result
 
 
+def measure_switch(torch, layer, gpu, from_mhz, to_mhz, before_s=0.3, after_s=0.6):
+    """Forwards back to back at `from_mhz` for `before_s`, then gpu.lock(to_mhz)
+    between two forwards and forwards for `after_s` more. The host waits for
+    every forward (so a forward starts when the host launches it, to within
+    the launch latency) and reads NVML's SM clock after it. Returns the lock
+    call's duration and the inputs of switch_timing."""
+    def forward():
+        a = event(torch)
+        y = layer.forward()
+        b = event(torch)
+        torch.cuda.synchronize()
+        del y
+        return a.elapsed_time(b) / 1e3
+
+    gpu.lock(from_mhz)
+    before = []
+    end = time.perf_counter() + before_s
+    while time.perf_counter() < end:
+        before.append(forward())
+    t0 = time.perf_counter()
+    gpu.lock(to_mhz)
+    call_s = time.perf_counter() - t0
+    after = []
+    while True:
+        t = time.perf_counter() - t0
+        if t >= after_s:
+            break
+        after.append((t, forward(), gpu.achieved_mhz()))
+    return {"from_mhz": from_mhz, "to_mhz": to_mhz, "lock_call_s": call_s, "before_s": before, "after": after}
+
+
+def clock_switches(torch, layer, gpu, rows, log, repeats=2):
+    """Step 3: switches down and up between the highest clock the layer
+    really ran at (not capped) and the lowest profiled; prints each."""
+    uncapped = [r["clock_mhz"] for r in rows if not r["achieved_mhz"] or round(r["achieved_mhz"]) == r["clock_mhz"]]
+    if len(uncapped) < 2:
+        log("  not run: fewer than two profiled clocks ran at their locked clock")
+        return []
+    high, low = max(uncapped), min(uncapped)
+    results = []
+    for _ in range(repeats):
+        for a, b in ((high, low), (low, high)):
+            m = measure_switch(torch, layer, gpu, a, b)
+            m["timing"] = switch_timing(m["before_s"], m["after"], b)
+            results.append(m)
+            log("  " + describe_switch(m))
+    return results
+
+
+def describe_switch(m):
+    t = m["timing"]
+    head = "%d -> %d MHz: lock call %.1f ms" % (m["from_mhz"], m["to_mhz"], 1e3 * m["lock_call_s"])
+    if t is None:
+        return head + "; too few forwards to tell"
+
+    def ms(v):
+        return "never" if v is None else "%.1f ms" % (1e3 * v)
+    line = head + "; NVML shows %d MHz after %s; forwards %.2f -> %.2f ms" % (
+        m["to_mhz"], ms(t["nvml_s"]), 1e3 * t["old_s"], 1e3 * t["new_s"])
+    if t["effective_s"] is None:
+        return line + "; the two clocks run the layer at the same speed"
+    line += "; new speed after %s (%d forward%s in between); late %.1f ms" % (
+        ms(t["effective_s"]), t["between"], "" if t["between"] == 1 else "s", 1e3 * t["late_s"])
+    if "late_full_s" in t:
+        line += " vs models: old clock for L = %s %.1f ms, first computation only %.1f ms" % (
+            ms(t["nvml_s"]), 1e3 * t["late_full_s"], 1e3 * t["late_first_s"])
+    return line
+
+
 def online_comparison(args, layer, torch, rows):
     """Profiles the same layer online through the perseus runtime and
     compares with the offline profile. Returns the lines to print.
@@ -925,7 +1044,11 @@ def main(argv=None, torch_module=None):
             "%.2f%%)" % (100 * (1 - b["energy_with_bubbles_j"] / a["energy_with_bubbles_j"])))
         report["plans"] = result
 
-        log("\n3. online profiling")
+        log("\n3. clock switches as the computations see them (forwards back to back, each waited for; "
+            "'late' is the time lost or gained against an instant switch)")
+        report["switches"] = clock_switches(torch, layer, gpu, rows, log)
+
+        log("\n4. online profiling")
         gpu.close()  # the runtime locks clocks itself (and perseusd allows one client per GPU)
         lines = online_comparison(args, layer, torch, rows)
         for line in lines:

@@ -356,39 +356,48 @@ Check Doctor::CheckSwitchLatency() {
     if (t.has_value()) settle_s.push_back(*t);
     else ++timeouts;
   }
+  // The lock call's duration is the switch latency perseus uses (ClockController): on an H200 the
+  // computations ran at the new clock's speed once it returned, while NVML showed the clock later.
+  const double call_median = Median(call_s);
+  const double call_lo = *std::min_element(call_s.begin(), call_s.end());
+  const double call_hi = *std::max_element(call_s.begin(), call_s.end());
+  std::string text = Format("lock calls take %.2f ms (median of %d switches between %d and %d MHz: %.2f-%.2f ms)",
+                            call_median * 1000, kSwitches, a, b, call_lo * 1000, call_hi * 1000);
+  Verdict v = Verdict::kOk;
   Check c;
   if (settle_s.empty()) {
-    c = MakeCheck("switch_latency", Verdict::kWarn,
-                  Format("the GPU never showed the new clock within %.0f ms of the lock call (%d switches between "
-                         "%d and %d MHz)", kSwitchTimeoutS * 1000, kSwitches, a, b));
+    v = Verdict::kWarn;
+    text += Format("; NVML never showed the new clock within %.0f ms of the lock call", kSwitchTimeoutS * 1000);
   } else {
-    double median = Median(settle_s);
-    double lo = *std::min_element(settle_s.begin(), settle_s.end());
-    double hi = *std::max_element(settle_s.begin(), settle_s.end());
-    std::string text = Format("median %.2f ms from the lock call to the new clock (%d switches between %d and %d MHz: "
-                              "%.2f-%.2f ms; the call itself takes %.2f ms)",
-                              median * 1000, static_cast<int>(settle_s.size()), a, b, lo * 1000, hi * 1000,
-                              Median(call_s) * 1000);
-    Verdict v = Verdict::kOk;
+    const double median = Median(settle_s);
+    text += Format("; NVML shows the new clock %.2f ms after the call (%.2f-%.2f ms), a report that can lag the "
+                   "clock itself (on an H200 it showed 35-130 ms while computations ran at the new clock's speed "
+                   "once the call returned; scripts/gpu_check.sh measures it on this GPU)",
+                   median * 1000, *std::min_element(settle_s.begin(), settle_s.end()) * 1000,
+                   *std::max_element(settle_s.begin(), settle_s.end()) * 1000);
+    c.values = {{"shown_median_ms", median * 1000}};
     if (timeouts > 0) {
       v = Verdict::kWarn;
       text += Format("; %d of %d switches did not show within %.0f ms", timeouts, kSwitches, kSwitchTimeoutS * 1000);
     }
-    if (median > kSwitchWarnS) {
-      v = Verdict::kWarn;
-      text += Format("; slower than %.0f ms: short computations run partly at the previous clock. Each change "
-                     "leaves up to %.0f ms of work at the previous clock: limit changes per iteration so that "
-                     "changes x %.0f ms stays well below the iteration time (max_clock_changes_per_gpu in POST "
-                     "/jobs, perseus optimize --max-clock-changes; docs/schedules.md, \"Clock changes\")",
-                     kSwitchWarnS * 1000, median * 1000, median * 1000);
-    }
-    c = MakeCheck("switch_latency", v, text);
-    c.values = {{"median_ms", median * 1000}, {"min_ms", lo * 1000}, {"max_ms", hi * 1000}};
   }
+  if (call_median > kSwitchWarnS) {
+    v = Verdict::kWarn;
+    text += Format("; slower than %.0f ms: short computations run partly at the previous clock. Each change "
+                   "leaves up to %.0f ms of work at the previous clock: limit changes per iteration so that "
+                   "changes x %.0f ms stays well below the iteration time (max_clock_changes_per_gpu in POST "
+                   "/jobs, perseus optimize --max-clock-changes; docs/schedules.md, \"Clock changes\")",
+                   kSwitchWarnS * 1000, call_median * 1000, call_median * 1000);
+  }
+  nlohmann::json values = c.values;
+  c = MakeCheck("switch_latency", v, text);
+  c.values = values;
+  c.values["median_ms"] = call_median * 1000;
+  c.values["min_ms"] = call_lo * 1000;
+  c.values["max_ms"] = call_hi * 1000;
   c.values["switches"] = kSwitches;
   c.values["timeouts"] = timeouts;
   c.values["clocks_mhz"] = {a, b};
-  c.values["call_median_ms"] = Median(call_s) * 1000;
   return c;
 }
 

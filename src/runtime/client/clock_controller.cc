@@ -38,7 +38,9 @@ void ClockController::Loop() {
 
 void ClockController::Apply(int sm_clock_mhz) {
   std::lock_guard<std::mutex> lock(gpu_mu_);
+  const auto call_start = std::chrono::steady_clock::now();
   Status st = sm_clock_mhz == kUnlocked ? gpu_->ResetSmClock() : gpu_->SetSmClockMhz(sm_clock_mhz);
+  const double call_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - call_start).count();
   if (!st.ok()) {
     ++errors_;
     last_error_ = st.ToString();
@@ -46,7 +48,8 @@ void ClockController::Apply(int sm_clock_mhz) {
   ++changes_;
   // Recorded even on failure so a refused clock is not retried in a loop.
   applied_.store(sm_clock_mhz, std::memory_order_release);
-  if (st.ok() && sm_clock_mhz != kUnlocked) {
+  if (st.ok() && sm_clock_mhz != kUnlocked && !gpu_->ReportsClockEffect()) AddLatencySample(call_s);
+  if (st.ok() && sm_clock_mhz != kUnlocked && gpu_->ReportsClockEffect()) {
     applied_at_s_.store(now_s_(), std::memory_order_release);
     apply_seq_.fetch_add(1, std::memory_order_release);
     apply_seq_.notify_one();
@@ -69,7 +72,6 @@ void ClockController::ProbeLoop() {
 }
 
 void ClockController::Probe(int sm_clock_mhz, double applied_at_s, uint32_t apply_seq) {
-  bool switching = false;  // seen at another clock: a GPU already there is no sample
   const auto wall_deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(kProbeMaxWallS);
   while (!stop_.load() && apply_seq_.load(std::memory_order_acquire) == apply_seq) {
     Result<int> achieved = Status::Unavailable("");
@@ -79,18 +81,11 @@ void ClockController::Probe(int sm_clock_mhz, double applied_at_s, uint32_t appl
       achieved = gpu_->AchievedSmClockMhz();
       effective_since_s = gpu_->ClockLockEffectiveSinceS();
     }
-    const bool shown = achieved.ok() && std::abs(*achieved - sm_clock_mhz) <= 1;
-    if (shown && effective_since_s) {  // a GPU that knows: exact, however coarsely its clock moves
-      AddLatencySample(std::max(0.0, *effective_since_s - applied_at_s));
+    if (achieved.ok() && std::abs(*achieved - sm_clock_mhz) <= 1 && effective_since_s) {
+      AddLatencySample(std::max(0.0, *effective_since_s - applied_at_s));  // exact, however coarsely its clock moves
       return;
     }
-    const double elapsed_s = now_s_() - applied_at_s;
-    if (!achieved.ok() || elapsed_s > kProbeMaxS || std::chrono::steady_clock::now() > wall_deadline) return;
-    if (shown) {
-      if (switching) AddLatencySample(elapsed_s);
-      return;
-    }
-    switching = true;
+    if (now_s_() - applied_at_s > kProbeMaxS || std::chrono::steady_clock::now() > wall_deadline) return;
     std::this_thread::sleep_for(std::chrono::duration<double>(kProbePollS));
   }
 }

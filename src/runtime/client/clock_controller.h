@@ -46,18 +46,18 @@ class ClockController {
   // Unlocks the GPU's clock now, from any thread.
   void Restore();
   int64_t clock_changes() const { return changes_.load(); }
-  // How long the GPU takes to show a newly locked clock: the median over
-  // sampled switches (seconds; -1 before the first sample, or when the GPU
-  // cannot report its clock). A second thread samples at most one switch a
-  // second, the first that then holds: it polls the achieved clock every
-  // kProbePollS of real time until it equals the locked one (a sample, if it
-  // was seen at another clock first, of the time passed on the rank's clock),
+  // How long a newly locked clock takes to take effect: the median over the
+  // latest kMaxLatencySamples switches (seconds; -1 before the first).
+  // For a real GPU, the lock call's duration (real time): on an H200 the
+  // computations ran at the new clock's speed once the call returned
+  // (8-25 ms), while NVML showed the new clock only 35-130 ms after it, so
+  // polling NVML would overstate the latency fivefold (docs/real_gpu.md).
+  // A GPU that reports when its lock took effect (ReportsClockEffect, the
+  // simulated GPU) gives the exact latency on the rank's clock instead: a
+  // second thread samples at most one switch a second, the first that then
+  // holds, polling every kProbePollS of real time until the GPU reports it,
   // a newer lock supersedes it, or kProbeMaxS passes on the rank's clock or
-  // kProbeMaxWallS in real time (no sample: a cap, a switch storm, or an
-  // emulated rank that stopped). A GPU that reports when its lock took
-  // effect (ClockLockEffectiveSinceS, the simulated GPU) gives the exact
-  // latency instead, even when its virtual clock moves in large steps.
-  // The lock calls never wait for it. 100 ms on an H200 (docs/real_gpu.md).
+  // kProbeMaxWallS in real time (no sample). The lock calls never wait for it.
   double switch_latency_s() const;
   int switch_latency_samples() const;
   int64_t errors() const { return errors_.load(); }
@@ -73,7 +73,8 @@ class ClockController {
   void Loop();
   void Apply(int sm_clock_mhz);
   void ProbeLoop();
-  // Polls until the GPU shows `sm_clock_mhz`; records a sample if it does.
+  // Polls until the GPU reports that `sm_clock_mhz` took effect; records a
+  // sample if it does (GPUs with ReportsClockEffect only).
   void Probe(int sm_clock_mhz, double applied_at_s, uint32_t apply_seq);
   void AddLatencySample(double latency_s);
 

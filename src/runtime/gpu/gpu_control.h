@@ -66,8 +66,14 @@ class GpuControl {
   // kUnavailable when the backend cannot tell.
   virtual Result<int> AchievedSmClockMhz() { return Status::Unavailable("achieved SM clock not available"); }
   // GPUs that know when their last clock lock took effect (the simulated GPU)
-  // return that time, on the clock the GPU was made with, once it has; others
-  // return nothing and the caller finds it by polling AchievedSmClockMhz().
+  // say so here and return that time from ClockLockEffectiveSinceS, on the
+  // clock the GPU was made with, once it has. Others return nothing: for
+  // them the lock call's duration is the best measure of when a lock takes
+  // effect. NVML's reported clock is not: on an H200 it showed a new clock
+  // 35-130 ms after the call, while computations ran at the new clock's
+  // speed from the call's return, 8-25 ms (docs/real_gpu.md, "Clock switches
+  // as the computations see them").
+  virtual bool ReportsClockEffect() const { return false; }
   virtual std::optional<double> ClockLockEffectiveSinceS() { return std::nullopt; }
 
   // One step of the energy counter: at `time_s` (the clock the GPU was made

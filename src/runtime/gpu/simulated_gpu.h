@@ -79,6 +79,7 @@ class SimulatedGpu : public GpuControl {
   Result<double> PowerW() override;
   // EffectiveSmClockMhzAt(now).
   Result<int> AchievedSmClockMhz() override;
+  bool ReportsClockEffect() const override { return true; }
   std::optional<double> ClockLockEffectiveSinceS() override;
   // The counter's steps after `after_time_s`; nullopt with a continuous
   // counter (energy_period_s 0), where TotalEnergyJ() is exact at any time.

@@ -113,7 +113,8 @@ void WarnAboutReport(const WindowReport& r, const RankInfo& info, ControlState* 
   if (control::IsSlowClockSwitch(r.clock_switch_latency_s, mean_computation_s)) {
     state->AddWarning({"slow_clock_switch",
                        "rank " + std::to_string(info.rank) + " (" + info.gpu_name + "): a locked SM clock takes " +
-                           Format("%.1f ms", r.clock_switch_latency_s * 1e3) + " to take effect, against " +
+                           Format("%.1f ms", r.clock_switch_latency_s * 1e3) + " to take effect (the lock call's "
+                           "duration on an NVIDIA GPU), against " +
                            Format("%.1f ms", mean_computation_s * 1e3) +
                            " per computation: plans that change clocks between computations run them partly at "
                            "the previous clock and save less than predicted; limit clock changes "

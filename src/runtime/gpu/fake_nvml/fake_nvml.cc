@@ -11,7 +11,9 @@
 //   FAKE_NVML_STATE=path       keep the state in this file (fake_nvml_state.h)
 //   FAKE_NVML_ENERGY_PERIOD_MS=ms     the energy counter steps every ms (default 100; 0: continuous)
 //   FAKE_NVML_SAMPLE_FRACTION=f       each step from power sampled over the last f of the period (default 0.25)
-//   FAKE_NVML_CLOCK_LATENCY_MS=ms     a clock lock takes effect ms after the call (default 0)
+//   FAKE_NVML_CLOCK_LATENCY_MS=ms     a clock lock takes effect ms after the call returns (default 0)
+//   FAKE_NVML_LOCK_CALL_MS=ms         a clock lock call takes ms before it returns (default 0; 8-25 ms
+//                                     on an H200, where the clock is in effect when it returns)
 //   FAKE_NVML_ACHIEVED_CAP_MHZ=mhz    the GPU never runs above this clock (default 0: no cap)
 // The GPU runs at its achieved clock: the locked clock (the maximum, 1410 MHz,
 // when unlocked) once the latency has passed, at most the cap (rounded down
@@ -94,6 +96,7 @@ double EnvNumber(const char* name, double fallback, double min, double max) {
 double EnergyPeriodS() { return EnvNumber("FAKE_NVML_ENERGY_PERIOD_MS", 100, 0, 1e7) / 1e3; }
 double SampleFraction() { return EnvNumber("FAKE_NVML_SAMPLE_FRACTION", 0.25, 1e-6, 1); }
 int64_t ClockLatencyNs() { return static_cast<int64_t>(EnvNumber("FAKE_NVML_CLOCK_LATENCY_MS", 0, 0, 1e7) * 1e6); }
+double LockCallS() { return EnvNumber("FAKE_NVML_LOCK_CALL_MS", 0, 0, 1e5) / 1e3; }
 int AchievedCapMhz() { return static_cast<int>(EnvNumber("FAKE_NVML_ACHIEVED_CAP_MHZ", 0, 0, 1e6)); }
 
 // The locked clock in effect at `now_ns` (0: unlocked).
@@ -337,6 +340,10 @@ nvmlReturn_t nvmlDeviceSetGpuLockedClocks(nvmlDevice_t device, unsigned int min_
   if (min_clock_mhz > max_clock_mhz || max_clock_mhz > static_cast<unsigned>(kMaxSmClockMhz) ||
       min_clock_mhz < static_cast<unsigned>(kMinSmClockMhz)) {
     return NVML_ERROR_INVALID_ARGUMENT;
+  }
+  if (double call_s = LockCallS(); call_s > 0) {  // outside the state lock: other calls go on meanwhile
+    const timespec pause{static_cast<time_t>(call_s), static_cast<long>((call_s - static_cast<time_t>(call_s)) * 1e9)};
+    nanosleep(&pause, nullptr);
   }
   unsigned index = device->index;
   return WithState([&](std::vector<FakeNvmlGpuState>& gpus, int64_t now_ns) {
