@@ -763,6 +763,20 @@ def describe_switch(m):
     return line
 
 
+def _die_with_parent():
+    """In the child before exec: SIGTERM when the parent dies (Linux prctl PR_SET_PDEATHSIG)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(1, signal.SIGTERM, 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
+
+
+def start_server(argv):
+    """Starts `perseus serve` so that it ends with this process, even when this
+    process is killed or crashes: an orphaned server would keep the terminal
+    or a CI runner's output open (on the H200 a crash left one running)."""
+    preexec = _die_with_parent if sys.platform.startswith("linux") else None
+    return subprocess.Popen(argv, preexec_fn=preexec)
+
+
 def online_comparison(args, layer, torch, rows):
     """Profiles the same layer online through the perseus runtime and
     compares with the offline profile. Returns the lines to print.
@@ -791,8 +805,8 @@ def online_comparison(args, layer, torch, rows):
                           "time_budget_s": args.online_timeout_s}}
     with tempfile.TemporaryDirectory() as tmp:
         port_file = os.path.join(tmp, "port")
-        server = subprocess.Popen([cli, "serve", "--db", os.path.join(tmp, "p.db"), "--port", "0",
-                                   "--port-file", port_file, "--log-file", os.path.join(tmp, "log")])
+        server = start_server([cli, "serve", "--db", os.path.join(tmp, "p.db"), "--port", "0",
+                               "--port-file", port_file, "--log-file", os.path.join(tmp, "log")])
         opt = None
         started = time.time()
         try:

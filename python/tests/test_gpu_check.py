@@ -6,6 +6,7 @@ test finds a "libnvidia-ml.so.1" already loaded."""
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -312,3 +313,26 @@ def test_switch_timing_up_and_instant_and_flat():
     assert line == ("1380 -> 990 MHz: lock call 8.7 ms; NVML shows 990 MHz after 112.7 ms; forwards 10.00 -> 14.00 ms; "
                     "new speed after 105.0 ms (1 forward in between); late -41.8 ms vs models: old clock for "
                     "L = 112.7 ms -45.1 ms, first computation only -4.0 ms")
+
+
+@pytest.mark.skipif(not os.environ.get("PERSEUS_CLI"), reason="the perseus binary (PERSEUS_CLI) is not built")
+def test_the_online_server_ends_when_the_script_is_killed(tmp_path):
+    pid_file = tmp_path / "pid"
+    code = ("import os, signal, sys, time; from perseus import gpu_check\n"
+            "s = gpu_check.start_server([sys.argv[1], 'serve', '--db', sys.argv[2], '--port', '0'])\n"
+            "open(sys.argv[3], 'w').write(str(s.pid)); time.sleep(0.5)\n"
+            "os.kill(os.getpid(), signal.SIGKILL)\n")
+    r = subprocess.run([sys.executable, "-c", code, os.environ["PERSEUS_CLI"], str(tmp_path / "p.db"), str(pid_file)],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == -signal.SIGKILL, r.stderr
+    pid = int(pid_file.read_text())
+    for _ in range(200):
+        try:
+            os.kill(pid, 0)
+            with open("/proc/%d/stat" % pid) as f:
+                if f.read().split(")")[-1].split()[0] == "Z":  # exited, not yet reaped (by init)
+                    return
+        except (ProcessLookupError, FileNotFoundError):
+            return
+        time.sleep(0.05)
+    pytest.fail("perseus serve (pid %d) outlived the killed script" % pid)

@@ -51,7 +51,7 @@ struct WindowReport {
   int64_t late_clocks = 0;    // computations that began before their clock was applied
   int achieved_clock_mhz = 0; // 0: unknown
   double mid_s = -1;          // the span's midpoint on the rank's own clock (< 0: not reported)
-  double clock_switch_latency_s = -1;  // the GPU's median time to show a locked clock (< 0: not measured)
+  double clock_switch_latency_s = -1;  // the GPU's median time to put a locked clock in effect (< 0: not measured)
   std::string durations = "hooks";  // or "framework" (CUDA events)
 };
 // The report's JSON (the HTTP body and the server's stored row share it) and
