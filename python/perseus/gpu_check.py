@@ -758,7 +758,7 @@ def describe_switch(m):
     line += "; new speed after %s (%d forward%s in between); late %.1f ms" % (
         ms(t["effective_s"]), t["between"], "" if t["between"] == 1 else "s", 1e3 * t["late_s"])
     if "late_full_s" in t:
-        line += " vs models: old clock for L = %s %.1f ms, first computation only %.1f ms" % (
+        line += " vs models: old clock for L = %s: %.1f ms; first computation only: %.1f ms" % (
             ms(t["nvml_s"]), 1e3 * t["late_full_s"], 1e3 * t["late_first_s"])
     return line
 

@@ -221,8 +221,8 @@ def test_whole_script_with_the_online_step_on_the_fake_gpu(tmp_path):
     assert "online profiling (perseus serve, a one-stage job, perseus.torch hooks" in out
     # The rank client measured the fake GPU's 30 ms lock calls (the switch latency: the fake's clock then
     # shows 60 ms later, which is NVML's lag, not the switch's) and the server warned.
-    assert re.search(r'"code": "slow_clock_switch".*a locked SM clock takes (3[0-9]|4[0-9])\.[0-9] ms to take effect \(the',
-                     out), out
+    assert re.search(r'"code": "slow_clock_switch".*a locked SM clock takes (3[0-9]|4[0-9])\.[0-9] ms '
+                     r'to take effect \(the', out), out
     assert "phase running after" in out
     assert "online profiling comparison (online vs offline, same layer" in out
     # The server profiled 4 clocks from 1410 MHz down to the offline step's lowest, 705 MHz.
@@ -299,7 +299,8 @@ def test_switch_timing_finds_a_late_switch_and_scores_both_models():
 
 def test_switch_timing_up_and_instant_and_flat():
     up = gpu_check.switch_timing([0.014] * 5, _switch(0.014, 0.010, 0.030, 0.030), 1380)
-    assert up["effective_s"] == pytest.approx(0.030, abs=1e-6) and up["late_s"] == pytest.approx(0.030 * 4 / 14, abs=1e-4)
+    assert up["effective_s"] == pytest.approx(0.030, abs=1e-6)
+    assert up["late_s"] == pytest.approx(0.030 * 4 / 14, abs=1e-4)
     instant = gpu_check.switch_timing([0.010] * 5, _switch(0.010, 0.014, 0.0, 0.0), 990)
     assert instant["effective_s"] == 0.0 and instant["late_s"] == pytest.approx(0.0, abs=1e-12)
     assert instant["between"] == 0
@@ -312,7 +313,7 @@ def test_switch_timing_up_and_instant_and_flat():
     line = gpu_check.describe_switch({"from_mhz": 1380, "to_mhz": 990, "lock_call_s": 0.0087, "timing": timing})
     assert line == ("1380 -> 990 MHz: lock call 8.7 ms; NVML shows 990 MHz after 112.7 ms; forwards 10.00 -> 14.00 ms; "
                     "new speed after 105.0 ms (1 forward in between); late -41.8 ms vs models: old clock for "
-                    "L = 112.7 ms -45.1 ms, first computation only -4.0 ms")
+                    "L = 112.7 ms: -45.1 ms; first computation only: -4.0 ms")
 
 
 @pytest.mark.skipif(not os.environ.get("PERSEUS_CLI"), reason="the perseus binary (PERSEUS_CLI) is not built")
