@@ -130,7 +130,7 @@ TEST(ClockControllerTest, MeasuresTheLatencyOnTheRanksClock) {
   auto now_s = std::make_shared<std::atomic<double>>(1000.0);
   runtime::SecondsClock clock = [now_s] { return now_s->load(); };
   runtime::GpuRealism realism = runtime::IdealRealism();
-  realism.clock_latency_s = 0.1;  // as an H200
+  realism.clock_latency_s = 0.1;  // what NVML showed on an H200
   Result<std::unique_ptr<runtime::SimulatedGpu>> gpu = runtime::SimulatedGpu::Create("a100", 0, clock, realism);
   ASSERT_TRUE(gpu.ok()) << gpu.status().ToString();
   ClockController c(std::shared_ptr<runtime::GpuControl>(std::move(*gpu)), clock);

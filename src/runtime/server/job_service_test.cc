@@ -500,7 +500,7 @@ TEST_F(JobServiceTest, WarnsLoudlyAboutWhatMakesAProfileOrAPlanWrong) {
         body["achieved_clock_mhz"] = 780;  // capped
         body["late_clocks"] = 5;           // of 8 computations: more than half
       }
-      body["clock_switch_latency_s"] = r == 0 ? 0.1 : 0.002;  // rank 0's GPU switches as slowly as an H200
+      body["clock_switch_latency_s"] = r == 0 ? 0.1 : 0.002;  // rank 0: a slow switch (NVML showed 100 ms on an H200)
       ASSERT_TRUE(HandleReportWindow(*service_, "j", r, body).ok());
     }
   }
