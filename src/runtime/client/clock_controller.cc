@@ -48,8 +48,10 @@ void ClockController::Apply(int sm_clock_mhz) {
   ++changes_;
   // Recorded even on failure so a refused clock is not retried in a loop.
   applied_.store(sm_clock_mhz, std::memory_order_release);
-  if (st.ok() && sm_clock_mhz != kUnlocked && !gpu_->ReportsClockEffect()) AddLatencySample(call_s);
-  if (st.ok() && sm_clock_mhz != kUnlocked && gpu_->ReportsClockEffect()) {
+  if (!st.ok() || sm_clock_mhz == kUnlocked) return;
+  if (!gpu_->ReportsClockEffect()) {
+    AddLatencySample(call_s);  // in effect when the call returns, as on an H200 (switch_latency_s)
+  } else {  // the probe thread asks the GPU when
     applied_at_s_.store(now_s_(), std::memory_order_release);
     apply_seq_.fetch_add(1, std::memory_order_release);
     apply_seq_.notify_one();
