@@ -364,7 +364,8 @@ Check Doctor::CheckSwitchLatency() {
   std::string text = Format("lock calls take %.2f ms (median of %d switches between %d and %d MHz: %.2f-%.2f ms)",
                             call_median * 1000, kSwitches, a, b, call_lo * 1000, call_hi * 1000);
   Verdict v = Verdict::kOk;
-  Check c;
+  nlohmann::json values = {{"median_ms", call_median * 1000}, {"min_ms", call_lo * 1000}, {"max_ms", call_hi * 1000},
+                            {"switches", kSwitches}, {"timeouts", timeouts}, {"clocks_mhz", {a, b}}};
   if (settle_s.empty()) {
     v = Verdict::kWarn;
     text += Format("; NVML never showed the new clock within %.0f ms of the lock call", kSwitchTimeoutS * 1000);
@@ -375,7 +376,7 @@ Check Doctor::CheckSwitchLatency() {
                    "once the call returned; scripts/gpu_check.sh measures it on this GPU)",
                    median * 1000, *std::min_element(settle_s.begin(), settle_s.end()) * 1000,
                    *std::max_element(settle_s.begin(), settle_s.end()) * 1000);
-    c.values = {{"shown_median_ms", median * 1000}};
+    values["shown_median_ms"] = median * 1000;
     if (timeouts > 0) {
       v = Verdict::kWarn;
       text += Format("; %d of %d switches did not show within %.0f ms", timeouts, kSwitches, kSwitchTimeoutS * 1000);
@@ -389,15 +390,8 @@ Check Doctor::CheckSwitchLatency() {
                    "/jobs, perseus optimize --max-clock-changes; docs/schedules.md, \"Clock changes\")",
                    kSwitchWarnS * 1000, call_median * 1000, call_median * 1000);
   }
-  nlohmann::json values = c.values;
-  c = MakeCheck("switch_latency", v, text);
-  c.values = values;
-  c.values["median_ms"] = call_median * 1000;
-  c.values["min_ms"] = call_lo * 1000;
-  c.values["max_ms"] = call_hi * 1000;
-  c.values["switches"] = kSwitches;
-  c.values["timeouts"] = timeouts;
-  c.values["clocks_mhz"] = {a, b};
+  Check c = MakeCheck("switch_latency", v, text);
+  c.values = std::move(values);
   return c;
 }
 

@@ -15,6 +15,7 @@
 #include <dlfcn.h>
 
 #include "child_process.h"
+#include "runtime/gpu/fake_nvml/fake_nvml_state.h"
 
 #include <chrono>
 #include <cstdlib>
@@ -67,12 +68,8 @@ CliRun RunProgram(const std::string& program, const std::vector<std::string>& ar
   fs::path dir = fs::temp_directory_path() / ("doctor_e2e_" + std::to_string(getpid()) + "_" + std::to_string(counter++));
   fs::create_directories(dir);
   std::string cmd = "env";
-  for (const char* name : {"FAKE_NVML_GPUS", "FAKE_NVML_DENY_SET", "FAKE_NVML_NOT_SUPPORTED", "FAKE_NVML_NO_ENERGY",
-                           "FAKE_NVML_INIT_ERROR", "FAKE_NVML_STATE", "FAKE_NVML_ENERGY_PERIOD_MS",
-                           "FAKE_NVML_SAMPLE_FRACTION", "FAKE_NVML_CLOCK_LATENCY_MS", "FAKE_NVML_LOCK_CALL_MS", "FAKE_NVML_ACHIEVED_CAP_MHZ",
-                           "PERSEUS_NVML_LIBRARY", "PERSEUS_CLI"}) {
-    cmd += std::string(" -u ") + name;
-  }
+  for (const char* name : perseus::runtime::kFakeNvmlKnobs) cmd += std::string(" -u ") + name;
+  cmd += " -u PERSEUS_NVML_LIBRARY -u PERSEUS_CLI";
   for (const std::string& e : env) cmd += " " + Quote(e);
   cmd += " " + Quote(program);
   for (const std::string& a : args) cmd += " " + Quote(a);

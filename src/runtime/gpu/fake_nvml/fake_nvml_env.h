@@ -42,12 +42,8 @@ class FakeNvmlEnvTest : public ::testing::Test {
   }
 
   static void ClearKnobs() {
-    for (const char* name : {"FAKE_NVML_STATE", "FAKE_NVML_GPUS", "FAKE_NVML_DENY_SET", "FAKE_NVML_NOT_SUPPORTED",
-                             "FAKE_NVML_NO_ENERGY", "FAKE_NVML_INIT_ERROR", "FAKE_NVML_ENERGY_PERIOD_MS",
-                             "FAKE_NVML_SAMPLE_FRACTION", "FAKE_NVML_CLOCK_LATENCY_MS", "FAKE_NVML_LOCK_CALL_MS", "FAKE_NVML_ACHIEVED_CAP_MHZ",
-                             "PERSEUS_NVML_LIBRARY"}) {
-      unsetenv(name);
-    }
+    for (const char* name : kFakeNvmlKnobs) unsetenv(name);
+    unsetenv("PERSEUS_NVML_LIBRARY");
   }
 
   // The fake's state file; empty before the first clock or energy call.

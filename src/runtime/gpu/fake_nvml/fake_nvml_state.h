@@ -32,6 +32,14 @@
 
 namespace perseus::runtime {
 
+// Every environment variable the fake library reads (fake_nvml.cc says what
+// each does): tests clear them all before they set their own.
+inline constexpr const char* kFakeNvmlKnobs[] = {
+    "FAKE_NVML_STATE",           "FAKE_NVML_GPUS",           "FAKE_NVML_DENY_SET",
+    "FAKE_NVML_NOT_SUPPORTED",   "FAKE_NVML_NO_ENERGY",      "FAKE_NVML_INIT_ERROR",
+    "FAKE_NVML_ENERGY_PERIOD_MS", "FAKE_NVML_SAMPLE_FRACTION", "FAKE_NVML_CLOCK_LATENCY_MS",
+    "FAKE_NVML_LOCK_CALL_MS",    "FAKE_NVML_ACHIEVED_CAP_MHZ"};
+
 struct FakeNvmlGpuState {
   int locked_sm_clock_mhz = 0;  // 0: unlocked
   long sets = 0;
