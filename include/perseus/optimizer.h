@@ -47,6 +47,9 @@ struct FrontierOptions {
   // (LimitClockChanges on each frontier plan, then the Pareto filter again);
   // -1: no limit. Lower bounds stay those of the unlimited problem.
   int max_clock_changes_per_gpu = -1;
+  // Threads that make the discrete plans once the sweep is done (0: every
+  // CPU this process may run on). The frontier is the same for any count.
+  int threads = 0;
 };
 
 struct FrontierPlan {
@@ -60,6 +63,8 @@ struct FrontierStats {
   int sweep_steps = 0;         // min-cut steps of the sweep
   int candidate_plans = 0;     // plans evaluated before Pareto filtering
   double solve_s = 0;          // wall time of the sweep and plan extraction
+  double plans_s = 0;          // the part of solve_s spent making discrete plans
+  int plan_threads = 1;        // on this many threads (FrontierOptions::threads)
   double lower_bound_s = 0;    // wall time of the lower-bound check
   bool lower_bound_checked = false;   // the sweep's relaxation matched the certificate or every independent solve
   double lower_bound_max_error = 0;   // largest relative difference seen in that check
@@ -98,10 +103,11 @@ PlanChoice LimitClockChanges(const Problem& problem, const PlanChoice& choice, i
 // dominate each other). A plan only gets faster, so its lower bound, that of
 // its old time, still holds. What SolveFrontier does with
 // FrontierOptions::max_clock_changes_per_gpu. When `cancel` becomes true the
-// remaining plans are left unlimited (the caller discards the result).
+// remaining plans are left unlimited (the caller discards the result). On
+// `threads` threads (0: every CPU this process may run on).
 inline constexpr size_t kMaxLimitedPlans = 256;
 void LimitFrontierClockChanges(const Problem& problem, int max_changes_per_gpu, Frontier* frontier,
-                               const std::atomic<bool>* cancel = nullptr);
+                               const std::atomic<bool>* cancel = nullptr, int threads = 0);
 
 Result<Frontier> SolveFrontier(const Problem& problem, const FrontierOptions& options);
 

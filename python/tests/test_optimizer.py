@@ -105,6 +105,10 @@ def test_clock_change_limit():
         assert perseus.evaluate_plan(problem, plan.choice) == pytest.approx((plan.time_s, plan.energy_j))
     with pytest.raises(ValueError, match="max clock changes per GPU"):
         perseus.solve_frontier(problem, max_clock_changes_per_gpu=-2)
+    one_thread = perseus.solve_frontier(problem, max_clock_changes_per_gpu=1, threads=1)
+    assert [(p.choice, p.energy_j) for p in one_thread.plans] == [(p.choice, p.energy_j) for p in limited.plans]
+    with pytest.raises(ValueError, match="threads: expected 0"):
+        perseus.solve_frontier(problem, threads=-1)
     with pytest.raises(ValueError, match="wrong length"):
         perseus.clock_changes_per_gpu(problem, [0])
     with pytest.raises(ValueError, match=r"computation 0 \(forward of microbatch 0, stage 0\): option 99 out of range"):

@@ -13,6 +13,7 @@
 #include "carbon/power_limit_profile.h"
 #include "cli/cli_util.h"
 #include "cli/job_flags.h"
+#include "cli/validators.h"
 #include "common/file_util.h"
 #include "common/shared_data.h"
 
@@ -208,7 +209,7 @@ void RegisterCarbonCommand(CLI::App& app) {
   AddJobFlags(cmd, a->job);
   cmd->add_option("--trace", a->trace, "Carbon-intensity CSV: timestamp,gco2_per_kwh (ISO-8601 UTC)");
   cmd->add_option("--eia", a->eia, "A shared EIA 2022 hourly trace")->check(CLI::IsMember({"CISO", "NYIS"}));
-  cmd->add_option("--fixed", a->fixed_g_per_kwh, "A constant intensity, gCO2/kWh")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--fixed", a->fixed_g_per_kwh, "A constant intensity, gCO2/kWh")->check(kNonNegative);
   cmd->add_option("--electricitymaps-zone", a->em_zone, "Replay the last 24 h of this ElectricityMaps zone");
   cmd->add_option("--electricitymaps-url", a->em_url, "ElectricityMaps API base URL")->capture_default_str();
   cmd->add_option("--electricitymaps-token-file", a->em_token_file, "File holding the ElectricityMaps auth token");
@@ -218,10 +219,10 @@ void RegisterCarbonCommand(CLI::App& app) {
   cmd->add_option("--power-limit-profile", a->power_limit_profile,
                   "Also evaluate Chase's power-limit knob on this Zeus power-limit profile (data-parallel job)");
   cmd->add_option("--week", a->week, "Week (0-based) shown in the week plots and decisions.log (default: 3 or the last)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(kNonNegative);
   cmd->add_option("--start-stride-h", a->start_stride_h,
                   "Evaluate a job started every this many hours (from three weeks into the trace)")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(kPositive)->capture_default_str();
   cmd->add_option("--deadline-slack", a->deadline_slack,
                   "Also evaluate deadline mode: finish within all-max time x (1 + this); may pause (0.25 = 25%)")
       ->check(CLI::Range(0.0, 1.0));

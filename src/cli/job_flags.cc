@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <filesystem>
 
+#include "cli/validators.h"
 #include "perseus/gpu_model.h"
 
 namespace perseus::cli {
@@ -12,15 +13,15 @@ void AddJobFlags(CLI::App* cmd, JobFlags& f) {
   cmd->add_option("profile", f.profile, "Profile CSV: stage,instruction,frequency,time,energy");
   cmd->add_option("--example", f.example, "Use a bundled example instead of a profile")
       ->check(CLI::IsMember(ExampleNames()));
-  cmd->add_option("--stages", f.stages, "Pipeline stages (GPUs per pipeline)")->check(CLI::PositiveNumber);
-  cmd->add_option("--microbatches", f.microbatches, "Microbatches per iteration")->check(CLI::PositiveNumber);
+  cmd->add_option("--stages", f.stages, "Pipeline stages (GPUs per pipeline)")->check(kPositive);
+  cmd->add_option("--microbatches", f.microbatches, "Microbatches per iteration")->check(kPositive);
   cmd->add_option("--schedule", f.schedule, "1f1b (default), gpipe, interleaved-1f1b, zb-h1 or dualpipev");
   cmd->add_option("--chunks", f.chunks, "Model chunks per GPU (interleaved-1f1b; dualpipev: 2)")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   cmd->add_option("--gpus-per-stage", f.gpus_per_stage, "Tensor-parallel GPUs per stage (multiplies energy)")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   cmd->add_option("--blocking-power", f.blocking_power_w, "Watts a GPU draws while blocked on communication")
-      ->check(CLI::NonNegativeNumber);
+      ->check(kNonNegative);
 }
 
 Result<ResolvedJob> ResolveJob(const JobFlags& a) {

@@ -11,6 +11,7 @@
 #include "cli/cli_util.h"
 #include "cli/job_flags.h"
 #include "cli/progress.h"
+#include "cli/validators.h"
 #include "perseus/frontier_io.h"
 #include "perseus/gpu_model.h"
 #include "perseus/optimizer.h"
@@ -23,6 +24,7 @@ struct OptimizeArgs {
   JobFlags job;
   std::string out;
   double unit_time_ms = 1.0;
+  int threads = 0;
   int lower_bound_samples = -1;
   double timeline_slowdown = 0;
   int max_plans = 0;
@@ -161,8 +163,10 @@ void PrintSummary(const Problem& problem, const Frontier& f, double seconds) {
     std::printf("clock changes:      %.1f per GPU per iteration in the no-slowdown plan (at most %d, of %zu "
                 "computations)\n", mean, most, problem.gpu_order.front().size());
   }
-  std::printf("run time:           %.3f s (sweep %.3f s, %d steps; lower bound %.3f s, %s)\n", seconds, f.stats.solve_s,
-              f.stats.sweep_steps, f.stats.lower_bound_s, f.stats.lower_bound_checked ? "checked" : "not checked");
+  std::printf("run time:           %.3f s (sweep %.3f s, %d steps; plans %.3f s on %d thread%s; lower bound %.3f s, "
+              "%s)\n", seconds, f.stats.solve_s - f.stats.plans_s, f.stats.sweep_steps, f.stats.plans_s,
+              f.stats.plan_threads, f.stats.plan_threads == 1 ? "" : "s", f.stats.lower_bound_s,
+              f.stats.lower_bound_checked ? "checked" : "not checked");
   if (!f.stats.sweep_complete) {
     std::fprintf(stderr, "perseus: warning: the sweep stopped before the fastest possible iteration time; plans "
                          "between all-max and %.6f s may be missing (please report this profile)\n", f.plans.front().time_s);
@@ -180,6 +184,7 @@ int RunOptimize(const OptimizeArgs& a) {
   FrontierOptions options;
   options.unit_time_s = a.unit_time_ms / 1000.0;
   options.lower_bound_samples = a.lower_bound_samples;
+  options.threads = a.threads;
   options.progress = &solved;
   progress.Phase("solving the frontier", [&solved] {
     return std::to_string(solved.sweep_steps.load()) + " sweep steps, " + std::to_string(solved.plans_recorded.load()) +
@@ -192,7 +197,7 @@ int RunOptimize(const OptimizeArgs& a) {
   if (a.max_clock_changes >= 0) {
     if (const FrontierPlan* ns = f->NoSlowdownPlan()) unlimited = *ns;
     progress.Phase("limiting clock changes to " + std::to_string(a.max_clock_changes) + " per GPU");
-    LimitFrontierClockChanges(*problem, a.max_clock_changes, &*f);
+    LimitFrontierClockChanges(*problem, a.max_clock_changes, &*f, nullptr, a.threads);
   }
   Result<Selection> sel = Select(a, *f);
   if (!sel.ok()) return ReportError(sel.status());
@@ -218,7 +223,7 @@ void RegisterOptimizeCommand(CLI::App& app) {
   AddJobFlags(cmd, args->job);
   cmd->add_option("--out", args->out, "Output directory")->required();
   cmd->add_option("--unit-time-ms", args->unit_time_ms, "Step of the iteration-time sweep, ms")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(kPositive)->capture_default_str();
   cmd->add_option("--lower-bound-samples", args->lower_bound_samples, "Independent min-cost-flow checks of the lower bound (0: off; -1: a dual-flow certificate at the all-max time, then one min-cost flow if it fails and <= 4096 computations)")
       ->check(CLI::Range(-1, 10000))->capture_default_str();
   cmd->add_option("--timeline-slowdown", args->timeline_slowdown,
@@ -226,16 +231,20 @@ void RegisterOptimizeCommand(CLI::App& app) {
   cmd->add_option("--max-plans", args->max_plans,
                   "Write at most this many plans to plans.json, spread evenly in time (0: all); the fastest, "
                   "no-slowdown and minimum-energy plans are always kept")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
+      ->check(kNonNegative)->capture_default_str();
   cmd->add_option("--max-clock-changes", args->max_clock_changes,
                   "At most this many clock changes per GPU per iteration in every plan, for jobs whose "
                   "communication stalls when clocks change often (-1: no limit); plans only get faster")
       ->check(CLI::Range(-1, 1000000))->capture_default_str();
+  cmd->add_option("--threads", args->threads,
+                  "Threads that make the discrete plans after the sweep (0: every CPU this process may run on); "
+                  "the plans are the same for any count")
+      ->check(kNonNegative)->capture_default_str();
   cmd->add_flag("--zeus-plans", args->zeus_plans,
                 "Also write the fastest, no-slowdown and minimum-energy plans as Zeus frequency-plan files");
   cmd->add_option("--zeus-plan-time", args->zeus_plan_times_s,
                   "Also write a Zeus file for the least-energy plan no slower than this many seconds (repeatable)")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   cmd->add_flag("--quiet", args->quiet, "No progress lines on stderr");
   cmd->callback([args] {
     int rc = RunOptimize(*args);

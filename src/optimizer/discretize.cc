@@ -208,7 +208,7 @@ void Discretizer::Search(double deadline_s, long budget_visits) {
     if (e < chosen_energy_j * (1 - 1e-12)) chosen_ = index_, chosen_energy_j = e;
   };
   const bool chained = !previous_.empty() && deadline_s >= previous_deadline_s_;
-  if (per_start_visits >= kStartVisitsPerNode * n) {
+  if (Chains(n, budget_visits)) {
     if (chained) {
       SetIndices(previous_);
       ForwardPass(problem_, duration_s_, earliest_start_);

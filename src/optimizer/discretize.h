@@ -28,6 +28,15 @@ class Discretizer {
   // (0: none); it stops at the first trade that does not fit the rest.
   PlanChoice Run(const std::vector<double>& duration_s, double deadline_s, long search_visits = 0);
 
+  // Forgets earlier calls: the next call's plan depends on its arguments
+  // alone, as on a new discretizer.
+  void Forget() { previous_.clear(); }
+
+  // Whether a plan with this search budget, on a problem of `nodes`
+  // computations, can depend on earlier calls (the search then also starts
+  // from their cheapest plan).
+  static bool Chains(int nodes, long search_visits) { return search_visits / 4 >= kStartVisitsPerNode * nodes; }
+
  private:
   // Slack filling by saving rate: repeatedly lengthens the computation whose
   // best slower option that fits in its slack saves the most energy per

@@ -3,12 +3,13 @@
 #include <chrono>
 #include <atomic>
 #include <cmath>
-#include <thread>
+#include <memory>
 
 #include "optimizer/critical_path.h"
 #include "optimizer/discretize.h"
 #include "optimizer/dual_certificate.h"
 #include "optimizer/frontier_sweep.h"
+#include "optimizer/in_order.h"
 #include "optimizer/lower_bound.h"
 #include "optimizer/node_costs.h"
 #include "optimizer/sweep_replay.h"
@@ -80,6 +81,7 @@ Status CheckOptions(const Problem& problem, const FrontierOptions& options) {
   if (options.max_clock_changes_per_gpu < -1) {
     return Status::InvalidArgument("max clock changes per GPU: expected -1 (no limit) or a count >= 0");
   }
+  if (options.threads < 0) return Status::InvalidArgument("threads: expected 0 (every CPU) or a count >= 1");
   if (problem.nodes.empty()) return Status::InvalidArgument("problem has no computations");
   return Status::Ok();
 }
@@ -94,6 +96,8 @@ struct SweepResult {
   // the sweep's range end nearest it), for the dual certificate.
   double certificate_time_s = 0;
   std::vector<double> certificate_durations_s;
+  double plans_s = 0;  // making the discrete plans
+  int threads = 1;     // on this many
 };
 
 // The iteration time with every computation at its fastest option.
@@ -123,10 +127,48 @@ bool Cancelled(const FrontierOptions& options) {
   return options.cancel != nullptr && options.cancel->load(std::memory_order_relaxed);
 }
 
+// Per worker: a replay of the sweep and a discretizer, kept across its slices.
+struct Recorder {
+  Recorder(const Problem& problem, const std::vector<NodeCosts>& costs, const optimizer::FrontierSweep& sweep)
+      : replay(sweep), discretizer(problem, costs) {}
+  optimizer::SweepReplay replay;
+  optimizer::Discretizer discretizer;
+  std::vector<double> durations_s;
+};
+
+// Consecutive record times per task. Each slice starts from a fresh
+// discretizer, so the plans are the same on any number of threads. Where
+// every plan's search starts from earlier plans (small problems) there is
+// one slice.
+size_t SliceTimes(const Problem& problem, size_t times) {
+  constexpr size_t kSliceTimes = 64;
+  return optimizer::Discretizer::Chains(problem.num_nodes(), kSearchVisitsPerPlan) ? times : kSliceTimes;
+}
+
+// The discrete plans at times[first, first + count), fewer if `abandon` is
+// set or the solve is cancelled meanwhile. The no-slowdown plan's search
+// also starts from the plan before it, so a slice it opens begins there.
+std::vector<FrontierPlan> RecordSlice(const Problem& problem, const std::vector<double>& times, size_t first,
+                                      size_t count, double all_max_time_s, const FrontierOptions& options,
+                                      const std::atomic<bool>& abandon, Recorder& r) {
+  std::vector<FrontierPlan> plans;
+  r.discretizer.Forget();
+  const size_t begin = first > 0 && times[first] == all_max_time_s ? first - 1 : first;
+  for (size_t k = begin; k < std::min(times.size(), first + count); ++k) {
+    if (abandon.load(std::memory_order_relaxed) || Cancelled(options)) break;
+    r.replay.DurationsAt(times[k], r.durations_s);
+    const long search_visits = times[k] == all_max_time_s ? kSearchVisitsNoSlowdown : kSearchVisitsPerPlan;
+    PlanChoice choice = r.discretizer.Run(r.durations_s, times[k], search_visits);
+    if (k >= first) plans.push_back(MakePlan(problem, std::move(choice)));
+  }
+  return plans;
+}
+
 // The sweep from slowest to fastest, then discrete plans recorded walking
 // its trajectory back from the fastest time: a plan every unit of time and
 // at the all-max time, until the relaxation proves every slower plan uses
-// more energy than one already found.
+// more energy than one already found. Plans are made ahead on every worker
+// thread (FrontierOptions::threads) and taken in order here.
 Result<SweepResult> Sweep(const Problem& problem, const std::vector<NodeCosts>& costs, const FrontierOptions& options,
                           double all_max_time_s) {
   optimizer::FrontierSweep sweep(problem, costs);
@@ -142,33 +184,46 @@ Result<SweepResult> Sweep(const Problem& problem, const std::vector<NodeCosts>& 
   out.relaxation.Finish();
   out.steps = sweep.steps();
   out.end_time_s = sweep.time_s();
-  Result<std::vector<double>> times = RecordTimes(sweep.time_s(), slowest_s, all_max_time_s, options.unit_time_s);
-  if (!times.ok()) return times.status();
+  Result<std::vector<double>> record_times = RecordTimes(sweep.time_s(), slowest_s, all_max_time_s, options.unit_time_s);
+  if (!record_times.ok()) return record_times.status();
+  const std::vector<double>& times = *record_times;
   if (options.lower_bound_samples < 0) {  // the default check certifies them
     out.certificate_time_s = std::clamp(all_max_time_s, sweep.time_s() * (1 + 1e-9), slowest_s);
     optimizer::SweepReplay(sweep).DurationsAt(out.certificate_time_s, out.certificate_durations_s);
   }
-  optimizer::SweepReplay replay(sweep);
-  optimizer::Discretizer discretizer(problem, costs);
-  std::vector<double> durations;
+  const auto plans_start = std::chrono::steady_clock::now();
+  const size_t slice_times = SliceTimes(problem, times.size());
+  const size_t slices = (times.size() + slice_times - 1) / slice_times;
+  out.threads = optimizer::WorkerCount(options.threads, slices);
+  std::vector<std::unique_ptr<Recorder>> recorders(out.threads);
+  std::atomic<bool> abandon{false};
+  optimizer::InOrder<std::vector<FrontierPlan>> made(slices, options.threads, [&](size_t slice, int worker) {
+    if (!recorders[worker]) recorders[worker] = std::make_unique<Recorder>(problem, costs, sweep);
+    return RecordSlice(problem, times, slice * slice_times, slice_times, all_max_time_s, options, abandon,
+                       *recorders[worker]);
+  });
+  std::vector<FrontierPlan> slice;
   double max_shortfall_s = 0;  // how much faster than its deadline a plan has come out
-  for (double time_s : *times) {
-    if (Cancelled(options)) return Status::Unavailable("cancelled");
+  for (size_t k = 0; k < times.size(); ++k) {
     // Every plan at least as slow as `horizon` uses more energy than the
     // cheapest found; a later deadline's plan could only enter the frontier
     // by coming out faster than that, further below its deadline than any
     // plan so far by a factor of two.
-    const double horizon = time_s - 2 * max_shortfall_s - options.unit_time_s;
+    const double horizon = times[k] - 2 * max_shortfall_s - options.unit_time_s;
     if (!out.candidates.empty() && out.relaxation.AtLeastTime(horizon) > out.candidates.back().energy_j) break;
-    replay.DurationsAt(time_s, durations);
-    const long search_visits = time_s == all_max_time_s ? kSearchVisitsNoSlowdown : kSearchVisitsPerPlan;
-    FrontierPlan plan = MakePlan(problem, discretizer.Run(durations, time_s, search_visits));
+    if (k % slice_times == 0) slice = made.Take(k / slice_times);
+    if (Cancelled(options) || k % slice_times >= slice.size()) break;
+    FrontierPlan& plan = slice[k % slice_times];
     ++out.recorded;
     if (options.progress) options.progress->plans_recorded.store(out.recorded, std::memory_order_relaxed);
-    max_shortfall_s = std::max(max_shortfall_s, time_s - plan.time_s);
+    max_shortfall_s = std::max(max_shortfall_s, times[k] - plan.time_s);
     // Only a plan cheaper than every faster one can be on the frontier.
     if (out.candidates.empty() || plan.energy_j < out.candidates.back().energy_j) out.candidates.push_back(std::move(plan));
   }
+  abandon = true;
+  made.Stop();
+  if (Cancelled(options)) return Status::Unavailable("cancelled");
+  out.plans_s = Seconds(plans_start);
   return out;
 }
 
@@ -235,6 +290,8 @@ Result<Frontier> SolveFrontier(const Problem& problem, const FrontierOptions& op
   Result<SweepResult> sweep = Sweep(problem, costs, options, f.all_max.time_s);
   if (!sweep.ok()) return sweep.status();
   f.stats.sweep_steps = sweep->steps;
+  f.stats.plans_s = sweep->plans_s;
+  f.stats.plan_threads = sweep->threads;
   f.stats.sweep_complete = sweep->end_time_s <= FastestTime(problem, costs) * (1 + 1e-6);
   sweep->candidates.push_back(f.all_max);
   f.stats.candidate_plans = sweep->recorded + 1;
@@ -246,7 +303,7 @@ Result<Frontier> SolveFrontier(const Problem& problem, const FrontierOptions& op
   f.stats.lower_bound_s = Seconds(t1);
   if (options.max_clock_changes_per_gpu >= 0) {
     auto t2 = std::chrono::steady_clock::now();
-    LimitFrontierClockChanges(problem, options.max_clock_changes_per_gpu, &f, options.cancel);
+    LimitFrontierClockChanges(problem, options.max_clock_changes_per_gpu, &f, options.cancel, options.threads);
     f.stats.clock_limit_s = Seconds(t2);
     if (Cancelled(options)) return Status::Unavailable("cancelled");
   }
@@ -254,25 +311,20 @@ Result<Frontier> SolveFrontier(const Problem& problem, const FrontierOptions& op
 }
 
 void LimitFrontierClockChanges(const Problem& problem, int max_changes_per_gpu, Frontier* f,
-                               const std::atomic<bool>* cancel) {
+                               const std::atomic<bool>* cancel, int threads) {
   if (f->plans.empty()) return;
   if (f->plans.size() > kMaxLimitedPlans) *f = SubFrontier(*f, ThinPlanIndices(*f, kMaxLimitedPlans, KeyPlanIndices(*f)));
-  // Plans are independent: limited on every core.
-  const size_t workers = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, f->plans.size());
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i = next++; i < f->plans.size(); i = next++) {
-      if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) return;
-      FrontierPlan& p = f->plans[i];
-      const double bound_j = p.lower_bound_j;
-      p = MakePlan(problem, LimitClockChanges(problem, p.choice, max_changes_per_gpu));
-      p.lower_bound_j = bound_j;
-    }
-  };
-  std::vector<std::thread> threads;
-  for (size_t w = 1; w < workers; ++w) threads.emplace_back(work);
-  work();
-  for (std::thread& t : threads) t.join();
+  // Plans are independent: limited on every CPU.
+  optimizer::InOrder<FrontierPlan> limited(f->plans.size(), threads, [&](size_t i, int) {
+    const FrontierPlan& p = f->plans[i];
+    if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) return p;
+    FrontierPlan out = MakePlan(problem, LimitClockChanges(problem, p.choice, max_changes_per_gpu));
+    out.lower_bound_j = p.lower_bound_j;
+    return out;
+  });
+  std::vector<FrontierPlan> plans;
+  for (size_t i = 0; i < f->plans.size(); ++i) plans.push_back(limited.Take(i));
+  f->plans = std::move(plans);
   f->plans = ParetoFilter(std::move(f->plans));
 }
 

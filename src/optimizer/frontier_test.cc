@@ -195,6 +195,40 @@ TEST(SolveFrontier, RejectsBadOptions) {
   options.unit_time_s = 1e-3;
   options.lower_bound_samples = -2;
   EXPECT_EQ(SolveFrontier(problem, options).status().message(), "lower bound samples: expected -1 (auto) or 0..10000");
+  options.lower_bound_samples = -1;
+  options.threads = -1;
+  EXPECT_EQ(SolveFrontier(problem, options).status().message(), "threads: expected 0 (every CPU) or a count >= 1");
+}
+
+// Plans are made in slices of consecutive record times on worker threads;
+// the frontier must not depend on how many, clock-change limit included.
+// Small problems, whose plans build on earlier ones, are one slice.
+TEST(SolveFrontier, TheSameFrontierOnAnyNumberOfThreads) {
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 3; ++trial) {
+    const int microbatches = trial == 0 ? 6 : 17;  // 36 or 136 computations
+    const Problem problem = MakeProblem(testing::RandomProfile(rng, 4, 5), ScheduleKind::k1F1B, 4, microbatches, 1, 40);
+    FrontierOptions options;
+    options.unit_time_s = 1e-5;
+    options.max_clock_changes_per_gpu = trial == 2 ? 2 : -1;
+    options.threads = 1;
+    Result<Frontier> one = SolveFrontier(problem, options);
+    ASSERT_TRUE(one.ok()) << one.status().ToString();
+    EXPECT_GT(one->stats.candidate_plans, 3 * 64) << "too few record times to span several slices";
+    for (int threads : {2, 5}) {
+      options.threads = threads;
+      Result<Frontier> many = SolveFrontier(problem, options);
+      ASSERT_TRUE(many.ok()) << many.status().ToString();
+      EXPECT_EQ(many->stats.plan_threads, trial == 0 ? 1 : threads);
+      EXPECT_EQ(many->stats.candidate_plans, one->stats.candidate_plans);
+      ASSERT_EQ(many->plans.size(), one->plans.size()) << "trial " << trial << ", " << threads << " threads";
+      for (size_t i = 0; i < one->plans.size(); ++i) {
+        EXPECT_EQ(many->plans[i].choice, one->plans[i].choice) << "plan " << i;
+        EXPECT_EQ(many->plans[i].energy_j, one->plans[i].energy_j) << "plan " << i;
+        EXPECT_EQ(many->plans[i].lower_bound_j, one->plans[i].lower_bound_j) << "plan " << i;
+      }
+    }
+  }
 }
 
 TEST(SolveFrontier, PlanForTimePicksLeastEnergyWithinTime) {
