@@ -8,13 +8,15 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "common/temp_dir_for_test.h"
 #include "emulate_test_util.h"
 
 namespace perseus::e2e {
 namespace {
 
 TEST(CarbonCli, FixedIntensityOnTheBundledExampleWritesEveryOutput) {
-  const std::string out = FreshTempDir("carbon_fixed") + "/out";
+  ScopedTempDir tmp;
+  const std::string out = tmp.Path("out");
   CommandResult r = RunPerseus({"carbon", "--fixed", "300", "--example", "gpt3-xl-a100", "--out", out});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   for (const char* f : {"report.md", "report.json", "week_intensity.svg", "week_plan.svg", "tradeoff.svg", "decisions.log"}) {
@@ -31,7 +33,8 @@ TEST(CarbonCli, FixedIntensityOnTheBundledExampleWritesEveryOutput) {
 }
 
 TEST(CarbonCli, ErrorsAreReportedAndNothingIsWritten) {
-  const std::string dir = FreshTempDir("carbon_err");
+  ScopedTempDir tmp;
+  const std::string& dir = tmp.path();
   CommandResult r = RunPerseus({"carbon", "--example", "gpt3-xl-a100", "--out", dir + "/out"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.err, "perseus: error: give exactly one of --trace FILE, --eia CISO|NYIS, --fixed G, "
@@ -65,7 +68,8 @@ TEST(CarbonCli, ElectricityMapsHistoryFromALocalServer) {
   const int port = server.bind_to_any_port("127.0.0.1");
   std::thread t([&] { server.listen_after_bind(); });
   while (!server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  const std::string dir = FreshTempDir("carbon_em");
+  ScopedTempDir tmp;
+  const std::string& dir = tmp.path();
   std::ofstream(dir + "/token") << "abc\n";
   CommandResult r = RunPerseus({"carbon", "--electricitymaps-zone", "US-MIDW-MISO", "--electricitymaps-url",
                                 "http://127.0.0.1:" + std::to_string(port), "--electricitymaps-token-file",

@@ -7,17 +7,18 @@
 
 #include "carbon/intensity_source.h"
 
-#include "carbon/temp_file_for_test.h"
+#include "common/temp_dir_for_test.h"
 
 namespace perseus::carbon {
 namespace {
 
 TEST(CsvTrace, ReadsAndResamplesToHours) {
-  std::string path = WriteTemp("trace.csv",
-                               "timestamp,gco2_per_kwh\n"
-                               "2022-01-01T00:00:00Z,100\n"
-                               "2022-01-01T01:30:00Z,200\n"
-                               "2022-01-01T03:00:00Z,400\n");
+  ScopedTempDir tmp;
+  std::string path = tmp.Write("trace.csv",
+                                "timestamp,gco2_per_kwh\n"
+                                "2022-01-01T00:00:00Z,100\n"
+                                "2022-01-01T01:30:00Z,200\n"
+                                "2022-01-01T03:00:00Z,400\n");
   Result<IntensityTrace> t = LoadCsvTrace(path);
   ASSERT_TRUE(t.ok()) << t.status().ToString();
   EXPECT_EQ(t->start_unix_s, 1640995200);
@@ -31,24 +32,26 @@ TEST(CsvTrace, ReadsAndResamplesToHours) {
 }
 
 TEST(CsvTrace, ErrorsNameFileAndLine) {
-  std::string bad = WriteTemp("bad.csv", "timestamp,gco2_per_kwh\n2022-01-01T00:00:00Z,100\n2022-01-01T01:00:00Z,abc\n");
+  ScopedTempDir tmp;
+  std::string bad =
+      tmp.Write("bad.csv", "timestamp,gco2_per_kwh\n2022-01-01T00:00:00Z,100\n2022-01-01T01:00:00Z,abc\n");
   Result<IntensityTrace> t = LoadCsvTrace(bad);
   ASSERT_FALSE(t.ok());
   EXPECT_EQ(t.status().message().substr(0, bad.size() + 3), bad + ":3:");
   EXPECT_NE(t.status().message().find("gco2_per_kwh"), std::string::npos);
 
-  std::string back = WriteTemp("back.csv", "timestamp,gco2_per_kwh\n2022-01-01T05:00:00Z,1\n2022-01-01T01:00:00Z,2\n");
+  std::string back = tmp.Write("back.csv", "timestamp,gco2_per_kwh\n2022-01-01T05:00:00Z,1\n2022-01-01T01:00:00Z,2\n");
   t = LoadCsvTrace(back);
   ASSERT_FALSE(t.ok());
   EXPECT_EQ(t.status().message(), back + ":3: timestamp 2022-01-01T01:00:00Z is not after the previous row's "
                                          "2022-01-01T05:00:00Z");
 
-  std::string ts = WriteTemp("ts.csv", "timestamp,gco2_per_kwh\nnoon,1\n");
+  std::string ts = tmp.Write("ts.csv", "timestamp,gco2_per_kwh\nnoon,1\n");
   t = LoadCsvTrace(ts);
   ASSERT_FALSE(t.ok());
   EXPECT_EQ(t.status().message(), ts + ":2: column 'timestamp': expected an ISO-8601 UTC timestamp, got 'noon'");
 
-  std::string col = WriteTemp("col.csv", "time,ci\n2022-01-01T00:00:00Z,1\n");
+  std::string col = tmp.Write("col.csv", "time,ci\n2022-01-01T00:00:00Z,1\n");
   EXPECT_FALSE(LoadCsvTrace(col).ok());
 }
 

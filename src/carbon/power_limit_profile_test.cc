@@ -4,17 +4,18 @@
 
 #include <fstream>
 
-#include "carbon/temp_file_for_test.h"
+#include "common/temp_dir_for_test.h"
 
 namespace perseus::carbon {
 namespace {
 
 TEST(PowerLimitProfile, ReadsZeusFormatAndSumsGpus) {
-  std::string path = WriteTemp("pl.csv",
-                               "start_time,window_name,elapsed_time,gpu0_energy,gpu1_energy\n"
-                               "1,__GlobalPowerLimitOptimizer_200,10,100,110\n"
-                               "2,__GlobalPowerLimitOptimizer_300,8,150,150\n"
-                               "3,__GlobalPowerLimitOptimizer_100,20,90,90\n");
+  ScopedTempDir tmp;
+  std::string path = tmp.Write("pl.csv",
+                                "start_time,window_name,elapsed_time,gpu0_energy,gpu1_energy\n"
+                                "1,__GlobalPowerLimitOptimizer_200,10,100,110\n"
+                                "2,__GlobalPowerLimitOptimizer_300,8,150,150\n"
+                                "3,__GlobalPowerLimitOptimizer_100,20,90,90\n");
   Result<PowerLimitProfile> p = LoadPowerLimitProfile(path);
   ASSERT_TRUE(p.ok()) << p.status().ToString();
   EXPECT_EQ(p->num_gpus, 2);
@@ -27,12 +28,13 @@ TEST(PowerLimitProfile, ReadsZeusFormatAndSumsGpus) {
 }
 
 TEST(PowerLimitProfile, ErrorsNameFileLineAndColumn) {
-  std::string path = WriteTemp("plbad.csv", "start_time,window_name,elapsed_time,gpu0_energy\n1,warmup,10,100\n");
+  ScopedTempDir tmp;
+  std::string path = tmp.Write("plbad.csv", "start_time,window_name,elapsed_time,gpu0_energy\n1,warmup,10,100\n");
   Result<PowerLimitProfile> p = LoadPowerLimitProfile(path);
   ASSERT_FALSE(p.ok());
   EXPECT_EQ(p.status().message(),
             path + ":2: column 'window_name': expected '__GlobalPowerLimitOptimizer_<watts>', got 'warmup'");
-  std::string noe = WriteTemp("plnoe.csv", "start_time,window_name,elapsed_time\n1,__GlobalPowerLimitOptimizer_1,1\n");
+  std::string noe = tmp.Write("plnoe.csv", "start_time,window_name,elapsed_time\n1,__GlobalPowerLimitOptimizer_1,1\n");
   EXPECT_EQ(LoadPowerLimitProfile(noe).status().message(), noe + ": no gpu<i>_energy column");
 }
 

@@ -5,10 +5,11 @@
 // replay are given that job's problem and frontier.
 #include <gtest/gtest.h>
 
-#include <fstream>
+#include <cstdio>
 #include <mutex>
 
 #include "carbon/intensity_trace.h"
+#include "common/temp_dir_for_test.h"
 #include "control/carbon_window.h"
 #include "emulator/carbon_replay.h"
 #include "emulator/conditions.h"
@@ -26,17 +27,15 @@ constexpr int64_t kDay0 = 1640995200;  // 2022-01-01T00:00:00Z
 constexpr int kPipelines = 4, kStages = 3, kMicrobatches = 6;
 
 // Five days of a noisy diurnal intensity (a solar dip around noon UTC).
-std::string WriteTrace() {
-  std::string path = ::testing::TempDir() + "/perseus_same_decisions_" + std::to_string(getpid()) + ".csv";
-  std::ofstream out(path);
-  out << "timestamp,gco2_per_kwh\n";
+std::string WriteTrace(const ScopedTempDir& dir) {
+  std::string text = "timestamp,gco2_per_kwh\n";
   for (int h = 0; h < 5 * 24; ++h) {
     char ts[32];
     std::snprintf(ts, sizeof ts, "2022-01-%02dT%02d:00:00Z", h / 24 + 1, h % 24);
     const int hour = h % 24;
-    out << ts << "," << (hour >= 10 && hour < 16 ? 120 : 480) + (h * 37) % 50 << "\n";
+    text += std::string(ts) + "," + std::to_string((hour >= 10 && hour < 16 ? 120 : 480) + (h * 37) % 50) + "\n";
   }
-  return path;
+  return dir.Write("trace.csv", text);
 }
 
 class SameDecisionsTest : public ::testing::Test {
@@ -121,7 +120,8 @@ TEST_F(SameDecisionsTest, StragglersServerAndEmulatorAssignTheSamePlans) {
 // decision and explanation every hour; `told_length`: both know the job's
 // length (the budget becomes a deadline: the spec's carbon.job_hours).
 void SameDecisionsTest::CarbonEveryHour(bool told_length) {
-  const std::string trace_path = WriteTrace();
+  ScopedTempDir tmp;
+  const std::string trace_path = WriteTrace(tmp);
   const double budget = 0.05;
   Json carbon = {{"source", "trace"}, {"trace_path", trace_path}, {"slowdown_budget", budget}};
   if (told_length) carbon["job_hours"] = 4 * 24;

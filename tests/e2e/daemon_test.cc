@@ -21,6 +21,7 @@
 
 #include "runtime/gpu/daemon_gpu.h"
 #include "child_process.h"
+#include "common/temp_dir_for_test.h"
 #include "runtime/gpu/fake_nvml/fake_nvml_state.h"
 #include "runtime/gpu/open_gpu.h"
 
@@ -49,9 +50,6 @@ std::string ReadText(const std::string& path) {
 class PerseusdTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "perseusd_e2e_XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
     socket_ = dir_ + "/perseusd.sock";
     state_ = dir_ + "/fake_nvml_state";
     log_ = dir_ + "/perseusd.log";
@@ -62,8 +60,6 @@ class PerseusdTest : public ::testing::Test {
       kill(pid_, SIGKILL);
       waitpid(pid_, nullptr, 0);
     }
-    std::error_code ignored;
-    std::filesystem::remove_all(dir_, ignored);
   }
 
   // Starts perseusd with two fake GPUs; `env` adds fake NVML knobs.
@@ -114,7 +110,9 @@ class PerseusdTest : public ::testing::Test {
     return gpu < static_cast<int>(s.size()) ? s[gpu].locked_sm_clock_mhz : -1;
   }
 
-  std::string dir_, socket_, state_, log_;
+  ScopedTempDir tmp_;  // removed after TearDown killed the daemon
+  const std::string dir_ = tmp_.path();
+  std::string socket_, state_, log_;
   pid_t pid_ = -1;
 };
 

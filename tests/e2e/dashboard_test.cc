@@ -28,6 +28,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/temp_dir_for_test.h"
 #include "tests/e2e/runtime_emulation.h"
 #include "tests/e2e/runtime_server_process.h"
 
@@ -70,21 +71,27 @@ std::string Quoted(const std::string& arg) {
   return out + "'";
 }
 
-// Runs headless Chromium on `url` with `args`; returns its stdout ("" when it failed).
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Runs headless Chromium on `url` with `args`; returns its stdout ("" when it
+// failed). Its profile, output and temporary files go in a directory of
+// their own, removed when it is done.
 std::string RunChromium(const std::string& chromium, const std::string& url, const std::vector<std::string>& args) {
-  const std::string profile = TempPath("chromium-profile");
-  const std::string out = TempPath("chromium.out"), err = TempPath("chromium.err");
-  std::string cmd = "timeout 120 " + Quoted(chromium) +
-                    " --headless --no-sandbox --disable-gpu --no-first-run --user-data-dir=" + Quoted(profile) +
-                    " --virtual-time-budget=6000";
+  ScopedTempDir tmp;
+  const std::string out = tmp.Path("out"), err = tmp.Path("err");
+  std::string cmd = "TMPDIR=" + Quoted(tmp.path()) + " timeout 120 " + Quoted(chromium) +
+                    " --headless --no-sandbox --disable-gpu --no-first-run --user-data-dir=" +
+                    Quoted(tmp.Path("profile")) + " --virtual-time-budget=6000";
   for (const std::string& a : args) cmd += " " + Quoted(a);
   cmd += " " + Quoted(url) + " >" + Quoted(out) + " 2>" + Quoted(err);
   const int rc = std::system(cmd.c_str());
-  std::ifstream in(out);
-  std::stringstream text;
-  text << in.rdbuf();
-  EXPECT_EQ(rc, 0) << cmd << " (stderr in " << err << ")";
-  return rc == 0 ? text.str() : "";
+  EXPECT_EQ(rc, 0) << cmd << "\nstderr:\n" << ReadAll(err);
+  return rc == 0 ? ReadAll(out) : "";
 }
 
 // Every start tag <tag ...> in `dom`, as attribute -> value.
@@ -137,8 +144,8 @@ std::string TextOf(const std::string& dom, const std::string& id) {
 
 // An hourly trace from 2 hours ago to 2 days ahead, at a path holding markup
 // (a job-supplied string the page must show as text).
-std::string WriteTrace() {
-  const std::string path = TempPath("trace<img src=x onerror=document.title=1>.csv");
+std::string WriteTrace(const ScopedTempDir& dir) {
+  const std::string path = dir.Path("trace<img src=x onerror=document.title=1>.csv");
   std::ofstream out(path);
   out << "timestamp,gco2_per_kwh\n";
   const std::time_t start = std::time(nullptr) / 3600 * 3600 - 2 * 3600;
@@ -206,9 +213,10 @@ PngStats ReadPng(const std::string& path) {
 
 TEST(DashboardTest, ShowsTheRunningJobsFrontierPlansStragglersEnergyAndCarbon) {
   REQUIRE_CHROMIUM(chromium);
-  const std::string trace = WriteTrace();
-  ServerProcess server(PerseusBinary(), TempPath("dashboard.db"), {"--token-file", TokenFile(kToken)});
-  ASSERT_TRUE(server.Start()) << server.log_path();
+  ScopedTempDir tmp;  // before the server: removed after it stops
+  const std::string trace = WriteTrace(tmp);
+  ServerProcess server(PerseusBinary(), tmp.Path("perseus.db"), {"--token-file", TokenFile(tmp.Path("token"), kToken)});
+  ASSERT_TRUE(server.Start()) << server.Log();
   const ClusterShape shape{2, 2, 1, 4, "a100", std::nullopt, runtime::IdealRealism()};
   const Json body = {{"id", kJob}, {"dp", shape.dp}, {"pp", shape.pp}, {"tp", shape.tp},
                      {"microbatches", shape.microbatches},
@@ -323,8 +331,9 @@ TEST(DashboardTest, ShowsTheRunningJobsFrontierPlansStragglersEnergyAndCarbon) {
 
 TEST(DashboardTest, NoJobsAndAnUnknownJobGetClearMessages) {
   REQUIRE_CHROMIUM(chromium);
-  ServerProcess server(PerseusBinary(), TempPath("dashboard_empty.db"), {});
-  ASSERT_TRUE(server.Start()) << server.log_path();
+  ScopedTempDir tmp;
+  ServerProcess server(PerseusBinary(), tmp.Path("perseus.db"), {});
+  ASSERT_TRUE(server.Start()) << server.Log();
   std::string dom = RunChromium(chromium, server.url() + "/", {"--dump-dom"});
   ASSERT_EQ(Elements(dom, "body").at(0)["data-state"], "ready") << dom;
   EXPECT_NE(TextOf(dom, "no-jobs").find("No jobs are registered"), std::string::npos) << dom;
@@ -349,9 +358,10 @@ TEST(DashboardTest, NoJobsAndAnUnknownJobGetClearMessages) {
 // keeping it in the page; `perseus status` reads with --token-file.
 TEST(DashboardTest, WithTokenForReadsThePageAsksForTheTokenAndUsesIt) {
   REQUIRE_CHROMIUM(chromium);
-  const std::string token_file = TokenFile(kToken);
-  ServerProcess server(PerseusBinary(), TempPath("dashboard_token.db"), {"--token-file", token_file, "--token-for-reads"});
-  ASSERT_TRUE(server.Start()) << server.log_path();
+  ScopedTempDir tmp;
+  const std::string token_file = TokenFile(tmp.Path("token"), kToken);
+  ServerProcess server(PerseusBinary(), tmp.Path("perseus.db"), {"--token-file", token_file, "--token-for-reads"});
+  ASSERT_TRUE(server.Start()) << server.Log();
   ASSERT_EQ(HttpSend("POST", server.url(), "/jobs", Json{{"id", "secret-job"}, {"microbatches", 4}}.dump(), kToken).status,
             201);
 
@@ -378,14 +388,11 @@ TEST(DashboardTest, WithTokenForReadsThePageAsksForTheTokenAndUsesIt) {
   EXPECT_EQ(std::system(("env -u PERSEUS_TOKEN " + status + " --token-file " + token_file + " >/dev/null").c_str()), 0);
 
   // --token-for-reads without a token is refused at start.
-  const std::string err = TempPath("serve_no_token.err");
-  const std::string serve = "env -u PERSEUS_TOKEN " + PerseusBinary() + " serve --db " + TempPath("no_token.db") +
+  const std::string err = tmp.Path("serve_no_token.err");
+  const std::string serve = "env -u PERSEUS_TOKEN " + PerseusBinary() + " serve --db " + tmp.Path("no_token.db") +
                             " --port 0 --token-for-reads 2>" + err;
   EXPECT_NE(std::system(serve.c_str()), 0);
-  std::ifstream in(err);
-  std::stringstream text;
-  text << in.rdbuf();
-  EXPECT_EQ(text.str(), "perseus: error: --token-for-reads: needs a token (--token-file FILE or $PERSEUS_TOKEN)\n");
+  EXPECT_EQ(ReadAll(err), "perseus: error: --token-for-reads: needs a token (--token-file FILE or $PERSEUS_TOKEN)\n");
 }
 
 }  // namespace

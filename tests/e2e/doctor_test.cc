@@ -15,6 +15,7 @@
 #include <dlfcn.h>
 
 #include "child_process.h"
+#include "common/temp_dir_for_test.h"
 #include "runtime/gpu/fake_nvml/fake_nvml_state.h"
 
 #include <chrono>
@@ -38,6 +39,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using perseus::ScopedTempDir;
 
 std::string Quote(const std::string& s) {
   std::string out = "'";
@@ -64,9 +66,8 @@ struct CliRun {
 // Runs `program args...` with the fake NVML's knobs and PERSEUS_* variables
 // cleared and then `env` (NAME=VALUE) set.
 CliRun RunProgram(const std::string& program, const std::vector<std::string>& args, const std::vector<std::string>& env) {
-  static int counter = 0;
-  fs::path dir = fs::temp_directory_path() / ("doctor_e2e_" + std::to_string(getpid()) + "_" + std::to_string(counter++));
-  fs::create_directories(dir);
+  ScopedTempDir tmp;
+  const fs::path dir = tmp.path();
   std::string cmd = "env";
   for (const char* name : perseus::runtime::kFakeNvmlKnobs) cmd += std::string(" -u ") + name;
   cmd += " -u PERSEUS_NVML_LIBRARY -u PERSEUS_CLI";
@@ -81,7 +82,6 @@ CliRun RunProgram(const std::string& program, const std::vector<std::string>& ar
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   r.out = ReadText(dir / "out");
   r.err = ReadText(dir / "err");
-  fs::remove_all(dir);
   return r;
 }
 
@@ -357,9 +357,8 @@ class Perseusd {
 };
 
 TEST(DoctorTest, LocksThroughPerseusd) {
-  std::string tmpl = (fs::temp_directory_path() / "doctor_perseusd_XXXXXX").string();
-  ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-  fs::path dir = tmpl;
+  ScopedTempDir tmp;  // before the daemon: removed after it stops
+  const fs::path dir = tmp.path();
   std::string socket_path = (dir / "perseusd.sock").string();
   std::string state = (dir / "fake_nvml_state").string();
   {
@@ -376,7 +375,6 @@ TEST(DoctorTest, LocksThroughPerseusd) {
     EXPECT_EQ(r.Check("restore")["verdict"], "ok");
     EXPECT_NE(ReadText(state).find("locked_sm_clock_mhz 0 "), std::string::npos) << ReadText(state);
   }
-  fs::remove_all(dir);
 }
 
 // scripts/gpu_check.sh on a machine without a GPU: one line, exit 0.

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "common/temp_dir_for_test.h"
 #include "emulate_test_util.h"
 
 namespace perseus::e2e {
@@ -26,7 +27,8 @@ json Policy(const json& report, const std::string& name) {
 }
 
 TEST(EmulateCli, ExampleWithStragglerAndThrottleWritesTheReport) {
-  std::string out = FreshTempDir("example") + "/out";
+  ScopedTempDir tmp;
+  std::string out = tmp.Path("out");
   CommandResult r = RunPerseus({"emulate", "--example", "gpt3-xl-a100", "--pipelines", "4", "--iterations", "20",
                                 "--straggler", "factor=1.2,pipeline=1,iterations=5-10", "--throttle",
                                 "pipeline=2,stage=1,gpu=0,freq=1110,iterations=12-", "--out", out});
@@ -44,11 +46,11 @@ TEST(EmulateCli, ExampleWithStragglerAndThrottleWritesTheReport) {
   EXPECT_LE(Policy(report, "perseus")["slowdown_vs_allmax"].get<double>(), 1e-9);
   EXPECT_EQ(Policy(report, "perseus")["iteration_times_s"].size(), 20u);
   EXPECT_NE(ReadWholeFile(out + "/report.md").find("pipeline 1 slowed x1.200 in iterations 5-9"), std::string::npos);
-  fs::remove_all(fs::path(out).parent_path());
 }
 
 TEST(EmulateCli, ClosedLoopIsReportedNextToTheIdealisedPolicy) {
-  std::string out = FreshTempDir("closed") + "/out";
+  ScopedTempDir tmp;
+  std::string out = tmp.Path("out");
   CommandResult r = RunPerseus({"emulate", "--example", "gpt3-xl-a100", "--pipelines", "4", "--iterations", "3000",
                                 "--straggler", "factor=1.2,pipeline=1,iterations=1500-2000", "--closed-loop",
                                 "--profiling-s", "600", "--optimization-s", "2", "--out", out});
@@ -67,7 +69,7 @@ TEST(EmulateCli, ClosedLoopIsReportedNextToTheIdealisedPolicy) {
   EXPECT_GT(c["without_profiling"]["savings_vs_allmax"].get<double>(), 0.0);
   EXPECT_NE(ReadWholeFile(out + "/report.md").find("## Closed loop"), std::string::npos);
   // With a limit on clock changes, fewer of them and less of the latency's cost.
-  std::string limited = FreshTempDir("closed_limited") + "/out";
+  std::string limited = tmp.Path("limited");
   CommandResult l = RunPerseus({"emulate", "--example", "gpt3-xl-a100", "--pipelines", "4", "--iterations", "3000",
                                 "--straggler", "factor=1.2,pipeline=1,iterations=1500-2000", "--closed-loop",
                                 "--profiling-s", "600", "--optimization-s", "2", "--max-clock-changes", "4",
@@ -78,14 +80,13 @@ TEST(EmulateCli, ClosedLoopIsReportedNextToTheIdealisedPolicy) {
   EXPECT_LE(lr["closed_loop"]["clock_changes_per_gpu_iteration"].get<double>(), 4.0);
   EXPECT_LT(lr["closed_loop"]["clock_changes_per_gpu_iteration"].get<double>(),
             c["clock_changes_per_gpu_iteration"].get<double>());
-  fs::remove_all(fs::path(out).parent_path());
-  fs::remove_all(fs::path(limited).parent_path());
 }
 
 // The command line of the issue, on the measured GPT-3 profile: 8,192 GPUs.
 TEST(EmulateCli, SharedProfileAtEightThousandGpus) {
   if (Sosp24Dir().empty()) GTEST_SKIP() << "shared data (PERSEUS_SHARED_DATA/sosp24) not found; skipping";
-  std::string out = FreshTempDir("gpt3") + "/out";
+  ScopedTempDir tmp;
+  std::string out = tmp.Path("out");
   CommandResult r = RunPerseus({"emulate", Sosp24Dir() + "/stage_profile/gpt3-175b+a100_sxm_bf16.csv", "--stages", "8",
                                 "--microbatches", "12", "--pipelines", "128", "--gpus-per-stage", "8",
                                 "--blocking-power", "83.64", "--straggler", "1.2", "--out", out});
@@ -100,7 +101,6 @@ TEST(EmulateCli, SharedProfileAtEightThousandGpus) {
   ASSERT_TRUE(report["lower_bound"].is_object());
   EXPECT_GE(report["lower_bound"]["savings_vs_allmax"].get<double>(), perseus - 1e-9);
   EXPECT_EQ(report["straggler_sweep"].size(), 11u);
-  fs::remove_all(fs::path(out).parent_path());
 }
 
 struct BadInput {
@@ -114,8 +114,9 @@ void PrintTo(const BadInput& b, std::ostream* os) { *os << b.name; }
 class EmulateCliErrors : public ::testing::TestWithParam<BadInput> {};
 
 TEST_P(EmulateCliErrors, ExactMessageNonZeroExitAndNoOutput) {
-  std::string parent = FreshTempDir("bad");
-  std::string out = parent + "/out";
+  ScopedTempDir tmp;
+  const std::string& parent = tmp.path();
+  std::string out = tmp.Path("out");
   std::vector<std::string> args{"emulate"};
   for (const std::string& a : GetParam().args) args.push_back(a == "BADCSV" ? parent + "/bad.csv" : a);
   {
@@ -131,7 +132,6 @@ TEST_P(EmulateCliErrors, ExactMessageNonZeroExitAndNoOutput) {
   if (at != std::string::npos) expected.replace(at, 6, parent + "/bad.csv");
   EXPECT_EQ(r.err, "perseus: error: " + expected + "\n");
   EXPECT_FALSE(fs::exists(out)) << "nothing may be written on error";
-  fs::remove_all(parent);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -175,7 +175,8 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<BadInput>& info) { return info.param.name; });
 
 TEST(EmulateCli, MissingProfileNamesTheFile) {
-  std::string out = FreshTempDir("missing") + "/out";
+  ScopedTempDir tmp;
+  std::string out = tmp.Path("out");
   CommandResult r = RunPerseus({"emulate", "/nonexistent/profile.csv", "--stages", "2", "--microbatches", "4",
                                 "--blocking-power", "80", "--out", out});
   EXPECT_NE(r.exit_code, 0);

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "common/temp_dir_for_test.h"
 #include "emulate_test_util.h"
 
 namespace perseus::e2e {
@@ -20,15 +21,10 @@ class PaperReproduction : public ::testing::Test {
  protected:
   void SetUp() override {
     if (Sosp24Dir().empty()) GTEST_SKIP() << "shared data (PERSEUS_SHARED_DATA/sosp24) not found; skipping";
-    out_ = FreshTempDir("paper") + "/out";
     CommandResult r = RunPerseus({"emulate", "--reproduce-paper", "--paper-data", Sosp24Dir(), "--out", out_});
     ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
     report_ = json::parse(ReadWholeFile(out_ + "/report.json"));
   }
-  void TearDown() override {
-    if (!out_.empty()) fs::remove_all(fs::path(out_).parent_path());
-  }
-
   void CheckTable6() {
     const json& rows = report_["table6"];
     ASSERT_EQ(rows.size(), 8u);
@@ -79,7 +75,8 @@ class PaperReproduction : public ::testing::Test {
     }
   }
 
-  std::string out_;
+  ScopedTempDir tmp_;
+  const std::string out_ = tmp_.Path("out");
   json report_;
 };
 
@@ -94,7 +91,8 @@ TEST(PaperFigure7, JobCommandWithOneStragglerReachesThePaper) {
   if (Sosp24Dir().empty()) GTEST_SKIP() << "shared data (PERSEUS_SHARED_DATA/sosp24) not found; skipping";
   const std::pair<const char*, double> models[] = {{"gpt3-175b", 0.270}, {"bloom", 0.299}};
   for (const auto& [model, paper] : models) {
-    std::string out = FreshTempDir(model) + "/out";
+    ScopedTempDir tmp;
+    std::string out = tmp.Path("out");
     CommandResult r = RunPerseus({"emulate",
                                   Sosp24Dir() + "/stage_profile/" + model + "+a100_sxm_bf16.csv",
                                   "--stages",
@@ -125,7 +123,6 @@ TEST(PaperFigure7, JobCommandWithOneStragglerReachesThePaper) {
         EXPECT_GE(p["savings_vs_allmax"].get<double>(), paper) << model;
       }
     }
-    fs::remove_all(fs::path(out).parent_path());
   }
 }
 

@@ -9,11 +9,13 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/temp_dir_for_test.h"
+
 namespace perseus::e2e {
 
 CommandResult RunPerseus(const std::vector<std::string>& args) {
-  const std::string dir = FreshTempDir("run");
-  const std::string out_path = dir + "/stdout", err_path = dir + "/stderr";
+  ScopedTempDir dir;
+  const std::string out_path = dir.Path("stdout"), err_path = dir.Path("stderr");
   std::vector<std::string> argv_s{PERSEUS_CLI_PATH};
   argv_s.insert(argv_s.end(), args.begin(), args.end());
   std::vector<char*> argv;
@@ -34,18 +36,7 @@ CommandResult RunPerseus(const std::vector<std::string>& args) {
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   r.out = ReadWholeFile(out_path);
   r.err = ReadWholeFile(err_path);
-  std::filesystem::remove_all(dir);
   return r;
-}
-
-std::string FreshTempDir(const std::string& name) {
-  static int counter = 0;
-  std::filesystem::path p =
-      std::filesystem::temp_directory_path() /
-      ("perseus_emulate_" + name + "_" + std::to_string(getpid()) + "_" + std::to_string(counter++));
-  std::filesystem::remove_all(p);
-  std::filesystem::create_directories(p);
-  return p.string();
 }
 
 std::string ReadWholeFile(const std::string& path) {

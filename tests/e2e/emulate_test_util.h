@@ -1,6 +1,7 @@
 // Helpers for the `perseus emulate` end-to-end tests: run the real binary
 // (PERSEUS_CLI_PATH) with arguments, capturing its exit code, stdout and
-// stderr; fresh temporary folders; whole-file reads.
+// stderr; whole-file reads. Temporary folders: ScopedTempDir
+// (common/temp_dir_for_test.h).
 #pragma once
 
 #include <string>
@@ -15,9 +16,6 @@ struct CommandResult {
 
 // Runs `perseus args...` and waits for it.
 CommandResult RunPerseus(const std::vector<std::string>& args);
-
-// A new empty folder under the system temp folder; `name` keeps it recognisable.
-std::string FreshTempDir(const std::string& name);
 
 // The file's contents, or "" if it cannot be read.
 std::string ReadWholeFile(const std::string& path);

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "common/temp_dir_for_test.h"
 #include "perseus/frontier_io.h"
 
 #ifndef PERSEUS_CLI_PATH
@@ -31,6 +32,7 @@ using perseus::PlansFile;
 using perseus::PlansFilePlan;
 using perseus::ReadPlansJson;
 using perseus::Result;
+using perseus::ScopedTempDir;
 
 std::string ReadText(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -90,20 +92,6 @@ std::string SmallProfile() {
 
 class OptimizeCli : public ::testing::Test {
  protected:
-  void SetUp() override {
-    const char* base = std::getenv("TMPDIR");
-    std::string templ = std::string(base && *base ? base : "/tmp") + "/perseus_optimize_cli_XXXXXX";
-    std::vector<char> buf(templ.begin(), templ.end());
-    buf.push_back('\0');
-    ASSERT_NE(mkdtemp(buf.data()), nullptr);
-    dir_ = buf.data();
-    out_ = dir_ / "out";
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-
   CliRun Perseus(const std::vector<std::string>& args) {
     std::string cmd = Quote(PERSEUS_CLI_PATH);
     for (const std::string& a : args) cmd += " " + Quote(a);
@@ -149,7 +137,8 @@ class OptimizeCli : public ::testing::Test {
     return j;
   }
 
-  fs::path dir_, out_;
+  ScopedTempDir tmp_;
+  const fs::path dir_ = tmp_.path(), out_ = dir_ / "out";
 };
 
 TEST_F(OptimizeCli, BundledExampleWritesEveryOutput) {

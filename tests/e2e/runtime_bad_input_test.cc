@@ -2,6 +2,7 @@
 // error naming the field, and leaves its state unchanged.
 #include <gtest/gtest.h>
 
+#include "common/temp_dir_for_test.h"
 #include "tests/e2e/runtime_server_process.h"
 
 namespace perseus::e2e {
@@ -12,8 +13,9 @@ constexpr char kToken[] = "t0ken";
 class RuntimeBadInputTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    server_ = std::make_unique<ServerProcess>(PerseusBinary(), TempPath("bad_input.db"),
-                                              std::vector<std::string>{"--token-file", TokenFile(kToken), "--max-body-bytes", "65536"});
+    server_ = std::make_unique<ServerProcess>(
+        PerseusBinary(), tmp_.Path("perseus.db"),
+        std::vector<std::string>{"--token-file", TokenFile(tmp_.Path("token"), kToken), "--max-body-bytes", "65536"});
     ASSERT_TRUE(server_->Start());
     Json job = {{"id", "j"}, {"dp", 1}, {"pp", 2}, {"microbatches", 4}};
     ASSERT_EQ(Post("/jobs", job.dump()).status, 201);
@@ -36,6 +38,7 @@ class RuntimeBadInputTest : public ::testing::Test {
     EXPECT_EQ(Get("/jobs/j").body, state_);
   }
 
+  ScopedTempDir tmp_;  // before the server: removed after it stops
   std::unique_ptr<ServerProcess> server_;
   std::string state_;
 };

@@ -6,9 +6,7 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sqlite3.h>
-#include <sys/mount.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,6 +16,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/temp_dir_for_test.h"
 #include "tests/e2e/child_process.h"
 #include "tests/e2e/runtime_server_process.h"
 
@@ -66,11 +65,12 @@ int Connect(int port) {
 }
 
 TEST(RuntimeFaultTest, ASecondServerOnTheSameDatabaseRefusesToStart) {
-  const std::string db = TempPath("fault_lock.db");
+  ScopedTempDir tmp;  // before the servers: removed after they stop
+  const std::string db = tmp.Path("perseus.db");
   ServerProcess first(PerseusBinary(), db, {});
   ASSERT_TRUE(first.Start());
   ASSERT_EQ(HttpSend("POST", first.url(), "/jobs", JobBody("j", 1).dump(), "").status, 201);
-  const std::string log = TempPath("fault_lock_second.log");
+  const std::string log = tmp.Path("second.log");
   const pid_t second = SpawnChild(PerseusBinary(), {"perseus", "serve", "--db", db, "--port", "0"}, {}, log);
   EXPECT_EQ(WaitForExit(second, 20), 1);
   EXPECT_NE(ReadAll(log).find("in use by another perseus server (pid "), std::string::npos) << ReadAll(log);
@@ -84,7 +84,8 @@ TEST(RuntimeFaultTest, ASecondServerOnTheSameDatabaseRefusesToStart) {
 // sockets and a request that never completes must let go after
 // --idle-timeout-s instead of freezing a server with few workers.
 TEST(RuntimeFaultTest, IdleAndStalledConnectionsDoNotFreezeTheServer) {
-  ServerProcess server(PerseusBinary(), TempPath("fault_idle.db"), {"--threads", "2", "--idle-timeout-s", "1"});
+  ScopedTempDir tmp;
+  ServerProcess server(PerseusBinary(), tmp.Path("perseus.db"), {"--threads", "2", "--idle-timeout-s", "1"});
   ASSERT_TRUE(server.Start());
   std::vector<int> sockets;
   for (int i = 0; i < 6; ++i) {
@@ -104,7 +105,8 @@ TEST(RuntimeFaultTest, IdleAndStalledConnectionsDoNotFreezeTheServer) {
 }
 
 TEST(RuntimeFaultTest, ADamagedJobIsQuarantinedWhileTheOthersAreServed) {
-  const std::string db = TempPath("fault_damaged.db");
+  ScopedTempDir tmp;
+  const std::string db = tmp.Path("perseus.db");
   ServerProcess server(PerseusBinary(), db, {});
   ASSERT_TRUE(server.Start());
   ASSERT_EQ(HttpSend("POST", server.url(), "/jobs", JobBody("good", 1).dump(), "").status, 201);
@@ -134,19 +136,11 @@ TEST(RuntimeFaultTest, ADamagedJobIsQuarantinedWhileTheOthersAreServed) {
 // mounting is not allowed). A write that fails is a 500 naming the error,
 // changes nothing, and the same request succeeds once space is back.
 TEST(RuntimeFaultTest, AFullDiskFailsWritesCleanlyAndLosesNothingAcknowledged) {
-  const std::string dir = TempPath("fault_tmpfs");
-  ::mkdir(dir.c_str(), 0700);
-  if (::mount("tmpfs", dir.c_str(), "tmpfs", 0, "size=4m") != 0) {
-    ::rmdir(dir.c_str());
+  ScopedTempDir tmp;  // before the server: unmounted and removed after it stops
+  if (!tmp.MountTmpfs("disk", "size=4m")) {
     GTEST_SKIP() << "cannot mount a tmpfs here (needs CAP_SYS_ADMIN): the full-disk test did not run";
   }
-  struct Unmount {
-    std::string dir;
-    ~Unmount() {
-      ::umount2(dir.c_str(), MNT_DETACH);
-      ::rmdir(dir.c_str());
-    }
-  } unmount{dir};
+  const std::string dir = tmp.Path("disk");
   const std::string db = dir + "/perseus.db";
   ServerProcess server(PerseusBinary(), db, {});
   ASSERT_TRUE(server.Start());

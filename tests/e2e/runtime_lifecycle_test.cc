@@ -8,6 +8,7 @@
 
 #include <cstdio>
 
+#include "common/temp_dir_for_test.h"
 #include "tests/e2e/runtime_emulation.h"
 #include "tests/e2e/runtime_server_process.h"
 
@@ -78,8 +79,9 @@ TEST(RuntimeLifecycleTest, SixtyFourRanksProfileOptimiseRunAndAnswerStragglers) 
   baseline.Stop();
   const IterationStats all_max = MeanOfLast(baseline.History(), 2);
 
-  ServerProcess server(PerseusBinary(), TempPath("lifecycle.db"), {"--token-file", TokenFile(kToken)});
-  ASSERT_TRUE(server.Start()) << server.log_path();
+  ScopedTempDir tmp;  // before the server: removed after it stops
+  ServerProcess server(PerseusBinary(), tmp.Path("perseus.db"), {"--token-file", TokenFile(tmp.Path("token"), kToken)});
+  ASSERT_TRUE(server.Start()) << server.Log();
   ASSERT_EQ(HttpSend("POST", server.url(), "/jobs", JobBody(shape).dump(), kToken).status, 201);
 
   Cluster cluster(shape, ServerClusterOptions(server.url(), kToken, kJob));

@@ -3,6 +3,7 @@
 // keep training while the server is gone.
 #include <gtest/gtest.h>
 
+#include "common/temp_dir_for_test.h"
 #include "tests/e2e/runtime_emulation.h"
 #include "tests/e2e/runtime_server_process.h"
 
@@ -19,7 +20,8 @@ int ProfilingWindow(const Json& job) {
 
 TEST(RuntimeRestartTest, SigkilledServerRestartsOnTheSameDatabaseAndTheJobContinues) {
   const ClusterShape shape{4, 4, 4, 8, "a100", std::nullopt, runtime::IdealRealism()};  // 64 ranks
-  ServerProcess server(PerseusBinary(), TempPath("restart.db"), {});
+  ScopedTempDir tmp;  // before the server: removed after it stops
+  ServerProcess server(PerseusBinary(), tmp.Path("perseus.db"), {});
   ASSERT_TRUE(server.Start());
   Json body = {{"id", kJob}, {"dp", shape.dp}, {"pp", shape.pp}, {"tp", shape.tp},
                {"microbatches", shape.microbatches}, {"profiling", {{"window_iterations", 2}, {"clock_stride", 10}}}};

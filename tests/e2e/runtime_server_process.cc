@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <thread>
 
 namespace perseus::e2e {
@@ -26,12 +27,12 @@ std::string PerseusBinary() { return PERSEUS_CLI_PATH; }
 
 std::string TempPath(const std::string& name) {
   const char* dir = std::getenv("TEST_TMPDIR");
-  std::string base = dir ? dir : "/tmp";
+  if (dir == nullptr || *dir == '\0') dir = std::getenv("TMPDIR");
+  const std::string base = dir != nullptr && *dir != '\0' ? dir : "/tmp";
   return base + "/perseus_e2e_" + name + "_" + std::to_string(getpid());
 }
 
-std::string TokenFile(const std::string& token) {
-  const std::string path = TempPath("token");
+std::string TokenFile(const std::string& path, const std::string& token) {
   std::FILE* f = std::fopen(path.c_str(), "w");
   if (f != nullptr) {
     ::chmod(path.c_str(), 0600);
@@ -48,6 +49,11 @@ ServerProcess::ServerProcess(std::string binary, std::string db, std::vector<std
 }
 
 ServerProcess::~ServerProcess() { Stop(); }
+
+std::string ServerProcess::Log() const {
+  std::ifstream in(log_);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
 
 bool ServerProcess::Start() {
   std::remove(port_file_.c_str());

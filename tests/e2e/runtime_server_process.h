@@ -29,6 +29,8 @@ class ServerProcess {
   int port() const { return port_; }
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
   const std::string& log_path() const { return log_; }
+  // The log so far: for failure messages, as the file goes with the test's directory.
+  std::string Log() const;
 
  private:
   std::string binary_, db_, log_, port_file_;
@@ -53,9 +55,12 @@ double MetricValue(const std::string& exposition, const std::string& series);
 
 // The perseus binary the tests drive (PERSEUS_CLI_PATH from CMake).
 std::string PerseusBinary();
+// `name` under $TEST_TMPDIR, else $TMPDIR, else /tmp, made unique by the pid:
+// for the benchmarks (bench/soak_bench.cc), which remove what they write. Tests
+// put their files in a ScopedTempDir (common/temp_dir_for_test.h) instead.
 std::string TempPath(const std::string& name);
-// Writes `token` to a fresh temporary file (mode 0600) for --token-file and returns its path.
-std::string TokenFile(const std::string& token);
+// Writes `token` to `path` (mode 0600) for --token-file and returns `path`.
+std::string TokenFile(const std::string& path, const std::string& token);
 
 }  // namespace perseus::e2e
 

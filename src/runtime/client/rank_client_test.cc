@@ -8,6 +8,7 @@
 #include <chrono>
 #include <thread>
 
+#include "common/temp_dir_for_test.h"
 #include "perseus/gpu_model.h"
 #include "runtime/gpu/simulated_gpu.h"
 #include "runtime/server/http_server.h"
@@ -73,8 +74,7 @@ class RankClientTest : public ::testing::Test {
   }
   virtual bool Framework() const { return false; }
   void SetUp() override {
-    db_ = server::testing::TempDbPath("rank_client");
-    store_ = server::Store::Open(db_, false).value();
+    store_ = server::Store::Open(tmp_.Path("perseus.db"), false).value();
     service_ = server::JobService::Create(store_.get(), nullptr, server::testing::UniformPlansSolver).value();
     StartServer(0);
     Json job = {{"id", "job"}, {"dp", 2}, {"pp", 2}, {"microbatches", 4}, {"blocking_power_w", 60},
@@ -114,7 +114,7 @@ class RankClientTest : public ::testing::Test {
   }
   std::string Phase() { return (*service_->JobSummary("job"))["phase"]; }
 
-  std::string db_;
+  ScopedTempDir tmp_;  // before the store: removed after it closes
   std::unique_ptr<server::Store> store_;
   std::unique_ptr<server::JobService> service_;
   std::unique_ptr<server::HttpServer> http_;

@@ -19,6 +19,7 @@
 #include <mutex>
 #include <thread>
 
+#include "common/temp_dir_for_test.h"
 #include "runtime/gpu/daemon_gpu.h"
 #include "runtime/gpu/fake_gpu.h"
 
@@ -39,9 +40,6 @@ bool WaitFor(Pred done) {
 class DaemonServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "perseusd_XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
     socket_path_ = dir_ + "/run/perseusd.sock";
     std::vector<std::unique_ptr<GpuControl>> gpus;
     for (int i = 0; i < 2; ++i) {
@@ -58,8 +56,6 @@ class DaemonServerTest : public ::testing::Test {
     server_.reset();
     close(stop_[0]);
     close(stop_[1]);
-    std::error_code ignored;
-    std::filesystem::remove_all(dir_, ignored);
   }
 
   DaemonServerOptions Options() {
@@ -116,7 +112,8 @@ class DaemonServerTest : public ::testing::Test {
     return text;
   }
 
-  std::string dir_;
+  ScopedTempDir tmp_;
+  const std::string dir_ = tmp_.path();
   std::string socket_path_;
   std::vector<FakeGpu*> fakes_;
   std::unique_ptr<GpuBroker> broker_;

@@ -4,11 +4,11 @@
 #include <httplib.h>
 
 #include <condition_variable>
-#include <fstream>
 #include <future>
 #include <mutex>
 #include <thread>
 
+#include "common/temp_dir_for_test.h"
 #include "runtime/server/job_service.h"
 #include "runtime/server/metrics.h"
 #include "runtime/server/test_util.h"
@@ -22,18 +22,16 @@ using testing::Plan;
 constexpr int64_t kDay0 = 1640995200;  // 2022-01-01T00:00:00Z
 
 // Four days: 100 gCO2/kWh from 00:00 to 11:59 UTC, 700 from 12:00 to 23:59.
-std::string WriteDiurnalTrace() {
-  std::string path = ::testing::TempDir() + "/perseus_carbon_trace_" + std::to_string(getpid()) + ".csv";
-  std::ofstream out(path);
-  out << "timestamp,gco2_per_kwh\n";
+std::string WriteDiurnalTrace(const ScopedTempDir& dir) {
+  std::string text = "timestamp,gco2_per_kwh\n";
   for (int d = 0; d < 4; ++d) {
     for (int h = 0; h < 24; ++h) {
       char ts[32];
       std::snprintf(ts, sizeof ts, "2022-01-%02dT%02d:00:00Z", d + 1, h);
-      out << ts << "," << (h < 12 ? 100 : 700) << "\n";
+      text += std::string(ts) + "," + (h < 12 ? "100" : "700") + "\n";
     }
   }
-  return path;
+  return dir.Write("trace.csv", text);
 }
 
 bool IsHigh(int64_t now) { return (now - kDay0) % 86400 >= 12 * 3600; }
@@ -83,13 +81,14 @@ class JobServiceCarbonTest : public ::testing::Test {
   }
 
   int64_t now_ = kDay0;
+  ScopedTempDir tmp_;  // before the store and service: removed after they close
   std::unique_ptr<Store> store_;
   std::unique_ptr<JobService> service_;
 };
 
 TEST_F(JobServiceCarbonTest, SwitchesToSlowerPlansWhenIntensityRisesWithinTheBudget) {
   const double budget = 0.05;
-  StartJob(2, 2, {{"source", "trace"}, {"trace_path", WriteDiurnalTrace()}, {"slowdown_budget", budget}});
+  StartJob(2, 2, {{"source", "trace"}, {"trace_path", WriteDiurnalTrace(tmp_)}, {"slowdown_budget", budget}});
   const std::vector<double> times = PlanTimes();
   ASSERT_GT(times.size(), 1u);
   Json carbon = *service_->CarbonJson("j");
@@ -142,7 +141,7 @@ TEST_F(JobServiceCarbonTest, SwitchesToSlowerPlansWhenIntensityRisesWithinTheBud
 }
 
 TEST_F(JobServiceCarbonTest, ZeroBudgetKeepsTheFastestPlan) {
-  StartJob(1, 2, {{"source", "trace"}, {"trace_path", WriteDiurnalTrace()}, {"slowdown_budget", 0}});
+  StartJob(1, 2, {{"source", "trace"}, {"trace_path", WriteDiurnalTrace(tmp_)}, {"slowdown_budget", 0}});
   for (int w = 0; w < 48; ++w, now_ += 3600) {
     Result<Json> r = service_->EvaluateCarbon("j");
     ASSERT_TRUE(r.ok());
@@ -283,7 +282,7 @@ TEST_F(JobServiceCarbonTest, HistoryStaysHourlyForAnyWindow) {
   // Quarter-hour windows: four decisions per hour share one history entry,
   // and the daily pattern still drives the plan.
   const double budget = 0.05;
-  StartJob(1, 2, {{"source", "trace"}, {"trace_path", WriteDiurnalTrace()}, {"slowdown_budget", budget},
+  StartJob(1, 2, {{"source", "trace"}, {"trace_path", WriteDiurnalTrace(tmp_)}, {"slowdown_budget", budget},
                   {"window_s", 900}});
   const std::vector<double> times = PlanTimes();
   double high_time = 0, low_time = 0;
@@ -324,7 +323,7 @@ TEST(CarbonHistory, LongWindowsAndGapsRepeatTheLastReadingHourly) {
 }
 
 TEST_F(JobServiceCarbonTest, AStateStoredBeforeOptionTimesIsChargedAtItsPlansTime) {
-  const std::string path = testing::TempDbPath("carbon_upgrade");
+  const std::string path = tmp_.Path("perseus.db");
   Open(path);
   StartJob(1, 2, {{"source", "fixed"}, {"value_g_per_kwh", 700}, {"slowdown_budget", 0.5}});
   ASSERT_TRUE(service_->EvaluateCarbon("j").ok());
@@ -348,7 +347,7 @@ TEST_F(JobServiceCarbonTest, AStateStoredBeforeOptionTimesIsChargedAtItsPlansTim
 }
 
 TEST_F(JobServiceCarbonTest, FourHourWindowsKeepAnHourlyHistory) {
-  StartJob(1, 2, {{"source", "trace"}, {"trace_path", WriteDiurnalTrace()}, {"window_s", 4 * 3600}});
+  StartJob(1, 2, {{"source", "trace"}, {"trace_path", WriteDiurnalTrace(tmp_)}, {"window_s", 4 * 3600}});
   for (int w = 0; w < 6; ++w, now_ += 4 * 3600) ASSERT_TRUE(service_->EvaluateCarbon("j").ok());
   // Decisions at hours 0, 4, ..., 20 read hours 0, 3, 7, ..., 19 (no
   // look-ahead): the history holds hours 0..19, each hour between readings
@@ -365,9 +364,9 @@ TEST_F(JobServiceCarbonTest, FourHourWindowsKeepAnHourlyHistory) {
 }
 
 TEST_F(JobServiceCarbonTest, StateSurvivesARestart) {
-  const std::string path = testing::TempDbPath("carbon_restart");
+  const std::string path = tmp_.Path("perseus.db");
   Open(path);
-  StartJob(2, 2, {{"source", "trace"}, {"trace_path", WriteDiurnalTrace()}, {"slowdown_budget", 0.05}});
+  StartJob(2, 2, {{"source", "trace"}, {"trace_path", WriteDiurnalTrace(tmp_)}, {"slowdown_budget", 0.05}});
   for (int w = 0; w < 40; ++w, now_ += 3600) ASSERT_TRUE(service_->EvaluateCarbon("j").ok());
   Json carbon = *service_->CarbonJson("j"), summary = *service_->JobSummary("j");
   Json plan = Plan(*service_, "j", 1);

@@ -4,9 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
-#include <unistd.h>
 
 #include "carbon/iso_time.h"
+#include "common/temp_dir_for_test.h"
 #include "runtime/server/metrics.h"
 #include "runtime/server/test_util.h"
 
@@ -19,15 +19,7 @@ using testing::Plan;
 class JobServicePowerTest : public ::testing::Test {
  protected:
   void Open(const std::string& path) { testing::OpenService(path, [this] { return now_; }, &store_, &service_); }
-  void SetUp() override {
-    path_ = testing::TempDbPath("power");
-    Open(path_);
-  }
-  void TearDown() override {
-    service_.reset();
-    store_.reset();
-    std::remove(path_.c_str());
-  }
+  void SetUp() override { Open(path_); }
   Json Summary() { return *service_->JobSummary("j"); }
   std::vector<int> PlanIndices() {
     std::vector<int> out;
@@ -50,7 +42,8 @@ class JobServicePowerTest : public ::testing::Test {
     return 2 * frontier["plans"][0]["energy_j"].get<double>() / frontier["plans"][0]["time_s"].get<double>();
   }
 
-  std::string path_;
+  ScopedTempDir tmp_;  // before the store and service: removed after they close
+  const std::string path_ = tmp_.Path("perseus.db");
   static constexpr int64_t kMinute = 1'699'999'980;  // a multiple of 60 s
   int64_t now_ = kMinute + 40;
   std::unique_ptr<Store> store_;
@@ -253,16 +246,9 @@ TEST_F(JobServicePowerTest, TheServersCapIsSharedByItsRunningJobs) {
   EXPECT_EQ((*service_->JobSummary("a"))["phase"], "running");
 }
 
-std::string WriteFile(const std::string& name, const std::string& text) {
-  const std::string path = ::testing::TempDir() + "/perseus_power_test_" + std::to_string(getpid()) + "_" + name;
-  FILE* f = std::fopen(path.c_str(), "w");
-  std::fputs(text.c_str(), f);
-  std::fclose(f);
-  return path;
-}
-
 TEST(PowerCapScheduleTest, ReadsCapsOverTimeAndNamesBadRows) {
-  const std::string path = WriteFile("caps.csv",
+  ScopedTempDir tmp;
+  const std::string path = tmp.Write("caps.csv",
                                      "timestamp,average_w,peak_w\n"
                                      "2026-07-01T14:00:00Z,250000,\n"
                                      "2026-07-01T18:00:00Z,180000,200000\n"
@@ -275,13 +261,12 @@ TEST(PowerCapScheduleTest, ReadsCapsOverTimeAndNamesBadRows) {
   EXPECT_EQ(s->At(t14 + 4 * 3600)->peak_w, 200000);
   EXPECT_EQ(s->At(t14 + 4 * 3600)->window_s, 30);
   EXPECT_FALSE(s->At(t14 + 7 * 3600).has_value());
-  const std::string bad = WriteFile("bad.csv", "timestamp,average_w\n2026-07-01T14:00:00Z,250000\n2026-07-01T13:00:00Z,1\n");
+  const std::string bad = tmp.Write("bad.csv", "timestamp,average_w\n2026-07-01T14:00:00Z,250000\n2026-07-01T13:00:00Z,1\n");
   EXPECT_EQ(LoadPowerCapSchedule(bad, 60).status().message(),
             bad + ":3: column 'timestamp': not after the row before it");
-  const std::string peak = WriteFile("peak.csv", "timestamp,average_w,peak_w\n2026-07-01T14:00:00Z,250000,10\n");
+  const std::string peak = tmp.Write("peak.csv", "timestamp,average_w,peak_w\n2026-07-01T14:00:00Z,250000,10\n");
   EXPECT_EQ(LoadPowerCapSchedule(peak, 60).status().message(),
             peak + ":2: column 'peak_w': expected empty or at least average_w, up to 1e9 W");
-  for (const std::string& p : {path, bad, peak}) std::remove(p.c_str());
 }
 
 TEST_F(JobServicePowerTest, AScheduleFileSetsAndLiftsTheCapOnTime) {
@@ -291,7 +276,7 @@ TEST_F(JobServicePowerTest, AScheduleFileSetsAndLiftsTheCapOnTime) {
   char text[256];
   std::snprintf(text, sizeof text, "timestamp,average_w\n%s,%.3f\n%s,0\n", carbon::FormatIsoUtc(kMinute + 3600).c_str(),
                 0.5 * free_w, carbon::FormatIsoUtc(kMinute + 7200).c_str());
-  const std::string path = WriteFile("job_caps.csv", text);
+  const std::string path = tmp_.Write("job_caps.csv", text);
   Json body = JobBody("j", 2, 2, 4);
   body["power_cap_schedule"] = "/nonexistent/caps.csv";
   EXPECT_EQ(HandleRegisterJob(*service_, body).status().message().rfind("field 'power_cap_schedule': ", 0), 0u);
@@ -314,7 +299,6 @@ TEST_F(JobServicePowerTest, AScheduleFileSetsAndLiftsTheCapOnTime) {
   service_->PowerCapTick();
   EXPECT_TRUE(Summary()["power_cap"].is_null());
   EXPECT_EQ(PlanIndices(), (std::vector<int>{0, 0}));
-  std::remove(path.c_str());
 }
 
 }  // namespace

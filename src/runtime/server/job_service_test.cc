@@ -10,6 +10,7 @@
 #include <set>
 #include <thread>
 
+#include "common/temp_dir_for_test.h"
 #include "control/clock_change_limit.h"
 #include "runtime/server/test_util.h"
 
@@ -26,6 +27,7 @@ class JobServiceTest : public ::testing::Test {
   void SetUp() override { Open(":memory:"); }
   std::string Phase(const std::string& job) { return (*service_->JobSummary(job))["phase"]; }
 
+  ScopedTempDir tmp_;  // before the store and service: removed after they close
   std::unique_ptr<Store> store_;
   std::unique_ptr<JobService> service_;
 };
@@ -305,7 +307,7 @@ TEST_F(JobServiceTest, DeleteExpiryAndTheJobLimit) {
 }
 
 TEST_F(JobServiceTest, ADamagedJobIsQuarantinedAndTheOthersServed) {
-  const std::string path = testing::TempDbPath("service_quarantine");
+  const std::string path = tmp_.Path("perseus.db");
   Open(path);
   ASSERT_TRUE(HandleRegisterJob(*service_, JobBody("good", 1, 1, 4)).ok());
   ASSERT_TRUE(HandleRegisterJob(*service_, JobBody("bad", 1, 2, 4)).ok());
@@ -377,7 +379,7 @@ TEST_F(JobServiceTest, AFailedJobCanBeProfiledAgain) {
 // that refuses the write): the job stays optimizing, and the maintenance
 // tick solves and commits it again once the database takes writes.
 TEST_F(JobServiceTest, AnOptimisationThatCouldNotBeStoredIsRetried) {
-  const std::string path = testing::TempDbPath("service_retry_optimise");
+  const std::string path = tmp_.Path("perseus.db");
   service_.reset();
   store_.reset();
   store_ = Store::Open(path, false).value();
@@ -408,7 +410,7 @@ TEST_F(JobServiceTest, AnOptimisationThatCouldNotBeStoredIsRetried) {
 // SIGTERM during a long solve: the service stops without waiting for it,
 // the job stays optimizing, and the next start solves it.
 TEST_F(JobServiceTest, StoppingDoesNotWaitForASolve) {
-  const std::string path = testing::TempDbPath("service_cancel_solve");
+  const std::string path = tmp_.Path("perseus.db");
   service_.reset();
   store_.reset();
   store_ = Store::Open(path, false).value();
@@ -454,7 +456,7 @@ TEST_F(JobServiceTest, AJobTooLargeToHoldIsRefusedNamingTheField) {
 }
 
 TEST_F(JobServiceTest, RestartRestoresEverything) {
-  const std::string path = testing::TempDbPath("service_restart");
+  const std::string path = tmp_.Path("perseus.db");
   Open(path);
   ASSERT_TRUE(HandleRegisterJob(*service_, JobBody("j", 2, 2, 4)).ok());
   for (int r = 0; r < 4; ++r) ASSERT_TRUE(HandleRegisterRank(*service_, "j", RankBody(r, r / 2, r % 2)).ok());

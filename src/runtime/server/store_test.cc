@@ -6,13 +6,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/temp_dir_for_test.h"
 #include "runtime/server/test_util.h"
 
 namespace perseus::server {
 namespace {
 
 TEST(StoreTest, CommitsSurviveReopen) {
-  const std::string path = testing::TempDbPath("store_reopen");
+  ScopedTempDir tmp;
+  const std::string path = tmp.Path("perseus.db");
   {
     Result<std::unique_ptr<Store>> store = Store::Open(path, false);
     ASSERT_TRUE(store.ok()) << store.status().ToString();
@@ -125,7 +127,8 @@ TEST(StoreTest, DeleteJobRemovesEveryRow) {
 }
 
 TEST(StoreTest, ASecondStoreOnTheSameFileIsRefusedNamingTheHolder) {
-  const std::string path = testing::TempDbPath("store_lock");
+  ScopedTempDir tmp;
+  const std::string path = tmp.Path("perseus.db");
   Result<std::unique_ptr<Store>> first = Store::Open(path, false);
   ASSERT_TRUE(first.ok()) << first.status().ToString();
   Result<std::unique_ptr<Store>> second = Store::Open(path, false);
@@ -142,13 +145,12 @@ TEST(StoreTest, ASecondStoreOnTheSameFileIsRefusedNamingTheHolder) {
 // it is an error at start. Root writes read-only files, so as root the
 // database sits on a tmpfs remounted read-only (skipped where mounting is not allowed).
 TEST(StoreTest, AReadOnlyDatabaseIsAnErrorAtOpen) {
-  std::string path = testing::TempDbPath("store_readonly");
+  ScopedTempDir tmp;
+  std::string path = tmp.Path("perseus.db");
   std::string mounted;
   if (::geteuid() == 0) {
-    mounted = path + ".d";
-    ::mkdir(mounted.c_str(), 0700);
-    if (::mount("tmpfs", mounted.c_str(), "tmpfs", 0, "size=4m") != 0) {
-      ::rmdir(mounted.c_str());
+    mounted = tmp.Path("ro");
+    if (!tmp.MountTmpfs("ro", "size=4m")) {
       GTEST_SKIP() << "root writes read-only files and no tmpfs can be mounted here: the read-only test did not run";
     }
     path = mounted + "/perseus.db";
@@ -160,18 +162,13 @@ TEST(StoreTest, AReadOnlyDatabaseIsAnErrorAtOpen) {
     ASSERT_EQ(::mount("tmpfs", mounted.c_str(), "tmpfs", MS_REMOUNT | MS_RDONLY, "size=4m"), 0);
   }
   Result<std::unique_ptr<Store>> store = Store::Open(path, false);
-  if (mounted.empty()) {
-    ::chmod(path.c_str(), 0600);
-  } else {
-    ::umount2(mounted.c_str(), MNT_DETACH);
-    ::rmdir(mounted.c_str());
-  }
   ASSERT_FALSE(store.ok());
   EXPECT_NE(store.status().message().find(path), std::string::npos) << store.status().message();
 }
 
 TEST(StoreTest, ADamagedRowMarksItsJobOnly) {
-  const std::string path = testing::TempDbPath("store_damaged");
+  ScopedTempDir tmp;
+  const std::string path = tmp.Path("perseus.db");
   {
     Result<std::unique_ptr<Store>> store = Store::Open(path, false);
     ASSERT_TRUE(store.ok());

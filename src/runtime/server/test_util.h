@@ -1,5 +1,6 @@
-// Helpers for the server's tests: temporary databases, and the synthetic job
-// of synthetic_job.h.
+// Helpers for the server's tests: opening a service over a store, and the
+// synthetic job of synthetic_job.h. Databases on disk go in a ScopedTempDir
+// (common/temp_dir_for_test.h).
 #pragma once
 
 #include <algorithm>
@@ -10,17 +11,10 @@
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
-#include <unistd.h>
 
 #include "runtime/server/synthetic_job.h"
 
 namespace perseus::server::testing {
-
-inline std::string TempDbPath(const std::string& name) {
-  std::string path = ::testing::TempDir() + "/perseus_" + name + "_" + std::to_string(getpid()) + ".db";
-  for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path + suffix).c_str());
-  return path;
-}
 
 // Opens (or reopens: the old service and store close first) a service with
 // the uniform-plans solver over the store at `path` (":memory:" or a file).

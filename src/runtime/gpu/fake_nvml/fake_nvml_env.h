@@ -1,10 +1,10 @@
 // FakeNvmlEnvTest: a GoogleTest fixture for tests that load the fake
 // libnvidia-ml (FAKE_NVML_PATH, defined by the test's CMake target).
 //
-// SetUp gives every test a fresh state file in a new temporary directory,
-// two fake GPUs and none of the other knobs (so the fake's defaults: a
-// counter stepping every 100 ms, no clock latency, no cap); TearDown clears
-// the knobs and removes the directory. Tests change knobs with setenv before the call they
+// SetUp gives every test a fresh state file in a new temporary directory
+// (removed with the fixture), two fake GPUs and none of the other knobs (so
+// the fake's defaults: a counter stepping every 100 ms, no clock latency, no
+// cap); TearDown clears the knobs. Tests change knobs with setenv before the call they
 // affect. Test-only: includes gtest.
 // Thread safety: setenv is not thread-safe; change knobs only while no other
 // thread of the test process calls the fake.
@@ -13,12 +13,12 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
-#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "common/temp_dir_for_test.h"
 #include "runtime/gpu/fake_nvml/fake_nvml_state.h"
 
 namespace perseus::runtime {
@@ -27,19 +27,12 @@ class FakeNvmlEnvTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ClearKnobs();
-    std::string tmpl = (std::filesystem::temp_directory_path() / "perseus_gpu_XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
     state_path_ = dir_ + "/fake_nvml_state";
     setenv("FAKE_NVML_STATE", state_path_.c_str(), 1);
     setenv("FAKE_NVML_GPUS", "2", 1);
   }
 
-  void TearDown() override {
-    ClearKnobs();
-    std::error_code ignored;
-    std::filesystem::remove_all(dir_, ignored);
-  }
+  void TearDown() override { ClearKnobs(); }
 
   static void ClearKnobs() {
     for (const char* name : kFakeNvmlKnobs) unsetenv(name);
@@ -54,7 +47,8 @@ class FakeNvmlEnvTest : public ::testing::Test {
     return ParseFakeNvmlState(text.str());
   }
 
-  std::string dir_;
+  ScopedTempDir tmp_;
+  const std::string dir_ = tmp_.path();
   std::string state_path_;
 };
 
