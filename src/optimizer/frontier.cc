@@ -136,25 +136,37 @@ struct Recorder {
   std::vector<double> durations_s;
 };
 
-// Consecutive record times per task. Each slice starts from a fresh
-// discretizer, so the plans are the same on any number of threads. Where
-// every plan's search starts from earlier plans (small problems) there is
-// one slice.
-size_t SliceTimes(const Problem& problem, size_t times) {
+// How the record times are split into tasks. Each slice of consecutive
+// times starts from a fresh discretizer, so the plans are the same on any
+// number of threads. Where every plan's search also starts from earlier
+// plans (small problems, fast anyway), plans are made one at a time, in
+// order, on the caller's thread, each discretizer call following the last.
+struct Slicing {
+  size_t times;  // per slice
+  bool fresh;    // each slice starts from a fresh discretizer
+  int threads;
+};
+
+Slicing SliceRecordTimes(const Problem& problem, const FrontierOptions& options) {
   constexpr size_t kSliceTimes = 64;
-  return optimizer::Discretizer::Chains(problem.num_nodes(), kSearchVisitsPerPlan) ? times : kSliceTimes;
+  if (optimizer::Discretizer::Chains(problem.num_nodes(), kSearchVisitsPerPlan)) return {1, false, 1};
+  return {kSliceTimes, true, options.threads};
 }
 
-// The discrete plans at times[first, first + count), fewer if `abandon` is
-// set or the solve is cancelled meanwhile. The no-slowdown plan's search
-// also starts from the plan before it, so a slice it opens begins there.
+// The discrete plans at times[first, first + slicing.times), fewer if
+// `abandon` is set or the solve is cancelled meanwhile. The no-slowdown
+// plan's search also starts from the plan before it, so a fresh slice it
+// opens begins there.
 std::vector<FrontierPlan> RecordSlice(const Problem& problem, const std::vector<double>& times, size_t first,
-                                      size_t count, double all_max_time_s, const FrontierOptions& options,
+                                      const Slicing& slicing, double all_max_time_s, const FrontierOptions& options,
                                       const std::atomic<bool>& abandon, Recorder& r) {
   std::vector<FrontierPlan> plans;
-  r.discretizer.Forget();
-  const size_t begin = first > 0 && times[first] == all_max_time_s ? first - 1 : first;
-  for (size_t k = begin; k < std::min(times.size(), first + count); ++k) {
+  size_t begin = first;
+  if (slicing.fresh) {
+    r.discretizer.Forget();
+    if (first > 0 && times[first] == all_max_time_s) begin = first - 1;
+  }
+  for (size_t k = begin; k < std::min(times.size(), first + slicing.times); ++k) {
     if (abandon.load(std::memory_order_relaxed) || Cancelled(options)) break;
     r.replay.DurationsAt(times[k], r.durations_s);
     const long search_visits = times[k] == all_max_time_s ? kSearchVisitsNoSlowdown : kSearchVisitsPerPlan;
@@ -192,14 +204,15 @@ Result<SweepResult> Sweep(const Problem& problem, const std::vector<NodeCosts>& 
     optimizer::SweepReplay(sweep).DurationsAt(out.certificate_time_s, out.certificate_durations_s);
   }
   const auto plans_start = std::chrono::steady_clock::now();
-  const size_t slice_times = SliceTimes(problem, times.size());
+  const Slicing slicing = SliceRecordTimes(problem, options);
+  const size_t slice_times = slicing.times;
   const size_t slices = (times.size() + slice_times - 1) / slice_times;
-  out.threads = optimizer::WorkerCount(options.threads, slices);
+  out.threads = optimizer::WorkerCount(slicing.threads, slices);
   std::vector<std::unique_ptr<Recorder>> recorders(out.threads);
   std::atomic<bool> abandon{false};
-  optimizer::InOrder<std::vector<FrontierPlan>> made(slices, options.threads, [&](size_t slice, int worker) {
+  optimizer::InOrder<std::vector<FrontierPlan>> made(slices, slicing.threads, [&](size_t slice, int worker) {
     if (!recorders[worker]) recorders[worker] = std::make_unique<Recorder>(problem, costs, sweep);
-    return RecordSlice(problem, times, slice * slice_times, slice_times, all_max_time_s, options, abandon,
+    return RecordSlice(problem, times, slice * slice_times, slicing, all_max_time_s, options, abandon,
                        *recorders[worker]);
   });
   std::vector<FrontierPlan> slice;

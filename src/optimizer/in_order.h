@@ -5,6 +5,8 @@
 // Stop() early, after which no further task starts. A task's result must not
 // depend on which worker ran it or on the number of workers; the worker
 // index is given only so that each worker can keep its own scratch space.
+// With one worker no thread starts: Take runs the task on the caller's
+// thread, so nothing runs ahead of what the caller takes.
 #pragma once
 
 #include <condition_variable>
@@ -30,6 +32,7 @@ class InOrder {
   // Starts WorkerCount(threads, tasks) workers.
   InOrder(size_t tasks, int threads, Produce produce) : produce_(std::move(produce)), results_(tasks) {
     const int workers = WorkerCount(threads, tasks);
+    if (workers == 1) return;  // Take runs each task
     for (int w = 0; w < workers; ++w) threads_.emplace_back([this, w] { Work(w); });
   }
   ~InOrder() {
@@ -41,6 +44,7 @@ class InOrder {
 
   // REQUIRES: k < tasks, not taken before, and no Stop() before it started.
   Result Take(size_t k) {
+    if (threads_.empty()) return produce_(k, 0);
     std::unique_lock<std::mutex> lock(mu_);
     done_.wait(lock, [&] { return results_[k].has_value(); });
     Result out = std::move(*results_[k]);

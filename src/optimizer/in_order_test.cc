@@ -52,6 +52,18 @@ TEST(InOrder, StopStartsNoFurtherTask) {
   EXPECT_LE(started.load(), 2 + 2 + 2);
 }
 
+TEST(InOrder, OneWorkerRunsEachTaskOnTheCallersThreadWhenTaken) {
+  const std::thread::id caller = std::this_thread::get_id();
+  int started = 0;
+  InOrder<bool> tasks(10, 1, [&](size_t, int worker) {
+    ++started;
+    return worker == 0 && std::this_thread::get_id() == caller;
+  });
+  EXPECT_EQ(started, 0);
+  for (size_t k = 0; k < 3; ++k) EXPECT_TRUE(tasks.Take(k));
+  EXPECT_EQ(started, 3);  // nothing ran ahead
+}
+
 TEST(InOrder, DestroyedWithoutTakingJoinsCleanly) {
   std::atomic<int> started{0};
   { InOrder<int> tasks(50, 4, [&](size_t, int) { return ++started; }); }
