@@ -270,6 +270,45 @@ TEST_F(OptimizeCli, MaxClockChangesBelowMinusOneIsAnError) {
   EXPECT_TRUE(FilesUnder(out_).empty());
 }
 
+// Out-of-range numbers name the flag and what it expects, not CLI11's
+// range up to the largest double.
+TEST_F(OptimizeCli, BadNumbersNameTheFlagAndWhatItExpects) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--max-plans", "-3"}, "--max-plans: expected a number >= 0, got -3"},
+      {{"--blocking-power", "-1"}, "--blocking-power: expected a number >= 0, got -1"},
+      {{"--unit-time-ms", "0"}, "--unit-time-ms: expected a number > 0, got 0"},
+      {{"--unit-time-ms", "inf"}, "--unit-time-ms: expected a number > 0, got inf"},
+      {{"--stages", "0"}, "--stages: expected a number > 0, got 0"},
+      {{"--threads", "-2"}, "--threads: expected a number >= 0, got -2"},
+      {{"--threads", "many"}, "--threads: expected a number >= 0, got many"},
+  };
+  for (const auto& [flag, message] : cases) {
+    std::vector<std::string> args = {"optimize", "--example", "gpt3-xl-a100", "--out", out_.string()};
+    args.insert(args.end(), flag.begin(), flag.end());
+    CliRun r = Perseus(args);
+    EXPECT_NE(r.exit_code, 0) << message;
+    EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("179769"), std::string::npos) << r.err;
+    EXPECT_TRUE(FilesUnder(out_).empty()) << message;
+  }
+}
+
+// Plans are made on several threads; what is written must not depend on how many.
+TEST_F(OptimizeCli, ThreadsDoNotChangeTheOutputs) {
+  std::string plans[2];
+  for (int t = 0; t < 2; ++t) {
+    const fs::path out = dir_ / ("threads" + std::to_string(t));
+    CliRun r = Perseus({"optimize", "--example", "gpt3-175b-a100", "--microbatches", "24", "--out", out.string(),
+                        "--threads", t == 0 ? "1" : "3", "--quiet"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find(t == 0 ? "on 1 thread;" : "on 3 threads;"), std::string::npos) << r.out;
+    plans[t] = ReadText(out / "plans.json");
+  }
+  EXPECT_FALSE(plans[0].empty());
+  EXPECT_TRUE(plans[0] == plans[1]) << "plans.json differs between 1 and 3 threads";
+  EXPECT_EQ(ReadText(dir_ / "threads0" / "frontier.csv"), ReadText(dir_ / "threads1" / "frontier.csv"));
+}
+
 TEST_F(OptimizeCli, MaxPlansBelowTheKeptPlansIsAnError) {
   CliRun r = Perseus({"optimize", "--example", "gpt3-xl-a100", "--out", out_.string(), "--max-plans", "1"});
   EXPECT_NE(r.exit_code, 0);
