@@ -22,7 +22,11 @@ inline constexpr int kAutoCheckMaxNodes = 4096;
 // What SolveFrontier has done so far, for progress output from another thread.
 struct FrontierProgress {
   std::atomic<int> sweep_steps{0};     // min-cut steps of the sweep
+  // How far the sweep has come, from the slowest iteration time (0) to the
+  // fastest (1). Steps are not spread evenly over it: later ones are slower.
+  std::atomic<double> sweep_fraction{0};
   std::atomic<int> plans_recorded{0};  // plans extracted after the sweep
+  std::atomic<int> record_times{0};    // at most this many (set when the sweep ends)
 };
 
 struct FrontierOptions {

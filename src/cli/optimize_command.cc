@@ -186,10 +186,7 @@ int RunOptimize(const OptimizeArgs& a) {
   options.lower_bound_samples = a.lower_bound_samples;
   options.threads = a.threads;
   options.progress = &solved;
-  progress.Phase("solving the frontier", [&solved] {
-    return std::to_string(solved.sweep_steps.load()) + " sweep steps, " + std::to_string(solved.plans_recorded.load()) +
-           " plans extracted";
-  });
+  progress.Phase("solving the frontier", [&solved] { return DescribeFrontierProgress(solved); });
   Result<Frontier> f = SolveFrontier(*problem, options);
   if (!f.ok()) return ReportError(f.status());
   // Limited here rather than through FrontierOptions, to report what the limit cost.

@@ -48,4 +48,15 @@ void Progress::Run() {
   } while (!wake_.wait_for(lock, kEvery, [this] { return stop_; }));
 }
 
+std::string DescribeFrontierProgress(const FrontierProgress& progress) {
+  const int steps = progress.sweep_steps.load(std::memory_order_relaxed);
+  const int times = progress.record_times.load(std::memory_order_relaxed);
+  if (times == 0) {
+    const int percent = static_cast<int>(100 * progress.sweep_fraction.load(std::memory_order_relaxed));
+    return "sweep " + std::to_string(percent) + "% of the time range (" + std::to_string(steps) + " steps)";
+  }
+  return std::to_string(steps) + " sweep steps, " + std::to_string(progress.plans_recorded.load()) +
+         " plans made (at most " + std::to_string(times) + ")";
+}
+
 }  // namespace perseus::cli

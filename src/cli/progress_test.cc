@@ -49,5 +49,40 @@ TEST(Progress, QuietPrintsNothing) {
   EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
 }
 
+TEST(DescribeFrontierProgress, SweepShareThenPlans) {
+  FrontierProgress p;
+  EXPECT_EQ(DescribeFrontierProgress(p), "sweep 0% of the time range (0 steps)");
+  p.sweep_steps = 1200;
+  p.sweep_fraction = 0.374;
+  EXPECT_EQ(DescribeFrontierProgress(p), "sweep 37% of the time range (1200 steps)");
+  p.record_times = 9124;
+  p.plans_recorded = 812;
+  EXPECT_EQ(DescribeFrontierProgress(p), "1200 sweep steps, 812 plans made (at most 9124)");
+}
+
+// A real solve fills it in: all the range swept, every plan within the record times.
+TEST(DescribeFrontierProgress, FilledInBySolveFrontier) {
+  Profile profile;
+  profile.stages.resize(2);
+  for (auto& s : profile.stages) {
+    s.points[0] = {{1410, 0.010, 3}, {1000, 0.014, 2.4}};
+    s.points[1] = {{1410, 0.020, 6}, {1000, 0.028, 4.9}};
+  }
+  ProblemSpec spec;
+  spec.schedule = {ScheduleKind::k1F1B, 2, 4, 1};
+  spec.blocking_power_w = 50;
+  Result<Problem> problem = BuildProblem(profile, spec);
+  ASSERT_TRUE(problem.ok()) << problem.status().ToString();
+  FrontierProgress p;
+  FrontierOptions options;
+  options.progress = &p;
+  ASSERT_TRUE(SolveFrontier(*problem, options).ok());
+  EXPECT_GT(p.sweep_steps.load(), 0);
+  EXPECT_DOUBLE_EQ(p.sweep_fraction.load(), 1.0);
+  EXPECT_GT(p.record_times.load(), 0);
+  EXPECT_GT(p.plans_recorded.load(), 0);
+  EXPECT_LE(p.plans_recorded.load(), p.record_times.load());
+}
+
 }  // namespace
 }  // namespace perseus::cli

@@ -186,12 +186,19 @@ Result<SweepResult> Sweep(const Problem& problem, const std::vector<NodeCosts>& 
   optimizer::FrontierSweep sweep(problem, costs);
   SweepResult out{{}, 0, optimizer::RelaxationCurve(problem.blocking_power_w * problem.num_stages()), 0, 0, 0, {}};
   const double slowest_s = sweep.time_s();
+  const double span_s = slowest_s - FastestTime(problem, costs);
   out.relaxation.Add(sweep.time_s(), sweep.relaxation_cost_j());
   while (sweep.Step()) {
     if (sweep.steps() > kMaxSweepSteps) return Status::Internal("sweep did not converge (over 5 million steps)");
     if (Cancelled(options)) return Status::Unavailable("cancelled");
     out.relaxation.Add(sweep.time_s(), sweep.relaxation_cost_j());
-    if (options.progress) options.progress->sweep_steps.store(sweep.steps(), std::memory_order_relaxed);
+    if (options.progress) {
+      options.progress->sweep_steps.store(sweep.steps(), std::memory_order_relaxed);
+      if (span_s > 0) {
+        options.progress->sweep_fraction.store(std::min(1.0, (slowest_s - sweep.time_s()) / span_s),
+                                               std::memory_order_relaxed);
+      }
+    }
   }
   out.relaxation.Finish();
   out.steps = sweep.steps();
@@ -199,6 +206,7 @@ Result<SweepResult> Sweep(const Problem& problem, const std::vector<NodeCosts>& 
   Result<std::vector<double>> record_times = RecordTimes(sweep.time_s(), slowest_s, all_max_time_s, options.unit_time_s);
   if (!record_times.ok()) return record_times.status();
   const std::vector<double>& times = *record_times;
+  if (options.progress) options.progress->record_times.store(static_cast<int>(times.size()), std::memory_order_relaxed);
   if (options.lower_bound_samples < 0) {  // the default check certifies them
     out.certificate_time_s = std::clamp(all_max_time_s, sweep.time_s() * (1 + 1e-9), slowest_s);
     optimizer::SweepReplay(sweep).DurationsAt(out.certificate_time_s, out.certificate_durations_s);

@@ -3,10 +3,10 @@
 #include "perseus/profile.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <cstdio>
 #include <string>
+
+#include "common/temp_dir_for_test.h"
 
 namespace perseus {
 namespace {
@@ -280,25 +280,15 @@ TEST(ProfileLoad, MissingFileIsAnIoErrorNamingThePath) {
 }
 
 TEST(ProfileLoad, ReadsAFileAndNamesItInErrors) {
-  char dir_template[] = "/tmp/perseus_profile_test_XXXXXX";
-  ASSERT_NE(mkdtemp(dir_template), nullptr);
-  const std::string path = std::string(dir_template) + "/p.csv";
-  auto write = [&](const std::string& text) {
-    FILE* f = std::fopen(path.c_str(), "wb");
-    ASSERT_NE(f, nullptr);
-    std::fwrite(text.data(), 1, text.size(), f);
-    std::fclose(f);
-  };
-  write(TwoStageText());
+  ScopedTempDir dir;
+  const std::string path = dir.Write("p.csv", TwoStageText());
   Result<Profile> p = LoadProfileCsv(path, 2);
   ASSERT_TRUE(p.ok()) << p.status().ToString();
   EXPECT_EQ(p->num_stages(), 2);
-  write(std::string(kHeader) + "0,forward,1410,0.01,2.0\n0,backward,1410,x,4.0\n");
+  dir.Write("p.csv", std::string(kHeader) + "0,forward,1410,0.01,2.0\n0,backward,1410,x,4.0\n");
   p = LoadProfileCsv(path, 1);
   ASSERT_FALSE(p.ok());
   EXPECT_EQ(p.status().message(), path + ":3: column 'time': expected a number, got 'x'");
-  std::remove(path.c_str());
-  rmdir(dir_template);
 }
 
 TEST(ProfileToCsv, WritesTheZeusFormatInStageInstructionFrequencyOrder) {
