@@ -83,6 +83,7 @@ int RunServe(const ServeArgs& args) {
   server::ServiceLimits limits;
   limits.max_jobs = args.max_jobs;
   limits.max_frontier_plans = args.max_frontier_plans;
+  limits.optimizer_threads = args.optimizer_threads;
   limits.job_expiry_s = args.job_expiry_s;
   Result<std::unique_ptr<server::JobService>> service =
       server::JobService::Create(store->get(), &log, nullptr, {}, limits);
@@ -161,6 +162,11 @@ void RegisterServeCommand(CLI::App& app) {
                   "spread evenly in time; 0: all)")
       ->capture_default_str()
       ->check(CLI::Range(0, 1000000));
+  cmd->add_option("--optimizer-threads", args->optimizer_threads,
+                  "Threads one optimisation makes its plans on (0: every CPU the server may run on); lower it "
+                  "when the server shares a machine with training")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 4096));
   cmd->add_option("--job-expiry-s", args->job_expiry_s,
                   "Delete a job no rank reached for this long (0: never)")
       ->capture_default_str()

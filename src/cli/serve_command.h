@@ -33,6 +33,7 @@ struct ServeArgs {
   std::vector<std::string> allowed_hosts;
   int max_jobs = 1000;
   int max_frontier_plans = 1000;
+  int optimizer_threads = 0;  // ServiceLimits::optimizer_threads
   int64_t job_expiry_s = 7 * 86400;
   std::string log_file;    // empty: stderr
   std::string log_level = "info";

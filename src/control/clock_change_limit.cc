@@ -21,7 +21,7 @@ bool IsSlowClockSwitch(double latency_s, double mean_computation_s) {
 }
 
 ClockChangeDecision LimitClockChangesForLatency(const Problem& problem, int spec_limit, double clock_switch_latency_s,
-                                                Frontier* frontier, const std::atomic<bool>* cancel) {
+                                                Frontier* frontier, const std::atomic<bool>* cancel, int threads) {
   ClockChangeDecision d;
   d.limit = spec_limit;
   if (spec_limit >= 0 || !(clock_switch_latency_s > kSlowClockSwitchS)) return d;
@@ -60,7 +60,7 @@ ClockChangeDecision LimitClockChangesForLatency(const Problem& problem, int spec
   d.limit = best;
   d.limited = best_cost;
   d.automatic = true;
-  LimitFrontierClockChanges(problem, d.limit, frontier, cancel);
+  LimitFrontierClockChanges(problem, d.limit, frontier, cancel, threads);
   return d;
 }
 

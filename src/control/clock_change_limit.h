@@ -52,9 +52,10 @@ struct ClockChangeDecision {
 // is); then every frontier plan is limited to it (LimitFrontierClockChanges).
 // Zero changes nearly always qualifies: every GPU then runs one clock, which
 // no latency delays. Nothing changes when the unlimited plan is within the
-// tolerance.
+// tolerance. The plans are limited on `threads` threads (0: every CPU).
 // REQUIRES: `frontier` was solved for `problem` and has a no-slowdown plan.
 ClockChangeDecision LimitClockChangesForLatency(const Problem& problem, int spec_limit, double clock_switch_latency_s,
-                                                Frontier* frontier, const std::atomic<bool>* cancel = nullptr);
+                                                Frontier* frontier, const std::atomic<bool>* cancel = nullptr,
+                                                int threads = 0);
 
 }  // namespace perseus::control

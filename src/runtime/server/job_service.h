@@ -71,6 +71,9 @@ struct ServiceLimits {
   // stored size at a time resolution a straggler response does not feel
   // (about the frontier's time span / 1,000).
   int max_frontier_plans = 1000;
+  // Threads one optimisation makes its plans on (FrontierOptions::threads;
+  // 0: every CPU the server may run on).
+  int optimizer_threads = 0;
 };
 
 class JobService {

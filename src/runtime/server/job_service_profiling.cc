@@ -296,10 +296,11 @@ void JobService::Optimize(const std::string& job_id) {
     options.unit_time_s = spec.unit_time_s;
     options.max_clock_changes_per_gpu = spec.max_clock_changes_per_gpu;
     options.cancel = &cancel_solves_;
+    options.threads = limits_.optimizer_threads;
     frontier = problem.ok() ? solver_(*problem, options) : Result<Frontier>(problem.status());
     if (frontier.ok() && frontier->NoSlowdownPlan() != nullptr) {
       changes = control::LimitClockChangesForLatency(*problem, spec.max_clock_changes_per_gpu, clock_switch_latency_s,
-                                                     &*frontier, &cancel_solves_);
+                                                     &*frontier, &cancel_solves_, limits_.optimizer_threads);
     }
   }
   if (cancel_solves_) return;  // stopping: the job stays optimizing and is solved after a restart

@@ -76,6 +76,26 @@ TEST_F(JobServiceTest, TheClockChangeLimitReachesTheOptimizer) {
   EXPECT_EQ((*(*service)->JobSummary("j"))["spec"]["max_clock_changes_per_gpu"], 3);
 }
 
+TEST_F(JobServiceTest, TheOptimizerThreadLimitReachesTheOptimizer) {
+  for (int threads : {0, 3}) {
+    Result<std::unique_ptr<Store>> store = Store::Open(":memory:", false);
+    ASSERT_TRUE(store.ok());
+    std::atomic<int> seen{-100};
+    auto solver = [&seen](const Problem& p, const FrontierOptions& o) -> Result<Frontier> {
+      seen = o.threads;
+      return testing::UniformPlansSolver(p, o);
+    };
+    ServiceLimits limits;
+    limits.optimizer_threads = threads;
+    Result<std::unique_ptr<JobService>> service = JobService::Create(store->get(), nullptr, solver, {}, limits);
+    ASSERT_TRUE(service.ok());
+    ASSERT_TRUE(HandleRegisterJob(**service, JobBody("j", 1, 2, 4)).ok());
+    testing::RegisterAndProfile(**service, "j", 1, 2, 4);
+    (*service)->WaitForOptimizer();
+    EXPECT_EQ(seen.load(), threads);
+  }
+}
+
 // Clock changes per GPU per iteration in a rank's plan, around the cycle.
 int PlanClockChanges(const Json& plan) {
   const Json& steps = plan["instructions"];
