@@ -219,10 +219,10 @@ void RegisterCarbonCommand(CLI::App& app) {
   cmd->add_option("--power-limit-profile", a->power_limit_profile,
                   "Also evaluate Chase's power-limit knob on this Zeus power-limit profile (data-parallel job)");
   cmd->add_option("--week", a->week, "Week (0-based) shown in the week plots and decisions.log (default: 3 or the last)")
-      ->check(kNonNegative);
+      ->transform(kNonNegativeInt);
   cmd->add_option("--start-stride-h", a->start_stride_h,
                   "Evaluate a job started every this many hours (from three weeks into the trace)")
-      ->check(kPositive)->capture_default_str();
+      ->transform(kPositiveInt)->capture_default_str();
   cmd->add_option("--deadline-slack", a->deadline_slack,
                   "Also evaluate deadline mode: finish within all-max time x (1 + this); may pause (0.25 = 25%)")
       ->check(CLI::Range(0.0, 1.0));

@@ -13,13 +13,13 @@ void AddJobFlags(CLI::App* cmd, JobFlags& f) {
   cmd->add_option("profile", f.profile, "Profile CSV: stage,instruction,frequency,time,energy");
   cmd->add_option("--example", f.example, "Use a bundled example instead of a profile")
       ->check(CLI::IsMember(ExampleNames()));
-  cmd->add_option("--stages", f.stages, "Pipeline stages (GPUs per pipeline)")->check(kPositive);
-  cmd->add_option("--microbatches", f.microbatches, "Microbatches per iteration")->check(kPositive);
+  cmd->add_option("--stages", f.stages, "Pipeline stages (GPUs per pipeline)")->transform(kPositiveInt);
+  cmd->add_option("--microbatches", f.microbatches, "Microbatches per iteration")->transform(kPositiveInt);
   cmd->add_option("--schedule", f.schedule, "1f1b (default), gpipe, interleaved-1f1b, zb-h1 or dualpipev");
   cmd->add_option("--chunks", f.chunks, "Model chunks per GPU (interleaved-1f1b; dualpipev: 2)")
-      ->check(kPositive);
+      ->transform(kPositiveInt);
   cmd->add_option("--gpus-per-stage", f.gpus_per_stage, "Tensor-parallel GPUs per stage (multiplies energy)")
-      ->check(kPositive);
+      ->transform(kPositiveInt);
   cmd->add_option("--blocking-power", f.blocking_power_w, "Watts a GPU draws while blocked on communication")
       ->check(kNonNegative);
 }

@@ -228,15 +228,15 @@ void RegisterOptimizeCommand(CLI::App& app) {
   cmd->add_option("--max-plans", args->max_plans,
                   "Write at most this many plans to plans.json, spread evenly in time (0: all); the fastest, "
                   "no-slowdown and minimum-energy plans are always kept")
-      ->check(kNonNegative)->capture_default_str();
+      ->transform(kNonNegativeInt)->capture_default_str();
   cmd->add_option("--max-clock-changes", args->max_clock_changes,
                   "At most this many clock changes per GPU per iteration in every plan, for jobs whose "
                   "communication stalls when clocks change often (-1: no limit); plans only get faster")
       ->check(CLI::Range(-1, 1000000))->capture_default_str();
   cmd->add_option("--threads", args->threads,
-                  "Threads that make the discrete plans after the sweep (0: every CPU this process may run on); "
-                  "the plans are the same for any count")
-      ->check(kNonNegative)->capture_default_str();
+                  "Threads that make the discrete plans after the sweep, at most one per CPU this process may "
+                  "run on (0: one per CPU); the plans are the same for any count")
+      ->transform(kNonNegativeInt)->capture_default_str();
   cmd->add_flag("--zeus-plans", args->zeus_plans,
                 "Also write the fastest, no-slowdown and minimum-energy plans as Zeus frequency-plan files");
   cmd->add_option("--zeus-plan-time", args->zeus_plan_times_s,

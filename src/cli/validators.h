@@ -4,12 +4,16 @@
 
 #include <CLI/CLI.hpp>
 
+#include <charconv>
+#include <climits>
 #include <cmath>
 #include <string>
+#include <system_error>
 
 namespace perseus::cli {
 
-// "expected a number <what>, got <text>" unless `ok` holds for the parsed value.
+// "expected a number <what>, got <text>" unless the text is a finite number
+// for which `ok` holds.
 template <typename Ok>
 CLI::Validator NumberCheck(const std::string& what, Ok ok) {
   return CLI::Validator(
@@ -23,7 +27,29 @@ CLI::Validator NumberCheck(const std::string& what, Ok ok) {
       "NUMBER " + what);
 }
 
+// "expected a whole number <what>, got <text>" unless the text is a base-10
+// integer that fits an int and for which `ok` holds; the text is rewritten
+// to plain decimal, so "010" means ten (CLI11 itself would read octal).
+// Attach with ->transform(): ->check() would discard the rewrite.
+template <typename Ok>
+CLI::Validator WholeNumberCheck(const std::string& what, Ok ok) {
+  return CLI::Validator(
+      [what, ok](std::string& text) -> std::string {
+        long long value = 0;
+        const char* end = text.data() + text.size();
+        const auto [stop, error] = std::from_chars(text.data(), end, value);
+        if (text.empty() || error != std::errc() || stop != end || value < INT_MIN || value > INT_MAX || !ok(value)) {
+          return "expected a whole number " + what + ", got " + text;
+        }
+        text = std::to_string(value);
+        return "";
+      },
+      "INT " + what);
+}
+
 inline const CLI::Validator kPositive = NumberCheck("> 0", [](double v) { return v > 0; });
 inline const CLI::Validator kNonNegative = NumberCheck(">= 0", [](double v) { return v >= 0; });
+inline const CLI::Validator kPositiveInt = WholeNumberCheck("> 0", [](long long v) { return v > 0; });
+inline const CLI::Validator kNonNegativeInt = WholeNumberCheck(">= 0", [](long long v) { return v >= 0; });
 
 }  // namespace perseus::cli

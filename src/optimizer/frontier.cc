@@ -1,9 +1,10 @@
 // SolveFrontier: sweep, discretise, filter, bound.
 #include <algorithm>
-#include <chrono>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <memory>
+#include <optional>
 
 #include "optimizer/critical_path.h"
 #include "optimizer/discretize.h"
@@ -176,54 +177,38 @@ std::vector<FrontierPlan> RecordSlice(const Problem& problem, const std::vector<
   return plans;
 }
 
-// The sweep from slowest to fastest, then discrete plans recorded walking
-// its trajectory back from the fastest time: a plan every unit of time and
-// at the all-max time, until the relaxation proves every slower plan uses
-// more energy than one already found. Plans are made ahead on every worker
-// thread (FrontierOptions::threads) and taken in order here.
-Result<SweepResult> Sweep(const Problem& problem, const std::vector<NodeCosts>& costs, const FrontierOptions& options,
-                          double all_max_time_s) {
-  optimizer::FrontierSweep sweep(problem, costs);
-  SweepResult out{{}, 0, optimizer::RelaxationCurve(problem.blocking_power_w * problem.num_stages()), 0, 0, 0, {}};
-  const double slowest_s = sweep.time_s();
-  const double span_s = slowest_s - FastestTime(problem, costs);
-  out.relaxation.Add(sweep.time_s(), sweep.relaxation_cost_j());
-  while (sweep.Step()) {
-    if (sweep.steps() > kMaxSweepSteps) return Status::Internal("sweep did not converge (over 5 million steps)");
-    if (Cancelled(options)) return Status::Unavailable("cancelled");
-    out.relaxation.Add(sweep.time_s(), sweep.relaxation_cost_j());
-    if (options.progress) {
-      options.progress->sweep_steps.store(sweep.steps(), std::memory_order_relaxed);
-      if (span_s > 0) {
-        options.progress->sweep_fraction.store(std::min(1.0, (slowest_s - sweep.time_s()) / span_s),
-                                               std::memory_order_relaxed);
-      }
-    }
-  }
-  out.relaxation.Finish();
-  out.steps = sweep.steps();
-  out.end_time_s = sweep.time_s();
-  Result<std::vector<double>> record_times = RecordTimes(sweep.time_s(), slowest_s, all_max_time_s, options.unit_time_s);
-  if (!record_times.ok()) return record_times.status();
-  const std::vector<double>& times = *record_times;
-  if (options.progress) options.progress->record_times.store(static_cast<int>(times.size()), std::memory_order_relaxed);
-  if (options.lower_bound_samples < 0) {  // the default check certifies them
-    out.certificate_time_s = std::clamp(all_max_time_s, sweep.time_s() * (1 + 1e-9), slowest_s);
-    optimizer::SweepReplay(sweep).DurationsAt(out.certificate_time_s, out.certificate_durations_s);
-  }
-  const auto plans_start = std::chrono::steady_clock::now();
+// Sets a flag when it goes out of scope (however the scope is left).
+class SetOnExit {
+ public:
+  explicit SetOnExit(std::atomic<bool>& flag) : flag_(flag) {}
+  ~SetOnExit() { flag_ = true; }
+  SetOnExit(const SetOnExit&) = delete;
+  SetOnExit& operator=(const SetOnExit&) = delete;
+
+ private:
+  std::atomic<bool>& flag_;
+};
+
+// Discrete plans recorded walking the sweep's trajectory back from the
+// fastest time: a plan every unit of time and at the all-max time, until
+// the relaxation proves every slower plan uses more energy than one already
+// found. Plans are made ahead on worker threads (FrontierOptions::threads)
+// and taken in order here; the workers are joined before this returns.
+Status RecordPlans(const Problem& problem, const std::vector<NodeCosts>& costs,
+                   const optimizer::FrontierSweep& sweep, const std::vector<double>& times, double all_max_time_s,
+                   const FrontierOptions& options, SweepResult& out) {
   const Slicing slicing = SliceRecordTimes(problem, options);
-  const size_t slice_times = slicing.times;
-  const size_t slices = (times.size() + slice_times - 1) / slice_times;
+  const size_t slices = (times.size() + slicing.times - 1) / slicing.times;
   out.threads = optimizer::WorkerCount(slicing.threads, slices);
   std::vector<std::unique_ptr<Recorder>> recorders(out.threads);
   std::atomic<bool> abandon{false};
-  optimizer::InOrder<std::vector<FrontierPlan>> made(slices, slicing.threads, [&](size_t slice, int worker) {
+  optimizer::InOrder<std::vector<FrontierPlan>> made(slices, out.threads, [&](size_t slice, int worker) {
     if (!recorders[worker]) recorders[worker] = std::make_unique<Recorder>(problem, costs, sweep);
-    return RecordSlice(problem, times, slice * slice_times, slicing, all_max_time_s, options, abandon,
+    return RecordSlice(problem, times, slice * slicing.times, slicing, all_max_time_s, options, abandon,
                        *recorders[worker]);
   });
-  std::vector<FrontierPlan> slice;
+  const SetOnExit abandon_on_exit(abandon);  // before `made` joins its workers
+  std::optional<std::vector<FrontierPlan>> slice;
   double max_shortfall_s = 0;  // how much faster than its deadline a plan has come out
   for (size_t k = 0; k < times.size(); ++k) {
     // Every plan at least as slow as `horizon` uses more energy than the
@@ -232,18 +217,49 @@ Result<SweepResult> Sweep(const Problem& problem, const std::vector<NodeCosts>& 
     // plan so far by a factor of two.
     const double horizon = times[k] - 2 * max_shortfall_s - options.unit_time_s;
     if (!out.candidates.empty() && out.relaxation.AtLeastTime(horizon) > out.candidates.back().energy_j) break;
-    if (k % slice_times == 0) slice = made.Take(k / slice_times);
-    if (Cancelled(options) || k % slice_times >= slice.size()) break;
-    FrontierPlan& plan = slice[k % slice_times];
+    if (k % slicing.times == 0) slice = made.Take(k / slicing.times);
+    if (Cancelled(options) || !slice || k % slicing.times >= slice->size()) break;
+    FrontierPlan& plan = (*slice)[k % slicing.times];
     ++out.recorded;
     if (options.progress) options.progress->plans_recorded.store(out.recorded, std::memory_order_relaxed);
     max_shortfall_s = std::max(max_shortfall_s, times[k] - plan.time_s);
     // Only a plan cheaper than every faster one can be on the frontier.
     if (out.candidates.empty() || plan.energy_j < out.candidates.back().energy_j) out.candidates.push_back(std::move(plan));
   }
-  abandon = true;
-  made.Stop();
-  if (Cancelled(options)) return Status::Unavailable("cancelled");
+  return Cancelled(options) ? Status::Unavailable("cancelled") : Status::Ok();
+}
+
+// The sweep from slowest to fastest (`fastest_s`), then the discrete plans (RecordPlans).
+Result<SweepResult> Sweep(const Problem& problem, const std::vector<NodeCosts>& costs, const FrontierOptions& options,
+                          double all_max_time_s, double fastest_s) {
+  optimizer::FrontierSweep sweep(problem, costs);
+  SweepResult out{{}, 0, optimizer::RelaxationCurve(problem.blocking_power_w * problem.num_stages()), 0, 0, 0, {}};
+  const double slowest_s = sweep.time_s();
+  out.relaxation.Add(sweep.time_s(), sweep.relaxation_cost_j());
+  while (sweep.Step()) {
+    if (sweep.steps() > kMaxSweepSteps) return Status::Internal("sweep did not converge (over 5 million steps)");
+    if (Cancelled(options)) return Status::Unavailable("cancelled");
+    out.relaxation.Add(sweep.time_s(), sweep.relaxation_cost_j());
+    if (options.progress) {
+      options.progress->sweep_steps.store(sweep.steps(), std::memory_order_relaxed);
+      if (slowest_s > fastest_s) {
+        options.progress->sweep_fraction.store(std::min(1.0, (slowest_s - sweep.time_s()) / (slowest_s - fastest_s)),
+                                               std::memory_order_relaxed);
+      }
+    }
+  }
+  out.relaxation.Finish();
+  out.steps = sweep.steps();
+  out.end_time_s = sweep.time_s();
+  Result<std::vector<double>> times = RecordTimes(sweep.time_s(), slowest_s, all_max_time_s, options.unit_time_s);
+  if (!times.ok()) return times.status();
+  if (options.progress) options.progress->record_times.store(static_cast<int>(times->size()), std::memory_order_relaxed);
+  if (options.lower_bound_samples < 0) {  // the default check certifies them
+    out.certificate_time_s = std::clamp(all_max_time_s, sweep.time_s() * (1 + 1e-9), slowest_s);
+    optimizer::SweepReplay(sweep).DurationsAt(out.certificate_time_s, out.certificate_durations_s);
+  }
+  const auto plans_start = std::chrono::steady_clock::now();
+  PERSEUS_RETURN_IF_ERROR(RecordPlans(problem, costs, sweep, *times, all_max_time_s, options, out));
   out.plans_s = Seconds(plans_start);
   return out;
 }
@@ -263,7 +279,7 @@ std::vector<double> SampleTimes(double fastest_s, double slowest_s, double all_m
 // certificate (the default) or independent min-cost-flow solves; on a
 // disagreement with the latter their bounds are used.
 Status AddLowerBounds(const Problem& problem, const std::vector<NodeCosts>& costs, const FrontierOptions& options,
-                      const SweepResult& sweep, Frontier& f) {
+                      const SweepResult& sweep, double fastest_s, Frontier& f) {
   const optimizer::RelaxationCurve& relaxation = sweep.relaxation;
   const optimizer::EnergyLowerBound* fallback = nullptr;
   Result<optimizer::EnergyLowerBound> lb = Status::Internal("not computed");
@@ -281,7 +297,6 @@ Status AddLowerBounds(const Problem& problem, const std::vector<NodeCosts>& cost
     samples = f.stats.lower_bound_checked || problem.num_nodes() > kAutoCheckMaxNodes ? 0 : 1;
   }
   if (samples > 0) {
-    double fastest_s = FastestTime(problem, costs);
     double slowest_s = std::max(f.plans.back().time_s, fastest_s);
     lb = optimizer::EnergyLowerBound::Compute(problem, costs,
                                               SampleTimes(fastest_s, slowest_s, f.all_max.time_s, samples));
@@ -308,19 +323,20 @@ Result<Frontier> SolveFrontier(const Problem& problem, const FrontierOptions& op
   std::vector<NodeCosts> costs = optimizer::BuildNodeCosts(problem);
   Frontier f;
   f.all_max = MakePlan(problem, AllMaxPlan(problem));
-  Result<SweepResult> sweep = Sweep(problem, costs, options, f.all_max.time_s);
+  const double fastest_s = FastestTime(problem, costs);
+  Result<SweepResult> sweep = Sweep(problem, costs, options, f.all_max.time_s, fastest_s);
   if (!sweep.ok()) return sweep.status();
   f.stats.sweep_steps = sweep->steps;
   f.stats.plans_s = sweep->plans_s;
   f.stats.plan_threads = sweep->threads;
-  f.stats.sweep_complete = sweep->end_time_s <= FastestTime(problem, costs) * (1 + 1e-6);
+  f.stats.sweep_complete = sweep->end_time_s <= fastest_s * (1 + 1e-6);
   sweep->candidates.push_back(f.all_max);
   f.stats.candidate_plans = sweep->recorded + 1;
   f.plans = ParetoFilter(std::move(sweep->candidates));
   f.stats.solve_s = Seconds(t0);
   auto t1 = std::chrono::steady_clock::now();
   if (Cancelled(options)) return Status::Unavailable("cancelled");
-  PERSEUS_RETURN_IF_ERROR(AddLowerBounds(problem, costs, options, *sweep, f));
+  PERSEUS_RETURN_IF_ERROR(AddLowerBounds(problem, costs, options, *sweep, fastest_s, f));
   f.stats.lower_bound_s = Seconds(t1);
   if (options.max_clock_changes_per_gpu >= 0) {
     auto t2 = std::chrono::steady_clock::now();
@@ -336,15 +352,16 @@ void LimitFrontierClockChanges(const Problem& problem, int max_changes_per_gpu, 
   if (f->plans.empty()) return;
   if (f->plans.size() > kMaxLimitedPlans) *f = SubFrontier(*f, ThinPlanIndices(*f, kMaxLimitedPlans, KeyPlanIndices(*f)));
   // Plans are independent: limited on every CPU.
-  optimizer::InOrder<FrontierPlan> limited(f->plans.size(), threads, [&](size_t i, int) {
+  auto limit = [&](size_t i, int) {
     const FrontierPlan& p = f->plans[i];
     if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) return p;
     FrontierPlan out = MakePlan(problem, LimitClockChanges(problem, p.choice, max_changes_per_gpu));
     out.lower_bound_j = p.lower_bound_j;
     return out;
-  });
+  };
+  optimizer::InOrder<FrontierPlan> limited(f->plans.size(), optimizer::WorkerCount(threads, f->plans.size()), limit);
   std::vector<FrontierPlan> plans;
-  for (size_t i = 0; i < f->plans.size(); ++i) plans.push_back(limited.Take(i));
+  for (size_t i = 0; i < f->plans.size(); ++i) plans.push_back(*limited.Take(i));
   f->plans = std::move(plans);
   f->plans = ParetoFilter(std::move(f->plans));
 }

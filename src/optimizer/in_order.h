@@ -1,19 +1,23 @@
 // Independent tasks run on several threads, their results taken in order.
 //
-// Workers start tasks 0, 1, 2, ... in ascending order; the caller takes the
-// results in the same order (Take blocks until that task is done) and may
-// Stop() early, after which no further task starts. A task's result must not
-// depend on which worker ran it or on the number of workers; the worker
-// index is given only so that each worker can keep its own scratch space.
-// With one worker no thread starts: Take runs the task on the caller's
-// thread, so nothing runs ahead of what the caller takes.
+// Workers start tasks 0, 1, 2, ... in ascending order, at most two per
+// worker ahead of what the caller has taken; the caller takes the results in
+// the same order (Take blocks until that task is done) and may Stop() early,
+// after which no further task starts. A task's result must not depend on
+// which worker ran it or on the number of workers; the worker index is given
+// only so that each worker can keep its own scratch space. With one worker
+// no thread starts: Take runs the task on the caller's thread. An exception
+// thrown by a task is rethrown by its Take; should a thread fail to start,
+// the ones that did do the work (or, with none, the caller).
 #pragma once
 
 #include <condition_variable>
 #include <cstddef>
+#include <exception>
 #include <functional>
 #include <mutex>
 #include <optional>
+#include <system_error>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -21,7 +25,8 @@
 namespace perseus::optimizer {
 
 // The worker threads for `tasks` tasks: `requested` (0: the CPUs this
-// process may run on), at most one per task and at least one.
+// process may run on), never more than those CPUs nor than the tasks, and
+// at least one.
 int WorkerCount(int requested, size_t tasks);
 
 template <typename Result>
@@ -29,11 +34,16 @@ class InOrder {
  public:
   using Produce = std::function<Result(size_t task, int worker)>;
 
-  // Starts WorkerCount(threads, tasks) workers.
-  InOrder(size_t tasks, int threads, Produce produce) : produce_(std::move(produce)), results_(tasks) {
-    const int workers = WorkerCount(threads, tasks);
-    if (workers == 1) return;  // Take runs each task
-    for (int w = 0; w < workers; ++w) threads_.emplace_back([this, w] { Work(w); });
+  // REQUIRES: workers >= 1 (WorkerCount); worker indices passed to
+  // `produce` are below it.
+  InOrder(size_t tasks, int workers, Produce produce)
+      : produce_(std::move(produce)), slots_(tasks), ahead_(2 * static_cast<size_t>(workers)) {
+    if (workers <= 1) return;  // Take runs each task
+    try {
+      for (int w = 0; w < workers; ++w) threads_.emplace_back([this, w] { Work(w); });
+    } catch (const std::system_error&) {
+      // Fewer threads than asked for; with none, Take runs the tasks.
+    }
   }
   ~InOrder() {
     Stop();
@@ -42,35 +52,65 @@ class InOrder {
   InOrder(const InOrder&) = delete;
   InOrder& operator=(const InOrder&) = delete;
 
-  // REQUIRES: k < tasks, not taken before, and no Stop() before it started.
-  Result Take(size_t k) {
-    if (threads_.empty()) return produce_(k, 0);
+  // The result of task k; nullopt when Stop() came before it started.
+  // Rethrows what the task threw. REQUIRES: k < tasks, taken in order.
+  std::optional<Result> Take(size_t k) {
+    if (threads_.empty()) return TakeInline(k);
     std::unique_lock<std::mutex> lock(mu_);
-    done_.wait(lock, [&] { return results_[k].has_value(); });
-    Result out = std::move(*results_[k]);
-    results_[k].reset();
-    return out;
+    done_.wait(lock, [&] { return slots_[k].done || (stopped_ && k >= next_); });
+    taken_ = k + 1;
+    room_.notify_all();
+    if (!slots_[k].done) return std::nullopt;
+    Slot slot = std::move(slots_[k]);
+    slots_[k] = Slot{};
+    if (slot.error) std::rethrow_exception(slot.error);
+    return std::move(slot.result);
   }
 
   // Tasks not yet started will not start.
   void Stop() {
-    std::lock_guard<std::mutex> lock(mu_);
-    stopped_ = true;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopped_ = true;
+    }
+    room_.notify_all();
+    done_.notify_all();
   }
 
  private:
+  struct Slot {
+    bool done = false;
+    std::optional<Result> result;
+    std::exception_ptr error;
+  };
+
+  std::optional<Result> TakeInline(size_t k) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stopped_) return std::nullopt;
+    }
+    return produce_(k, 0);
+  }
+
   void Work(int worker) {
     for (;;) {
       size_t k;
       {
-        std::lock_guard<std::mutex> lock(mu_);
-        if (stopped_ || next_ == results_.size()) return;
+        std::unique_lock<std::mutex> lock(mu_);
+        room_.wait(lock, [&] { return stopped_ || next_ == slots_.size() || next_ < taken_ + ahead_; });
+        if (stopped_ || next_ == slots_.size()) return;
         k = next_++;
       }
-      Result r = produce_(k, worker);
+      Slot slot;
+      try {
+        slot.result = produce_(k, worker);
+      } catch (...) {
+        slot.error = std::current_exception();
+      }
+      slot.done = true;
       {
         std::lock_guard<std::mutex> lock(mu_);
-        results_[k] = std::move(r);
+        slots_[k] = std::move(slot);
       }
       done_.notify_all();
     }
@@ -78,10 +118,13 @@ class InOrder {
 
   Produce produce_;
   std::mutex mu_;
-  std::condition_variable done_;
-  std::vector<std::optional<Result>> results_;  // guarded by mu_
-  size_t next_ = 0;                             // guarded by mu_
-  bool stopped_ = false;                        // guarded by mu_
+  std::condition_variable done_;  // a slot filled, or stopped
+  std::condition_variable room_;  // a result taken, or stopped
+  std::vector<Slot> slots_;       // guarded by mu_
+  const size_t ahead_;            // tasks started beyond the last taken, at most
+  size_t next_ = 0;               // guarded by mu_
+  size_t taken_ = 0;              // guarded by mu_
+  bool stopped_ = false;          // guarded by mu_
   std::vector<std::thread> threads_;
 };
 

@@ -9,7 +9,9 @@
 #include <atomic>
 #include <chrono>
 #include <mutex>
+#include <optional>
 #include <set>
+#include <stdexcept>
 #include <thread>
 
 namespace perseus::optimizer {
@@ -47,9 +49,37 @@ TEST(InOrder, StopStartsNoFurtherTask) {
     EXPECT_EQ(tasks.Take(0), 0);
     EXPECT_EQ(tasks.Take(1), 1);
     tasks.Stop();
+    // A task not started before the stop never will be; Take says so.
+    EXPECT_EQ(tasks.Take(999), std::nullopt);
   }  // joins the workers
-  // At most the tasks running or claimed when Stop came, one per worker.
-  EXPECT_LE(started.load(), 2 + 2 + 2);
+  // Workers start at most two tasks each beyond the last one taken.
+  EXPECT_LE(started.load(), 2 + 2 * 2);
+}
+
+TEST(InOrder, WorkersStayAFewTasksAheadOfTheCaller) {
+  std::atomic<int> started{0};
+  InOrder<int> tasks(1000, 3, [&](size_t k, int) {
+    ++started;
+    return static_cast<int>(k);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_LE(started.load(), 2 * 3);  // nothing taken yet
+  for (size_t k = 0; k < 10; ++k) EXPECT_EQ(tasks.Take(k), static_cast<int>(k));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_LE(started.load(), 10 + 2 * 3);
+}
+
+TEST(InOrder, ATasksExceptionIsRethrownByItsTake) {
+  for (int workers : {1, 3}) {
+    InOrder<int> tasks(5, workers, [](size_t k, int) -> int {
+      if (k == 2) throw std::runtime_error("task 2 failed");
+      return static_cast<int>(k);
+    });
+    EXPECT_EQ(tasks.Take(0), 0);
+    EXPECT_EQ(tasks.Take(1), 1);
+    EXPECT_THROW(tasks.Take(2), std::runtime_error) << workers << " workers";
+    EXPECT_EQ(tasks.Take(3), 3);  // the others are unaffected
+  }
 }
 
 TEST(InOrder, OneWorkerRunsEachTaskOnTheCallersThreadWhenTaken) {
@@ -60,7 +90,7 @@ TEST(InOrder, OneWorkerRunsEachTaskOnTheCallersThreadWhenTaken) {
     return worker == 0 && std::this_thread::get_id() == caller;
   });
   EXPECT_EQ(started, 0);
-  for (size_t k = 0; k < 3; ++k) EXPECT_TRUE(tasks.Take(k));
+  for (size_t k = 0; k < 3; ++k) EXPECT_EQ(tasks.Take(k), true);
   EXPECT_EQ(started, 3);  // nothing ran ahead
 }
 
@@ -70,15 +100,17 @@ TEST(InOrder, DestroyedWithoutTakingJoinsCleanly) {
   EXPECT_LE(started.load(), 50);
 }
 
-TEST(WorkerCount, AtLeastOneAtMostOnePerTask) {
-  EXPECT_EQ(WorkerCount(8, 3), 3);
-  EXPECT_EQ(WorkerCount(2, 100), 2);
-  EXPECT_EQ(WorkerCount(4, 0), 1);
-  EXPECT_GE(WorkerCount(0, 1000), 1);  // the CPUs this process may run on
+TEST(WorkerCount, AtLeastOneAtMostOnePerTaskAndPerCpu) {
   cpu_set_t set;
   CPU_ZERO(&set);
   ASSERT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
-  EXPECT_EQ(WorkerCount(0, 1000), std::min(CPU_COUNT(&set), 1000));
+  const int cpus = CPU_COUNT(&set);
+  EXPECT_EQ(WorkerCount(0, 100000), cpus);  // the CPUs this process may run on
+  EXPECT_EQ(WorkerCount(100000, 100000), cpus);
+  EXPECT_EQ(WorkerCount(1, 100), 1);
+  EXPECT_EQ(WorkerCount(8, 1), 1);
+  EXPECT_EQ(WorkerCount(4, 0), 1);
+  EXPECT_EQ(WorkerCount(-3, 100000), cpus);
 }
 
 }  // namespace
