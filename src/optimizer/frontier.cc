@@ -253,7 +253,9 @@ Result<SweepResult> Sweep(const Problem& problem, const std::vector<NodeCosts>& 
   out.end_time_s = sweep.time_s();
   Result<std::vector<double>> times = RecordTimes(sweep.time_s(), slowest_s, all_max_time_s, options.unit_time_s);
   if (!times.ok()) return times.status();
-  if (options.progress) options.progress->record_times.store(static_cast<int>(times->size()), std::memory_order_relaxed);
+  if (options.progress) {
+    options.progress->record_times.store(static_cast<int>(times->size()), std::memory_order_relaxed);
+  }
   if (options.lower_bound_samples < 0) {  // the default check certifies them
     out.certificate_time_s = std::clamp(all_max_time_s, sweep.time_s() * (1 + 1e-9), slowest_s);
     optimizer::SweepReplay(sweep).DurationsAt(out.certificate_time_s, out.certificate_durations_s);

@@ -57,42 +57,42 @@ TEST_F(JobServiceTest, JobSpecErrorsNameTheField) {
   EXPECT_TRUE(service_->AllSummaries().empty());
 }
 
-TEST_F(JobServiceTest, TheClockChangeLimitReachesTheOptimizer) {
+// Registers, profiles and optimises job "j" (`body`) on a fresh service with
+// `limits`; returns what `field` read from the options the optimizer got
+// (-100 when it was not called), and the job's summary.
+std::pair<int, Json> SeenByTheOptimizer(const Json& body, const ServiceLimits& limits,
+                                        int (*field)(const FrontierOptions&)) {
   Result<std::unique_ptr<Store>> store = Store::Open(":memory:", false);
-  ASSERT_TRUE(store.ok());
+  EXPECT_TRUE(store.ok());
   std::atomic<int> seen{-100};
-  auto solver = [&seen](const Problem& p, const FrontierOptions& o) -> Result<Frontier> {
-    seen = o.max_clock_changes_per_gpu;
+  auto solver = [&seen, field](const Problem& p, const FrontierOptions& o) -> Result<Frontier> {
+    seen = field(o);
     return testing::UniformPlansSolver(p, o);
   };
-  Result<std::unique_ptr<JobService>> service = JobService::Create(store->get(), nullptr, solver);
-  ASSERT_TRUE(service.ok());
-  Json body = JobBody("j", 1, 2, 4);
-  body["max_clock_changes_per_gpu"] = 3;
-  ASSERT_TRUE(HandleRegisterJob(**service, body).ok());
+  Result<std::unique_ptr<JobService>> service = JobService::Create(store->get(), nullptr, solver, {}, limits);
+  EXPECT_TRUE(service.ok());
+  if (!service.ok()) return {-100, Json()};
+  EXPECT_TRUE(HandleRegisterJob(**service, body).ok());
   testing::RegisterAndProfile(**service, "j", 1, 2, 4);
   (*service)->WaitForOptimizer();
-  EXPECT_EQ(seen.load(), 3);
-  EXPECT_EQ((*(*service)->JobSummary("j"))["spec"]["max_clock_changes_per_gpu"], 3);
+  return {seen.load(), *(*service)->JobSummary("j")};
+}
+
+TEST_F(JobServiceTest, TheClockChangeLimitReachesTheOptimizer) {
+  Json body = JobBody("j", 1, 2, 4);
+  body["max_clock_changes_per_gpu"] = 3;
+  auto read = [](const FrontierOptions& o) { return o.max_clock_changes_per_gpu; };
+  auto [seen, summary] = SeenByTheOptimizer(body, {}, read);
+  EXPECT_EQ(seen, 3);
+  EXPECT_EQ(summary["spec"]["max_clock_changes_per_gpu"], 3);
 }
 
 TEST_F(JobServiceTest, TheOptimizerThreadLimitReachesTheOptimizer) {
   for (int threads : {0, 3}) {
-    Result<std::unique_ptr<Store>> store = Store::Open(":memory:", false);
-    ASSERT_TRUE(store.ok());
-    std::atomic<int> seen{-100};
-    auto solver = [&seen](const Problem& p, const FrontierOptions& o) -> Result<Frontier> {
-      seen = o.threads;
-      return testing::UniformPlansSolver(p, o);
-    };
     ServiceLimits limits;
     limits.optimizer_threads = threads;
-    Result<std::unique_ptr<JobService>> service = JobService::Create(store->get(), nullptr, solver, {}, limits);
-    ASSERT_TRUE(service.ok());
-    ASSERT_TRUE(HandleRegisterJob(**service, JobBody("j", 1, 2, 4)).ok());
-    testing::RegisterAndProfile(**service, "j", 1, 2, 4);
-    (*service)->WaitForOptimizer();
-    EXPECT_EQ(seen.load(), threads);
+    auto read = [](const FrontierOptions& o) { return o.threads; };
+    EXPECT_EQ(SeenByTheOptimizer(JobBody("j", 1, 2, 4), limits, read).first, threads);
   }
 }
 
