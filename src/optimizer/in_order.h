@@ -17,6 +17,7 @@
 #include <functional>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <system_error>
 #include <thread>
 #include <utility>
@@ -26,8 +27,16 @@ namespace perseus::optimizer {
 
 // The worker threads for `tasks` tasks: `requested` (0: the CPUs this
 // process may run on), never more than those CPUs nor than the tasks, and
-// at least one.
+// at least one. The CPUs this process may run on: those in its affinity
+// mask, and no more than its cgroup's CPU quota allows (a Kubernetes CPU
+// limit), rounded up.
 int WorkerCount(int requested, size_t tasks);
+
+// The CPUs a cgroup CPU quota allows, rounded up; 0 when none applies.
+// Reads cgroup v2 `cpu.max` and v1 `cpu.cfs_quota_us` / `cpu.cfs_period_us`
+// of the cgroup named in `proc_self_cgroup` (the text of /proc/self/cgroup)
+// and of its ancestors, under `cgroup_root` (/sys/fs/cgroup), the tightest.
+int CgroupCpuLimit(const std::string& cgroup_root, const std::string& proc_self_cgroup);
 
 template <typename Result>
 class InOrder {

@@ -8,11 +8,17 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <stdexcept>
+#include <string>
 #include <thread>
+
+#include "common/temp_dir_for_test.h"
 
 namespace perseus::optimizer {
 namespace {
@@ -100,11 +106,64 @@ TEST(InOrder, DestroyedWithoutTakingJoinsCleanly) {
   EXPECT_LE(started.load(), 50);
 }
 
+// A cgroup tree under a temporary root: files written by path.
+class CgroupTree {
+ public:
+  void Write(const std::string& relative, const std::string& text) {
+    std::filesystem::create_directories(std::filesystem::path(dir_.Path(relative)).parent_path());
+    dir_.Write(relative, text);
+  }
+  const std::string& root() const { return dir_.path(); }
+
+ private:
+  ScopedTempDir dir_;
+};
+
+TEST(CgroupCpuLimit, Version2QuotaRoundsUpAndMaxMeansNone) {
+  CgroupTree t;
+  t.Write("kubepods/pod1/cpu.max", "250000 100000\n");
+  EXPECT_EQ(CgroupCpuLimit(t.root(), "0::/kubepods/pod1\n"), 3);
+  t.Write("kubepods/pod1/cpu.max", "max 100000\n");
+  EXPECT_EQ(CgroupCpuLimit(t.root(), "0::/kubepods/pod1\n"), 0);
+}
+
+TEST(CgroupCpuLimit, AnAncestorsQuotaBindsAndTheTightestWins) {
+  CgroupTree t;
+  t.Write("cpu.max", "max 100000\n");
+  t.Write("a/cpu.max", "400000 100000\n");
+  t.Write("a/b/cpu.max", "max 100000\n");
+  EXPECT_EQ(CgroupCpuLimit(t.root(), "0::/a/b\n"), 4);
+  t.Write("a/b/cpu.max", "150000 100000\n");
+  EXPECT_EQ(CgroupCpuLimit(t.root(), "0::/a/b\n"), 2);
+}
+
+TEST(CgroupCpuLimit, Version1QuotaUnderItsControllers) {
+  CgroupTree t;
+  t.Write("cpu,cpuacct/docker/x/cpu.cfs_quota_us", "150000\n");
+  t.Write("cpu,cpuacct/docker/x/cpu.cfs_period_us", "100000\n");
+  const std::string self = "12:memory:/docker/x\n4:cpu,cpuacct:/docker/x\n0::/\n";
+  EXPECT_EQ(CgroupCpuLimit(t.root(), self), 2);
+  t.Write("cpu,cpuacct/docker/x/cpu.cfs_quota_us", "-1\n");
+  EXPECT_EQ(CgroupCpuLimit(t.root(), self), 0);
+}
+
+TEST(CgroupCpuLimit, NothingReadableMeansNoLimit) {
+  CgroupTree t;
+  EXPECT_EQ(CgroupCpuLimit(t.root(), ""), 0);
+  EXPECT_EQ(CgroupCpuLimit(t.root(), "garbage\n0::/missing\n"), 0);
+  EXPECT_EQ(CgroupCpuLimit(t.root() + "/absent", "1:cpu:/\n"), 0);
+}
+
 TEST(WorkerCount, AtLeastOneAtMostOnePerTaskAndPerCpu) {
   cpu_set_t set;
   CPU_ZERO(&set);
   ASSERT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
-  const int cpus = CPU_COUNT(&set);
+  int cpus = CPU_COUNT(&set);
+  std::ifstream self("/proc/self/cgroup");
+  std::stringstream text;
+  text << self.rdbuf();
+  const int quota = CgroupCpuLimit("/sys/fs/cgroup", text.str());
+  if (quota > 0) cpus = std::min(cpus, quota);
   EXPECT_EQ(WorkerCount(0, 100000), cpus);  // the CPUs this process may run on
   EXPECT_EQ(WorkerCount(100000, 100000), cpus);
   EXPECT_EQ(WorkerCount(1, 100), 1);
