@@ -144,14 +144,13 @@ struct Recorder {
 // order, on the caller's thread, each discretizer call following the last.
 struct Slicing {
   size_t times;  // per slice
-  bool fresh;    // each slice starts from a fresh discretizer
-  int threads;
+  bool chained;  // one plan per slice, on one thread, each following the last
 };
 
-Slicing SliceRecordTimes(const Problem& problem, const FrontierOptions& options) {
+Slicing SliceRecordTimes(const Problem& problem) {
   constexpr size_t kSliceTimes = 64;
-  if (optimizer::Discretizer::Chains(problem.num_nodes(), kSearchVisitsPerPlan)) return {1, false, 1};
-  return {kSliceTimes, true, options.threads};
+  if (optimizer::Discretizer::Chains(problem.num_nodes(), kSearchVisitsPerPlan)) return {1, true};
+  return {kSliceTimes, false};
 }
 
 // The discrete plans at times[first, first + slicing.times), fewer if
@@ -163,7 +162,7 @@ std::vector<FrontierPlan> RecordSlice(const Problem& problem, const std::vector<
                                       const std::atomic<bool>& abandon, Recorder& r) {
   std::vector<FrontierPlan> plans;
   size_t begin = first;
-  if (slicing.fresh) {
+  if (!slicing.chained) {
     r.discretizer.Forget();
     if (first > 0 && times[first] == all_max_time_s) begin = first - 1;
   }
@@ -197,9 +196,9 @@ class SetOnExit {
 Status RecordPlans(const Problem& problem, const std::vector<NodeCosts>& costs,
                    const optimizer::FrontierSweep& sweep, const std::vector<double>& times, double all_max_time_s,
                    const FrontierOptions& options, SweepResult& out) {
-  const Slicing slicing = SliceRecordTimes(problem, options);
+  const Slicing slicing = SliceRecordTimes(problem);
   const size_t slices = (times.size() + slicing.times - 1) / slicing.times;
-  out.threads = optimizer::WorkerCount(slicing.threads, slices);
+  out.threads = optimizer::WorkerCount(slicing.chained ? 1 : options.threads, slices);
   std::vector<std::unique_ptr<Recorder>> recorders(out.threads);
   std::atomic<bool> abandon{false};
   optimizer::InOrder<std::vector<FrontierPlan>> made(slices, out.threads, [&](size_t slice, int worker) {

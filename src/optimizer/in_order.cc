@@ -7,8 +7,9 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <sstream>
+
+#include "common/file_util.h"
 
 namespace perseus::optimizer {
 namespace {
@@ -30,12 +31,14 @@ int AllowedCpus() {
   return static_cast<int>(std::thread::hardware_concurrency());
 }
 
-std::string ReadSmallFile(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return in ? text.str() : std::string();
+// The file's text, or "" when it cannot be read (no such cgroup file).
+std::string TextOrEmpty(const std::string& path) {
+  Result<std::string> text = ReadFile(path);
+  return text.ok() ? *text : std::string();
 }
+
+// The tighter of two limits, 0 meaning none.
+int Tighter(int limit, int cpus) { return cpus > 0 && (limit == 0 || cpus < limit) ? cpus : limit; }
 
 // ceil(quota / period) for a positive quota and period, else 0.
 int QuotaCpus(double quota, double period) {
@@ -45,20 +48,19 @@ int QuotaCpus(double quota, double period) {
 // The quota in one cgroup directory: v2 "cpu.max" ("max 100000" or
 // "200000 100000"), or v1 cfs_quota_us (-1: none) over cfs_period_us.
 int DirectoryCpuLimit(const std::string& dir) {
-  std::istringstream v2(ReadSmallFile(dir + "/cpu.max"));
+  std::istringstream v2(TextOrEmpty(dir + "/cpu.max"));
   std::string quota;
   double period = 0;
   if (v2 >> quota >> period) return quota == "max" ? 0 : QuotaCpus(std::atof(quota.c_str()), period);
-  return QuotaCpus(std::atof(ReadSmallFile(dir + "/cpu.cfs_quota_us").c_str()),
-                   std::atof(ReadSmallFile(dir + "/cpu.cfs_period_us").c_str()));
+  return QuotaCpus(std::atof(TextOrEmpty(dir + "/cpu.cfs_quota_us").c_str()),
+                   std::atof(TextOrEmpty(dir + "/cpu.cfs_period_us").c_str()));
 }
 
 // The tightest limit of `path` and its ancestors under `base`.
 int HierarchyCpuLimit(const std::string& base, std::string path) {
   int limit = 0;
   for (;;) {
-    const int here = DirectoryCpuLimit(base + (path == "/" ? "" : path));
-    if (here > 0) limit = limit > 0 ? std::min(limit, here) : here;
+    limit = Tighter(limit, DirectoryCpuLimit(base + (path == "/" ? "" : path)));
     if (path.empty() || path == "/") return limit;
     const size_t slash = path.rfind('/');
     path = slash == 0 || slash == std::string::npos ? "/" : path.substr(0, slash);
@@ -69,9 +71,6 @@ int HierarchyCpuLimit(const std::string& base, std::string path) {
 
 int CgroupCpuLimit(const std::string& cgroup_root, const std::string& proc_self_cgroup) {
   int limit = 0;
-  auto tighten = [&limit](int cpus) {
-    if (cpus > 0) limit = limit > 0 ? std::min(limit, cpus) : cpus;
-  };
   std::istringstream lines(proc_self_cgroup);
   for (std::string line; std::getline(lines, line);) {
     // "hierarchy-id:controllers:path"; v2's line is "0::path".
@@ -79,20 +78,19 @@ int CgroupCpuLimit(const std::string& cgroup_root, const std::string& proc_self_
     if (first == std::string::npos || second == std::string::npos) continue;
     const std::string controllers = line.substr(first + 1, second - first - 1), path = line.substr(second + 1);
     if (controllers.empty()) {
-      tighten(HierarchyCpuLimit(cgroup_root, path));               // v2
-      tighten(HierarchyCpuLimit(cgroup_root + "/unified", path));  // v2 beside v1 (hybrid)
+      limit = Tighter(limit, HierarchyCpuLimit(cgroup_root, path));               // v2
+      limit = Tighter(limit, HierarchyCpuLimit(cgroup_root + "/unified", path));  // v2 beside v1 (hybrid)
     } else if (("," + controllers + ",").find(",cpu,") != std::string::npos) {
-      tighten(HierarchyCpuLimit(cgroup_root + "/" + controllers, path));
-      if (controllers != "cpu") tighten(HierarchyCpuLimit(cgroup_root + "/cpu", path));
+      limit = Tighter(limit, HierarchyCpuLimit(cgroup_root + "/" + controllers, path));
+      if (controllers != "cpu") limit = Tighter(limit, HierarchyCpuLimit(cgroup_root + "/cpu", path));
     }
   }
   return limit;
 }
 
 int WorkerCount(int requested, size_t tasks) {
-  int cpus = std::max(AllowedCpus(), 1);
-  const int quota = CgroupCpuLimit("/sys/fs/cgroup", ReadSmallFile("/proc/self/cgroup"));
-  if (quota > 0) cpus = std::min(cpus, quota);
+  const int quota = CgroupCpuLimit("/sys/fs/cgroup", TextOrEmpty("/proc/self/cgroup"));
+  const int cpus = Tighter(std::max(AllowedCpus(), 1), quota);
   const int wanted = requested > 0 ? std::min(requested, cpus) : cpus;
   return static_cast<int>(std::clamp<size_t>(static_cast<size_t>(wanted), 1, std::max<size_t>(tasks, 1)));
 }

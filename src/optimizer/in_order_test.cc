@@ -9,15 +9,14 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <mutex>
 #include <optional>
 #include <set>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
 
+#include "common/file_util.h"
 #include "common/temp_dir_for_test.h"
 
 namespace perseus::optimizer {
@@ -159,10 +158,8 @@ TEST(WorkerCount, AtLeastOneAtMostOnePerTaskAndPerCpu) {
   CPU_ZERO(&set);
   ASSERT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
   int cpus = CPU_COUNT(&set);
-  std::ifstream self("/proc/self/cgroup");
-  std::stringstream text;
-  text << self.rdbuf();
-  const int quota = CgroupCpuLimit("/sys/fs/cgroup", text.str());
+  Result<std::string> self = ReadFile("/proc/self/cgroup");
+  const int quota = CgroupCpuLimit("/sys/fs/cgroup", self.ok() ? *self : "");
   if (quota > 0) cpus = std::min(cpus, quota);
   EXPECT_EQ(WorkerCount(0, 100000), cpus);  // the CPUs this process may run on
   EXPECT_EQ(WorkerCount(100000, 100000), cpus);
