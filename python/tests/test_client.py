@@ -14,7 +14,8 @@ def _register(server, job, dp=1, pp=2, microbatches=4):
 
 
 def _step(opt, stage, order):
-    """One training iteration of a simulated stage (real time, sleeps the modelled time)."""
+    """One training iteration of a simulated stage: each computation waits for its clock to apply,
+    and its modelled work is queued on the simulated GPU (as a CUDA launch is)."""
     opt.on_step_begin()
     for ins in order:
         while not opt.clock_settled():
