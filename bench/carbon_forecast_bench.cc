@@ -1,6 +1,8 @@
-// Prints the 1-hour-ahead rolling-origin MAE of our forecaster, persistence
-// and the 7-day time-of-day mean on the 2022 CAISO and NYISO traces (and 3
-// and 6 hours ahead), the figures in docs/carbon.md.
+// Prints the rolling-origin MAE and MAPE of persistence, the 7-day
+// time-of-day mean, the intensity's RLS blend and our ensembles (on intensity
+// alone and with the fuel mix) on the 2022 CAISO and NYISO traces, 1, 3, 6
+// and 24 hours ahead, every origin after the first 30 days (which only
+// train): the figures in docs/carbon.md.
 #include <cstdio>
 #include <fstream>
 
@@ -8,7 +10,7 @@
 
 int main() {
   using namespace perseus::carbon;
-  std::printf("%-6s %-8s %-20s %12s %8s\n", "grid", "horizon", "forecaster", "MAE g/kWh", "origins");
+  std::printf("%-6s %-8s %-36s %10s %7s %8s\n", "grid", "horizon", "forecaster", "MAE g/kWh", "MAPE %", "origins");
   for (const char* region : {"CISO", "NYIS"}) {
     const std::string path = std::string(PERSEUS_SHARED_DATA) + "/carbon/eia2022_" + region + "_hourly_ci.csv";
     if (!std::ifstream(path)) {
@@ -20,9 +22,10 @@ int main() {
       std::fprintf(stderr, "%s\n", trace.status().ToString().c_str());
       return 1;
     }
-    for (int h : {1, 3, 6}) {
-      for (const ForecastScore& s : EvaluateForecasters(*trace, h)) {
-        std::printf("%-6s %-8d %-20s %12.2f %8d\n", region, h, s.name.c_str(), s.mae_g_per_kwh, s.origins);
+    for (int h : {1, 3, 6, 24}) {
+      for (const ForecastScore& s : EvaluateForecasters(*trace, h, kForecastWarmupH)) {
+        std::printf("%-6s %-8d %-36s %10.3f %7.2f %8d\n", region, h, s.name.c_str(), s.mae_g_per_kwh, s.mape_percent,
+                    s.origins);
       }
     }
   }

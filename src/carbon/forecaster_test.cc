@@ -4,8 +4,12 @@
 
 #include <cmath>
 #include <fstream>
+#include <map>
+#include <random>
 
+#include "carbon/ensemble_forecaster.h"
 #include "carbon/forecast_evaluation.h"
+#include "carbon/rls_regression.h"
 
 namespace perseus::carbon {
 namespace {
@@ -29,9 +33,81 @@ TEST(Forecasters, OursLearnsADailyCycle) {
   IntensityTrace trace;
   for (int t = 0; t < 24 * 60; ++t) trace.carbon_g_per_kwh.push_back(300 + 100 * std::sin(2 * M_PI * t / 24) + (t % 7));
   std::vector<ForecastScore> s = EvaluateForecasters(trace, 1, 24 * 14);
-  ASSERT_EQ(s.size(), 3u);
-  EXPECT_LT(s[2].mae_g_per_kwh, s[0].mae_g_per_kwh);
-  EXPECT_LT(s[2].mae_g_per_kwh, s[1].mae_g_per_kwh);
+  ASSERT_EQ(s.size(), 4u);  // no fuel mix: no fuel-mix ensemble
+  for (size_t k : {2u, 3u}) {
+    EXPECT_LT(s[k].mae_g_per_kwh, s[0].mae_g_per_kwh) << s[k].name;
+    EXPECT_LT(s[k].mae_g_per_kwh, s[1].mae_g_per_kwh) << s[k].name;
+    EXPECT_GT(s[k].mape_percent, 0) << s[k].name;
+  }
+}
+
+// Against brute force: with forgetting 1 and a negligible prior, RLS gives
+// the least-squares weights, here those that generated the data exactly.
+TEST(RlsRegression, FindsTheLeastSquaresWeights) {
+  std::mt19937 rng(7);
+  std::normal_distribution<double> noise(0, 1);
+  const std::vector<double> truth = {3, -1.5, 0.25};
+  RlsRegression rls(3, 1.0, 1e6);
+  for (int k = 0; k < 200; ++k) {
+    const std::vector<double> x = {1, noise(rng), noise(rng)};
+    rls.Update(x, truth[0] * x[0] + truth[1] * x[1] + truth[2] * x[2]);
+  }
+  for (int i = 0; i < 3; ++i) EXPECT_NEAR(rls.weights()[i], truth[i], 1e-6) << i;
+  EXPECT_NEAR(rls.Predict({1, 2, 4}), 3 - 3 + 1, 1e-6);
+}
+
+// Forgetting follows a change: after the relation flips, recent examples win.
+TEST(RlsRegression, ForgettingFollowsAChange) {
+  RlsRegression rls(1, 0.95, 1.0);
+  for (int k = 0; k < 300; ++k) rls.Update({1}, 10);
+  for (int k = 0; k < 300; ++k) rls.Update({1}, -10);
+  EXPECT_NEAR(rls.weights()[0], -10, 1e-3);
+}
+
+// A series whose hourly steps carry on in the morning and reverse in the
+// afternoon (an AR(1) of the steps with coefficient +0.9 for hours 0-11 and
+// -0.9 for 12-23): one set of weights averages the two to about 0; one per
+// hour of day learns each.
+TEST(Forecasters, PerHourOfDayWeightsLearnHourlyBehaviour) {
+  std::mt19937 rng(11);
+  std::normal_distribution<double> noise(0, 5);
+  BlendForecaster global(1, 0), per_hour(1, 0, {0.99, true, false});
+  double y = 20000, step = 0, err_global = 0, err_per_hour = 0;
+  for (int t = 0; t < 24 * 200; ++t) {
+    step = (t % 24 < 12 ? 0.9 : -0.9) * step + noise(rng);
+    y += step;
+    if (t > 24 * 100) {
+      err_global += std::fabs(global.Predict() - y);
+      err_per_hour += std::fabs(per_hour.Predict() - y);
+    }
+    global.Observe(y);
+    per_hour.Observe(y);
+  }
+  EXPECT_LT(err_per_hour, 0.7 * err_global) << err_per_hour << " vs " << err_global;
+  EXPECT_NE(per_hour.Name(), global.Name());
+}
+
+// The intensity of a forecast mix: with every fuel forecast exactly (a
+// repeating day), the fuel-mix ensemble's forecast is the mix's intensity.
+TEST(Forecasters, TheFuelMixEnsembleForecastsTheMixIntensity) {
+  const std::vector<double> factors = {10, 500};
+  EnsembleForecaster e(1, 0, factors);
+  EXPECT_EQ(e.members(), 6);
+  auto day_mw = [](int t) { return std::vector<double>{t % 24 < 12 ? 300.0 : 100.0, 200.0}; };
+  for (int t = 0; t < 24 * 60; ++t) {
+    const std::vector<double> mw = day_mw(t);
+    e.ObserveWithMix(MixIntensity(mw, factors), mw);
+  }
+  const int next = 24 * 60;
+  EXPECT_NEAR(e.Predict(), MixIntensity(day_mw(next), factors), 1.0);
+  EnsembleForecaster copy = e;  // the runtime copies it to add a provisional hour
+  EXPECT_DOUBLE_EQ(copy.Predict(), e.Predict());
+  EXPECT_EQ(EnsembleForecaster(1, 0).members(), 2);
+}
+
+TEST(Forecasters, MixIntensityIsTheGenerationWeightedFactor) {
+  EXPECT_DOUBLE_EQ(MixIntensity({100, 300}, {10, 500}), (100 * 10 + 300 * 500) / 400.0);
+  EXPECT_TRUE(std::isnan(MixIntensity({0, 0}, {10, 500})));
 }
 
 // The requirement: ours beats persistence and the time-of-day mean on the
@@ -43,10 +119,36 @@ TEST(Forecasters, OursBeatsBothBaselinesOnCaisoAndNyiso2022) {
     Result<IntensityTrace> trace = LoadEiaTrace(path);
     ASSERT_TRUE(trace.ok()) << trace.status().ToString();
     std::vector<ForecastScore> s = EvaluateForecasters(*trace);
-    ASSERT_EQ(s.size(), 3u);
-    EXPECT_GT(s[2].origins, 8700);
-    EXPECT_LT(s[2].mae_g_per_kwh, s[0].mae_g_per_kwh) << region << " vs persistence";
-    EXPECT_LT(s[2].mae_g_per_kwh, s[1].mae_g_per_kwh) << region << " vs time-of-day mean";
+    ASSERT_EQ(s.size(), 5u);
+    for (size_t k = 2; k < s.size(); ++k) {
+      EXPECT_GT(s[k].origins, 8700);
+      EXPECT_LT(s[k].mae_g_per_kwh, s[0].mae_g_per_kwh) << region << " " << s[k].name << " vs persistence";
+      EXPECT_LT(s[k].mae_g_per_kwh, s[1].mae_g_per_kwh) << region << " " << s[k].name << " vs time-of-day mean";
+    }
+  }
+}
+
+// Issue 14's targets with its protocol (rolling origin after 30 days of
+// training), which docs/carbon.md reports: 1 hour ahead at most 6.80 (CAISO)
+// and 4.58 (NYISO) gCO2/kWh MAE; and each ensemble beats the RLS blend at
+// 1 and 24 hours.
+TEST(Forecasters, TheFuelMixEnsembleMeetsTheOneHourTargets) {
+  const std::map<std::string, double> target_1h = {{"CISO", 6.80}, {"NYIS", 4.58}};
+  for (const auto& [region, target] : target_1h) {
+    const std::string path = std::string(PERSEUS_SHARED_DATA) + "/carbon/eia2022_" + region + "_hourly_ci.csv";
+    if (!std::ifstream(path)) GTEST_SKIP() << "shared data absent: " << path;
+    Result<IntensityTrace> trace = LoadEiaTrace(path);
+    ASSERT_TRUE(trace.ok()) << trace.status().ToString();
+    for (int h : {1, 24}) {
+      std::vector<ForecastScore> s = EvaluateForecasters(*trace, h, kForecastWarmupH);
+      ASSERT_EQ(s.size(), 5u);
+      EXPECT_EQ(s[4].name, "ours (ensemble, fuel mix)");
+      EXPECT_LT(s[3].mae_g_per_kwh, s[2].mae_g_per_kwh) << region << " " << h << " h";
+      EXPECT_LT(s[4].mae_g_per_kwh, s[3].mae_g_per_kwh) << region << " " << h << " h";
+      if (h == 1) {
+        EXPECT_LE(s[4].mae_g_per_kwh, target) << region;
+      }
+    }
   }
 }
 

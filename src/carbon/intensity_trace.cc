@@ -107,7 +107,41 @@ Result<IntensityTrace> BuildHourlyTrace(const std::vector<IntensitySample>& samp
 
 Result<IntensityTrace> LoadCsvTrace(const std::string& path) { return LoadTraceColumns(path, "gco2_per_kwh"); }
 
-Result<IntensityTrace> LoadEiaTrace(const std::string& path) { return LoadTraceColumns(path, "avg_CI"); }
+Result<IntensityTrace> LoadEiaTrace(const std::string& path) {
+  Result<IntensityTrace> trace = LoadTraceColumns(path, "avg_CI");
+  if (!trace.ok()) return trace;
+  Result<CsvTable> table = ReadCsvFile(path);
+  if (!table.ok()) return table.status();
+  std::string filled_columns;
+  for (const EiaFuel& fuel : kEiaFuels) {
+    if (table->Column(fuel.column) < 0) {
+      trace->generation.clear();  // the mix is all or nothing
+      break;
+    }
+    Result<IntensityTrace> mw = LoadTraceColumns(path, fuel.column);
+    if (!mw.ok()) return mw.status();
+    // Same rows, so the same hours.
+    if (mw->start_unix_s != trace->start_unix_s || mw->size() != trace->size()) {
+      return Status::InvalidArgument(path + ": column '" + fuel.column + "' covers other hours than avg_CI");
+    }
+    if (!mw->notes.empty()) filled_columns += std::string(filled_columns.empty() ? "" : ", ") + fuel.column;
+    trace->generation.push_back({fuel.column, fuel.lifecycle_g_per_kwh, std::move(mw->carbon_g_per_kwh)});
+  }
+  if (!trace->generation.empty() && !filled_columns.empty()) {
+    trace->notes.push_back(path + ": fuel mix: filled empty cells by linear interpolation in column(s) " +
+                           filled_columns);
+  }
+  return trace;
+}
+
+double MixIntensity(const std::vector<double>& mw, const std::vector<double>& g_per_kwh) {
+  double total = 0, weighted = 0;
+  for (size_t i = 0; i < mw.size(); ++i) {
+    total += mw[i];
+    weighted += mw[i] * g_per_kwh[i];
+  }
+  return total > 0 ? weighted / total : std::numeric_limits<double>::quiet_NaN();
+}
 
 Result<std::string> EiaTracePath(const std::string& shared_data_dir, const std::string& region) {
   if (region != "CISO" && region != "NYIS") {

@@ -18,10 +18,32 @@ namespace perseus::carbon {
 
 inline constexpr int64_t kWindowS = 3600;  // one forecasting/policy window
 
+// One fuel's hourly generation, where the source publishes the fuel mix.
+struct FuelGeneration {
+  std::string fuel;                   // the source's column, e.g. "NG"
+  double lifecycle_g_per_kwh = 0;     // its emission factor
+  std::vector<double> mw;             // one value per hour window
+};
+
+// The EIA files' fuel columns and the lifecycle emission factors (gCO2/kWh,
+// IPCC AR5 medians) from which their avg_CI is computed: avg_CI is
+// sum(factor * generation) / sum(generation) to 1e-12 on both 2022 files.
+struct EiaFuel {
+  const char* column;
+  double lifecycle_g_per_kwh;
+};
+inline constexpr EiaFuel kEiaFuels[] = {{"WND", 11},  {"SUN", 41},  {"WAT", 24}, {"OIL", 650},
+                                        {"NG", 490},  {"COL", 820}, {"NUC", 12}, {"OTH", 230}};
+
+// sum(factor_i * mw_i) / sum(mw_i): the intensity of a generation mix; NaN
+// when the total is not positive. REQUIRES: equal sizes.
+double MixIntensity(const std::vector<double>& mw, const std::vector<double>& g_per_kwh);
+
 struct IntensityTrace {
   std::string source;                      // file name or URL, for reports
   int64_t start_unix_s = 0;                // start of window 0 (UTC)
   std::vector<double> carbon_g_per_kwh;    // one value per hour window
+  std::vector<FuelGeneration> generation;  // the fuel mix, where the source has it (else empty)
   std::vector<std::string> notes;          // e.g. "filled 3 empty avg_CI cells by interpolation"
   int size() const { return static_cast<int>(carbon_g_per_kwh.size()); }
   int64_t WindowStart(int i) const { return start_unix_s + i * kWindowS; }
@@ -42,8 +64,9 @@ Result<IntensityTrace> BuildHourlyTrace(const std::vector<IntensitySample>& samp
 
 // Reads a CSV trace `timestamp,gco2_per_kwh` (ISO-8601 UTC). Errors name file:line.
 Result<IntensityTrace> LoadCsvTrace(const std::string& path);
-// Reads an EIA 2022 hourly file (columns `timestamp` and `avg_CI`; other
-// columns ignored). Empty avg_CI cells are interpolated and noted.
+// Reads an EIA 2022 hourly file: `timestamp`, `avg_CI` and, where present,
+// the fuel columns of kEiaFuels (generation in MW) into `generation`. Empty
+// cells are interpolated and noted.
 Result<IntensityTrace> LoadEiaTrace(const std::string& path);
 // "<shared_data>/carbon/eia2022_<region>_hourly_ci.csv"; region CISO or NYIS.
 Result<std::string> EiaTracePath(const std::string& shared_data_dir, const std::string& region);

@@ -55,6 +55,63 @@ TEST(CsvTrace, ErrorsNameFileAndLine) {
   EXPECT_FALSE(LoadCsvTrace(col).ok());
 }
 
+TEST(EiaTrace, ReadsTheFuelMix) {
+  ScopedTempDir tmp;
+  const std::string header = "timestamp,WND,SUN,WAT,OIL,NG,COL,NUC,OTH,avg_CI\n";
+  std::string path = tmp.Write("eia.csv", header +
+                                              "2022-01-01 00:00:00+00:00,100,0,0,0,100,0,0,0,250.5\n"
+                                              "2022-01-01 01:00:00+00:00,,0,0,0,100,0,0,0,250.5\n"
+                                              "2022-01-01 02:00:00+00:00,300,0,0,0,100,0,0,0,130.75\n");
+  Result<IntensityTrace> t = LoadEiaTrace(path);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  ASSERT_EQ(t->generation.size(), 8u);
+  EXPECT_EQ(t->generation[0].fuel, "WND");
+  EXPECT_DOUBLE_EQ(t->generation[4].lifecycle_g_per_kwh, 490);
+  EXPECT_DOUBLE_EQ(t->generation[0].mw[1], 200);  // the empty cell, interpolated and noted
+  ASSERT_FALSE(t->notes.empty());
+  EXPECT_NE(t->notes.back().find("column(s) WND"), std::string::npos) << t->notes.back();
+  std::vector<double> mw, factors;
+  for (const FuelGeneration& g : t->generation) {
+    mw.push_back(g.mw[0]);
+    factors.push_back(g.lifecycle_g_per_kwh);
+  }
+  EXPECT_DOUBLE_EQ(MixIntensity(mw, factors), 250.5);
+
+  // Without every fuel column: intensity only.
+  std::string partial = tmp.Write("partial.csv", "timestamp,WND,avg_CI\n2022-01-01 00:00:00+00:00,1,200\n");
+  t = LoadEiaTrace(partial);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_TRUE(t->generation.empty());
+
+  // A bad fuel cell names the file, line and column.
+  std::string bad = tmp.Write("bad.csv", header + "2022-01-01 00:00:00+00:00,1,0,0,0,-5,0,0,0,200\n");
+  t = LoadEiaTrace(bad);
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find(bad + ":2: column 'NG': must be >= 0"), std::string::npos)
+      << t.status().message();
+}
+
+// The emission factors are those the files' avg_CI is computed from.
+TEST(EiaTrace, TheFuelMixReproducesAvgCi) {
+  for (const char* region : {"CISO", "NYIS"}) {
+    const std::string path = std::string(PERSEUS_SHARED_DATA) + "/carbon/eia2022_" + region + "_hourly_ci.csv";
+    if (!std::ifstream(path)) GTEST_SKIP() << "shared data absent: " << path;
+    Result<IntensityTrace> t = LoadEiaTrace(path);
+    ASSERT_TRUE(t.ok()) << t.status().ToString();
+    ASSERT_EQ(t->generation.size(), 8u);
+    std::vector<double> factors;
+    for (const FuelGeneration& g : t->generation) factors.push_back(g.lifecycle_g_per_kwh);
+    int checked = 0;
+    for (int h = 0; h < t->size(); ++h) {
+      std::vector<double> mw;
+      for (const FuelGeneration& g : t->generation) mw.push_back(g.mw[h]);
+      // Hours with an interpolated cell are not exact: skip the few around them.
+      if (std::fabs(MixIntensity(mw, factors) - t->carbon_g_per_kwh[h]) < 1e-6) ++checked;
+    }
+    EXPECT_GT(checked, t->size() - 40) << region;
+  }
+}
+
 TEST(EiaTrace, FillsTheThreeEmptyCisoCells) {
   const std::string path = std::string(PERSEUS_SHARED_DATA) + "/carbon/eia2022_CISO_hourly_ci.csv";
   if (!std::ifstream(path)) GTEST_SKIP() << "shared data absent: " << path;
@@ -62,8 +119,11 @@ TEST(EiaTrace, FillsTheThreeEmptyCisoCells) {
   ASSERT_TRUE(t.ok()) << t.status().ToString();
   EXPECT_EQ(t->size(), 8760);
   EXPECT_EQ(t->start_unix_s, 1640995200);
-  ASSERT_EQ(t->notes.size(), 1u);
+  ASSERT_EQ(t->notes.size(), 2u);
   EXPECT_NE(t->notes[0].find("filled 3 hour(s) by linear interpolation (3 empty value cell(s)"), std::string::npos);
+  // The same three rows have no fuel mix either: one note for all columns.
+  EXPECT_NE(t->notes[1].find("fuel mix: filled empty cells by linear interpolation in column(s) WND, SUN,"),
+            std::string::npos) << t->notes[1];
   for (double v : t->carbon_g_per_kwh) ASSERT_TRUE(std::isfinite(v));
   // 2022-01-05 10:00 (row 108, window 106) lies between its neighbours.
   EXPECT_DOUBLE_EQ(t->carbon_g_per_kwh[106], 0.5 * (t->carbon_g_per_kwh[105] + t->carbon_g_per_kwh[107]));

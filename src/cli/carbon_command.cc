@@ -161,7 +161,8 @@ void PrintSummary(const CarbonReport& r) {
   std::printf("trace:   %s (%d hours)\n", r.trace.source.c_str(), r.trace.size());
   for (const std::string& n : r.trace.notes) std::printf("note:    %s\n", n.c_str());
   for (const ForecastScore& s : r.forecast) {
-    std::printf("forecast 1 h ahead, %-18s MAE %.2f gCO2/kWh\n", s.name.c_str(), s.mae_g_per_kwh);
+    std::printf("forecast 1 h ahead, %-27s MAE %5.2f gCO2/kWh, MAPE %4.2f%%\n", s.name.c_str(), s.mae_g_per_kwh,
+                s.mape_percent);
   }
   std::printf("%zu start hour(s) (every %d h), slowdown budget %.1f%%:\n", r.policies.front().runs.size(),
               r.starts.start_stride_h, 100 * r.slowdown_budget);

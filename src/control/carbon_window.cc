@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "carbon/blend_forecaster.h"
+#include "carbon/ensemble_forecaster.h"
 #include "carbon/iso_time.h"
 #include "control/carbon_choice.h"
 #include "control/plan_assignment.h"
@@ -187,11 +187,11 @@ double CarbonForecastCache::ForecastNextHour(const CarbonState& state) {
   // Feed every hour but the last (which a later decision in the same hour
   // may still replace); rebuild when the history does not continue ours.
   if (!completed_ || next_hour_ < first_hour || next_hour_ > state.history_last_hour) {
-    completed_ = std::make_unique<carbon::BlendForecaster>(1, state.history_first_hour);
+    completed_ = std::make_unique<carbon::EnsembleForecaster>(1, state.history_first_hour);
     next_hour_ = first_hour;
   }
   for (; next_hour_ < state.history_last_hour; ++next_hour_) completed_->Observe(state.history[next_hour_ - first_hour]);
-  carbon::BlendForecaster with_last = *completed_;
+  carbon::EnsembleForecaster with_last = *completed_;
   with_last.Observe(state.history.back());
   return with_last.Predict();
 }

@@ -9,7 +9,7 @@
 //     elapsed_windows += dt, work_windows += dt * T_reference / T_option;
 //  2. record the reading as the intensity of its UTC hour (the history is
 //     hourly whatever the window; hours no decision saw repeat the last value);
-//  3. forecast the hour after the last one recorded (BlendForecaster over the
+//  3. forecast the hour after the last one recorded (EnsembleForecaster over the
 //     hourly history) and estimate the coming day of windows from what is
 //     known before them: a live reading for the rest of its hour, the
 //     forecast for the next hour, then the same hour on the last observed
@@ -36,7 +36,7 @@
 #include "perseus/optimizer.h"
 
 namespace perseus::carbon {
-class BlendForecaster;
+class EnsembleForecaster;
 }
 
 namespace perseus::control {
@@ -78,7 +78,7 @@ class CarbonForecastCache {
   double ForecastNextHour(const CarbonState& state);
 
  private:
-  std::unique_ptr<carbon::BlendForecaster> completed_;  // fed every hour but the last
+  std::unique_ptr<carbon::EnsembleForecaster> completed_;  // fed every hour but the last
   int64_t next_hour_ = -1;                             // absolute hour it expects next
 };
 

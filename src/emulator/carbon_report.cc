@@ -56,7 +56,8 @@ std::string CarbonReportJson(const CarbonReport& r) {
                       {"count", starts.size()}};
   ordered_json fc = ordered_json::array();
   for (const ForecastScore& s : r.forecast) {
-    fc.push_back({{"name", s.name}, {"mae_g_per_kwh", s.mae_g_per_kwh}, {"origins", s.origins}});
+    fc.push_back({{"name", s.name}, {"mae_g_per_kwh", s.mae_g_per_kwh}, {"mape_percent", s.mape_percent},
+                  {"origins", s.origins}});
   }
   j["forecast_1h"] = fc;
   ordered_json pol = ordered_json::array();
@@ -157,9 +158,9 @@ std::string CarbonReportMarkdown(const CarbonReport& r) {
           "`, compared with its own maximum power limit.\n\n";
   }
   if (!r.forecast.empty()) {
-    md += "## 1-hour-ahead forecast (rolling origin over the trace)\n\n| forecaster | MAE (gCO2/kWh) |\n|---|---|\n";
+    md += "## 1-hour-ahead forecast (rolling origin over the trace)\n\n| forecaster | MAE (gCO2/kWh) | MAPE (%) |\n|---|---|---|\n";
     for (const ForecastScore& s : r.forecast) {
-      std::snprintf(buf, sizeof buf, "| %s | %.2f |\n", s.name.c_str(), s.mae_g_per_kwh);
+      std::snprintf(buf, sizeof buf, "| %s | %.2f | %.2f |\n", s.name.c_str(), s.mae_g_per_kwh, s.mape_percent);
       md += buf;
     }
     md += "\n";

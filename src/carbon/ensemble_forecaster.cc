@@ -1,0 +1,90 @@
+// The ensemble forecaster.
+#include "carbon/ensemble_forecaster.h"
+
+#include <cassert>
+#include <cmath>
+
+#include "carbon/intensity_trace.h"
+
+namespace perseus::carbon {
+namespace {
+
+constexpr double kPerHourForgetting = 0.99;  // one example a day per model: ~100 days
+constexpr double kStackForgetting = 0.9995;  // ~3 months of hourly examples
+constexpr double kStackPriorVariance = 1e-4;
+
+std::vector<BlendForecaster> PerFuel(int n, int horizon_h, int hod, BlendOptions o) {
+  return std::vector<BlendForecaster>(n, BlendForecaster(horizon_h, hod, o));
+}
+
+int MemberCount(bool mix) { return mix ? 6 : 2; }
+
+}  // namespace
+
+EnsembleForecaster::EnsembleForecaster(int horizon_h, int first_hour_of_day, std::vector<double> lifecycle_g_per_kwh)
+    : Forecaster(horizon_h, first_hour_of_day),
+      lifecycle_g_per_kwh_(std::move(lifecycle_g_per_kwh)),
+      stack_(MemberCount(!lifecycle_g_per_kwh_.empty()), kStackForgetting, kStackPriorVariance) {
+  const BlendOptions global, per_hour{kPerHourForgetting, true, false}, ratio{0.998, false, true};
+  intensity_members_ = {BlendForecaster(horizon_h, first_hour_of_day, global),
+                        BlendForecaster(horizon_h, first_hour_of_day, per_hour)};
+  const int n = static_cast<int>(lifecycle_g_per_kwh_.size());
+  if (n == 0) return;
+  mix_members_ = {{false, PerFuel(n, horizon_h, first_hour_of_day, global)},
+                  {false, PerFuel(n, horizon_h, first_hour_of_day, per_hour)},
+                  {false, PerFuel(n, horizon_h, first_hour_of_day, ratio)},
+                  {true, PerFuel(n, horizon_h, first_hour_of_day, per_hour)}};
+}
+
+std::string EnsembleForecaster::Name() const {
+  return mix_members_.empty() ? "ours (ensemble)" : "ours (ensemble, fuel mix)";
+}
+
+int EnsembleForecaster::members() const { return MemberCount(!mix_members_.empty()); }
+
+void EnsembleForecaster::Observe(double carbon_g_per_kwh) {
+  assert(mix_members_.empty());
+  for (BlendForecaster& m : intensity_members_) m.Observe(carbon_g_per_kwh);
+  Advance(carbon_g_per_kwh);
+}
+
+void EnsembleForecaster::ObserveWithMix(double carbon_g_per_kwh, const std::vector<double>& mw) {
+  assert(mw.size() == lifecycle_g_per_kwh_.size() && !mix_members_.empty());
+  for (BlendForecaster& m : intensity_members_) m.Observe(carbon_g_per_kwh);
+  double total = 0;
+  for (double v : mw) total += v;
+  for (MixMember& m : mix_members_) {
+    for (size_t f = 0; f < mw.size(); ++f) m.fuels[f].Observe(m.shares ? (total > 0 ? mw[f] / total : 0.0) : mw[f]);
+  }
+  Advance(carbon_g_per_kwh);
+}
+
+// Scores the example this hour completes, then records this origin's.
+void EnsembleForecaster::Advance(double carbon_g_per_kwh) {
+  Forecaster::Observe(carbon_g_per_kwh);
+  if (static_cast<int>(pending_.size()) == horizon_h()) {
+    const Example& e = pending_.front();
+    stack_.Update(e.deviations, carbon_g_per_kwh - e.mean);
+    pending_.pop_front();
+  }
+  std::vector<double> forecasts;
+  for (const BlendForecaster& m : intensity_members_) forecasts.push_back(m.Predict());
+  for (const MixMember& m : mix_members_) {
+    std::vector<double> mw;
+    for (const BlendForecaster& f : m.fuels) mw.push_back(f.Predict());
+    const double mixed = MixIntensity(mw, lifecycle_g_per_kwh_);
+    forecasts.push_back(std::isnan(mixed) ? carbon_g_per_kwh : mixed);  // nothing forecast to run: persistence
+  }
+  Example e;
+  for (double f : forecasts) e.mean += f / static_cast<double>(forecasts.size());
+  for (double f : forecasts) e.deviations.push_back(f - e.mean);
+  pending_.push_back(std::move(e));
+}
+
+double EnsembleForecaster::Predict() const {
+  const Example& e = pending_.back();
+  const double y = e.mean + stack_.Predict(e.deviations);
+  return y > 0 ? y : 0;
+}
+
+}  // namespace perseus::carbon
