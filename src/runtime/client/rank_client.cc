@@ -3,10 +3,26 @@
 
 #include <chrono>
 #include <cstdio>
+#include <random>
 
 #include "common/job_id.h"
 
 namespace perseus::client {
+namespace {
+
+// 128 random bits in hex: distinct for every client process.
+std::string NewSession() {
+  std::random_device random;
+  std::string hex;
+  char buf[9];
+  for (int i = 0; i < 4; ++i) {
+    std::snprintf(buf, sizeof buf, "%08x", static_cast<unsigned>(random()));
+    hex += buf;
+  }
+  return hex;
+}
+
+}  // namespace
 
 Result<std::unique_ptr<RankClient>> RankClient::Create(RankClientOptions options,
                                                        std::shared_ptr<runtime::GpuControl> gpu) {
@@ -30,6 +46,7 @@ RankClient::RankClient(RankClientOptions options, std::shared_ptr<runtime::GpuCo
       now_s_(options_.now_s ? options_.now_s : runtime::SteadySeconds()),
       gpu_(std::move(gpu)),
       clocks_mhz_(std::move(clocks)),
+      session_(NewSession()),
       controller_(std::make_unique<ClockController>(gpu_, now_s_)),
       meter_(std::make_unique<EnergyMeter>(gpu_, now_s_, options_.energy_poll_interval_s)) {
   iterations_out_.reserve(kMaxQueuedIterations);

@@ -194,6 +194,7 @@ class RankClient {
   const SecondsClock now_s_;
   std::shared_ptr<runtime::GpuControl> gpu_;
   const std::vector<int> clocks_mhz_;
+  const std::string session_;  // this client's id: a restarted process registers with a new one
   std::unique_ptr<ClockController> controller_;
   std::unique_ptr<EnergyMeter> meter_;
 

@@ -58,8 +58,8 @@ void RankClient::SyncLoop() {
 
 bool RankClient::Register(ServerApi& api) {
   const RankIdentity& id = options_.identity;
-  const protocol::RankRegistration registration{id.rank,      id.dp_rank,   id.pp_rank, id.tp_rank,
-                                                gpu_->Name(), gpu_->Uuid(), clocks_mhz_};
+  const protocol::RankRegistration registration{id.rank,      id.dp_rank,   id.pp_rank,  id.tp_rank,
+                                                gpu_->Name(), gpu_->Uuid(), clocks_mhz_, session_, 0};
   Result<Json> reply = api.Post("/jobs/" + id.job + "/ranks", protocol::RankRegistrationToJson(registration));
   if (!reply.ok()) {
     NoteError(reply.status());

@@ -73,6 +73,26 @@ class RankClientTest : public ::testing::Test {
     http_.reset();
   }
   virtual bool Framework() const { return false; }
+  // Rank r's client, as a new process would make it.
+  std::unique_ptr<RankClient> NewClient(int r, SimRank& rank) {
+    RankClientOptions o;
+    o.server = {"http://127.0.0.1:" + std::to_string(port_), "tok"};
+    o.identity = {"job", r, r / 2, r % 2, 0};
+    o.poll_interval_ms = 20;
+    o.retry_interval_ms = 50;
+    o.restore_on_signal = false;
+    SimRank* raw = &rank;
+    o.now_s = [raw] { return raw->now_s.load(); };
+    o.framework_durations = Framework();
+    return RankClient::Create(o, rank.gpu).value();
+  }
+  std::vector<server::RankInfo> StoredRanks() { return store_->LoadAll().value()[0].ranks; }
+  int64_t MeasuredIterations() {
+    const Json summary = *service_->JobSummary("job");  // not a temporary in the loop's range
+    int64_t n = 0;
+    for (const Json& p : summary["pipelines"]) n += p["totals"]["measured_iterations"].get<int64_t>();
+    return n;
+  }
   void SetUp() override {
     store_ = server::Store::Open(tmp_.Path("perseus.db"), false).value();
     service_ = server::JobService::Create(store_.get(), nullptr, server::testing::UniformPlansSolver).value();
@@ -85,16 +105,8 @@ class RankClientTest : public ::testing::Test {
       auto rank = std::make_unique<SimRank>();
       SimRank* raw = rank.get();
       rank->gpu = runtime::SimulatedGpu::Create("a100", r, [raw] { return raw->now_s.load(); }).value();
-      RankClientOptions o;
-      o.server = {"http://127.0.0.1:" + std::to_string(port_), "tok"};
-      o.identity = {"job", r, r / 2, r % 2, 0};
-      o.poll_interval_ms = 20;
-      o.retry_interval_ms = 50;
-      o.restore_on_signal = false;
-      o.now_s = [raw] { return raw->now_s.load(); };
-      o.framework_durations = Framework();
       rank->framework = Framework();
-      rank->client = RankClient::Create(o, rank->gpu).value();
+      rank->client = NewClient(r, *rank);
       rank->order = schedule->per_stage[r % 2];
       ranks_.push_back(std::move(rank));
     }
@@ -164,6 +176,35 @@ TEST_F(RankClientTest, ProfilesRunsThePlanAndSurvivesTheServerGoingAway) {
   EXPECT_TRUE(ranks_[0]->client->Stats().connected);
   EXPECT_EQ(ranks_[2]->client->Stats().plan_index, 0);  // the straggler's own pipeline stays fastest
   EXPECT_GT(ranks_[0]->client->Stats().iterations_sent, 0);
+}
+
+// The training job restarts (every rank a new process, its iteration count
+// back at 0): the new clients register with new sessions, the server gives
+// every rank the same new iteration base, and measurement goes on.
+// (JobServiceTest.ARestartedJobsIterationsCountAgain shows that without the
+// base a restarted job's iterations would not count.)
+TEST_F(RankClientTest, ARestartedJobIsMeasuredAgain) {
+  ASSERT_TRUE(RunUntil([&] {
+    for (auto& r : ranks_) {
+      if (r->client->Stats().plan_kind != "frontier") return false;
+    }
+    return MeasuredIterations() >= 20;
+  })) << MeasuredIterations() << " iterations measured";
+  std::vector<std::string> sessions;
+  for (const server::RankInfo& r : StoredRanks()) sessions.push_back(r.session);
+  for (int r = 0; r < 4; ++r) {
+    ranks_[r]->client->Close();
+    ranks_[r]->client = NewClient(r, *ranks_[r]);
+    ranks_[r]->iteration = 0;
+  }
+  const int64_t before = MeasuredIterations();
+  EXPECT_TRUE(RunUntil([&] { return MeasuredIterations() >= before + 20; }))
+      << "measured " << MeasuredIterations() << " after the restart, " << before << " before";
+  for (const server::RankInfo& r : StoredRanks()) {
+    EXPECT_EQ(r.session.size(), 32u);
+    EXPECT_NE(r.session, sessions[r.rank]) << r.rank;
+    EXPECT_GT(r.iteration_base, 0) << r.rank;
+  }
 }
 
 // Durations measured by the framework (CUDA events on a real GPU) replace

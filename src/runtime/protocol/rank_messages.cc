@@ -47,10 +47,17 @@ Status ParseClocks(const Json& body, std::vector<int>* out) {
 
 }  // namespace
 
+bool SameRankAndGpu(const RankRegistration& a, const RankRegistration& b) {
+  return a.rank == b.rank && a.dp_rank == b.dp_rank && a.pp_rank == b.pp_rank && a.tp_rank == b.tp_rank &&
+         a.gpu_name == b.gpu_name && a.gpu_uuid == b.gpu_uuid && a.sm_clocks_mhz == b.sm_clocks_mhz;
+}
+
 Json RankRegistrationToJson(const RankRegistration& r) {
-  return {{"rank", r.rank},         {"dp_rank", r.dp_rank},   {"pp_rank", r.pp_rank},
-          {"tp_rank", r.tp_rank},   {"gpu_name", r.gpu_name}, {"gpu_uuid", r.gpu_uuid},
-          {"sm_clocks_mhz", r.sm_clocks_mhz}};
+  Json j = {{"rank", r.rank},         {"dp_rank", r.dp_rank},   {"pp_rank", r.pp_rank},
+            {"tp_rank", r.tp_rank},   {"gpu_name", r.gpu_name}, {"gpu_uuid", r.gpu_uuid},
+            {"sm_clocks_mhz", r.sm_clocks_mhz}};
+  if (!r.session.empty()) j["session"] = r.session;
+  return j;
 }
 
 Result<RankRegistration> ParseRankRegistration(const Json& body) {
@@ -68,6 +75,11 @@ Result<RankRegistration> ParseRankRegistration(const Json& body) {
   if (!uuid.ok()) return uuid.status();
   r.gpu_name = *name;
   r.gpu_uuid = *uuid;
+  if (body.contains("session")) {
+    Result<std::string> session = GetString(body, "session", "session", kMaxSessionBytes);
+    if (!session.ok()) return session.status();
+    r.session = *session;
+  }
   PERSEUS_RETURN_IF_ERROR(ParseClocks(body, &r.sm_clocks_mhz));
   return r;
 }

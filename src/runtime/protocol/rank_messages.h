@@ -20,9 +20,19 @@ struct RankRegistration {
   int rank = 0, dp_rank = 0, pp_rank = 0, tp_rank = 0;
   std::string gpu_name, gpu_uuid;
   std::vector<int> sm_clocks_mhz;  // supported; parsed: descending, no repeats
+  // The client process's own id (optional, at most 64 bytes): a registration
+  // of a registered rank with another session is a restarted process, whose
+  // iteration numbers start again at 0; the same session is a retry.
+  std::string session;
+  // Server-assigned, not in the message: what the server adds to this
+  // rank's iteration numbers (after a restart, past every iteration seen).
+  int64_t iteration_base = 0;
   bool operator==(const RankRegistration&) const = default;
 };
 inline constexpr size_t kMaxRegisteredClocks = 4096;
+inline constexpr size_t kMaxSessionBytes = 64;
+// The same rank on the same GPU: everything but the session and the base.
+bool SameRankAndGpu(const RankRegistration& a, const RankRegistration& b);
 Json RankRegistrationToJson(const RankRegistration& r);
 // Checks every field on its own (ranks >= 0, names at most 256 bytes, 1 to
 // 4096 clocks in [1, 100000] MHz); the server checks the ranks against its job.

@@ -50,6 +50,9 @@ struct Job {
   JobHistory history;  // plans, stragglers, carbon decisions and iterations over time (not stored)
   control::CarbonForecastCache carbon_forecast;  // the carbon decision's forecaster (not stored)
   std::map<int, int64_t> stored_since_prune;  // [rank] iteration rows stored since its history was last cut
+  // The highest iteration number any rank reported (after its base; -1: none).
+  // A restarted rank's numbers continue past it (JobService::RestartRank).
+  int64_t last_iteration = -1;
   // Set under mu by DeleteJob: a request that found the job before it was
   // deleted changes nothing.
   bool deleted = false;

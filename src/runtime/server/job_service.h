@@ -205,6 +205,8 @@ class JobService {
   // (and records the decision in state->power_cap).
   static void ApplyPowerCap(const Job& job, ControlState* state, std::vector<int>* plans, std::vector<int>* ceilings);
   static Json PowerCapSummary(const Job& job);
+  // A registered rank's new process (another session): a new iteration base, stored.
+  Status RestartRank(const std::string& job_id, Job& job, const RankInfo& rank);
   static void AddToWindow(Job& job, const IterationReport& report);
   static bool DetectStragglers(const Job& job, ControlState* state);
   static void ResetStaleWindows(Job& job, const ControlState& before);

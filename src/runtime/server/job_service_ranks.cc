@@ -14,6 +14,23 @@ std::string Describe(const RankInfo& r) {
          std::to_string(r.pp_rank) + ", tp " + std::to_string(r.tp_rank) + ")";
 }
 
+
+// Rank iteration numbers restart at 0 in a new process. Numbering continues
+// past every iteration seen, with the same base for every rank of one
+// restart: the first rank of a restart (its base is the newest) starts a new
+// base; the others take it. kRestartGapIterations more than the last seen
+// leaves room for iterations the old processes still report.
+constexpr int64_t kRestartGapIterations = 10000;
+
+int64_t NextIterationBase(const Job& job, const RankInfo& restarted) {
+  int64_t newest = 0;
+  for (const std::optional<RankInfo>& r : job.ranks) {
+    if (r) newest = std::max(newest, r->iteration_base);
+  }
+  if (restarted.iteration_base < newest) return newest;
+  return std::max(newest, job.last_iteration + 1 + kRestartGapIterations);
+}
+
 }  // namespace
 
 Result<Registered> JobService::RegisterRank(const std::string& job_id, const RankInfo& rank) {
@@ -32,10 +49,13 @@ Result<Registered> JobService::RegisterRank(const std::string& job_id, const Ran
   }
   const std::optional<RankInfo>& existing = job.ranks[rank.rank];
   if (existing) {
-    if (*existing != rank) {
+    if (!protocol::SameRankAndGpu(*existing, rank)) {
       return Status::Unavailable("job '" + job_id + "': " + Describe(*existing) +
                                  " is already registered with different details");
     }
+    // The same session (or none given) is a retried registration.
+    if (rank.session.empty() || rank.session == existing->session) return Registered{false, job.state.phase};
+    PERSEUS_RETURN_IF_ERROR(RestartRank(job_id, job, rank));
     return Registered{false, job.state.phase};
   }
   auto taken = job.by_coords.find({rank.dp_rank, rank.pp_rank, rank.tp_rank});
@@ -57,6 +77,22 @@ Result<Registered> JobService::RegisterRank(const std::string& job_id, const Ran
   }
   job.IndexRank(*job.ranks[rank.rank]);
   return Registered{true, state.phase};
+}
+
+Status JobService::RestartRank(const std::string& job_id, Job& job, const RankInfo& rank) {
+  RankInfo restarted = rank;
+  restarted.iteration_base = NextIterationBase(job, *job.ranks[rank.rank]);
+  StoreWrite write;
+  write.job_id = job_id;
+  write.rank = restarted;
+  PERSEUS_RETURN_IF_ERROR(store_->Commit(write));
+  job.ranks[rank.rank] = restarted;
+  job.stored_since_prune[rank.rank] = 0;
+  Log("rank_restarted", {{"job", job_id},
+                         {"rank", rank.rank},
+                         {"iteration_base", restarted.iteration_base},
+                         {"hint", "a new process registered this rank: its iterations are numbered from the base"}});
+  return Status::Ok();
 }
 
 Result<std::string> JobService::RankPlan(const std::string& job_id, int rank, int64_t known_version) {

@@ -30,6 +30,7 @@ void JobService::AssignPlans(const Job& job, ControlState* state) {
 }
 
 void JobService::AddToWindow(Job& job, const IterationReport& report) {
+  job.last_iteration = std::max(job.last_iteration, report.iteration);
   if (job.state.phase != Phase::kRunning || !job.plans) return;
   if (report.rank < 0 || report.rank >= static_cast<int>(job.ranks.size()) || !job.ranks[report.rank]) return;
   const RankInfo& info = *job.ranks[report.rank];
@@ -105,7 +106,10 @@ Result<IterationsAccepted> JobService::ReportIterations(const std::string& job_i
   Result<LockedRank> locked = LockRank(job_id, rank);
   if (!locked.ok()) return locked.status();
   Job& job = *locked->job;
-  for (IterationReport& r : reports) r.rank = rank;
+  for (IterationReport& r : reports) {
+    r.rank = rank;
+    r.iteration += locked->info->iteration_base;  // a restarted process counts from 0 again
+  }
   // The pipeline's samples change only once the reports are stored: a report
   // the client retries after an error is counted once.
   const int pipeline = locked->info->dp_rank;

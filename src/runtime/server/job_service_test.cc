@@ -26,6 +26,8 @@ class JobServiceTest : public ::testing::Test {
   void Open(const std::string& path) { testing::OpenService(path, nullptr, &store_, &service_); }
   void SetUp() override { Open(":memory:"); }
   std::string Phase(const std::string& job) { return (*service_->JobSummary(job))["phase"]; }
+  // The first stored job's rank rows (a copy: safe in a range-for).
+  std::vector<RankInfo> StoredRanks() { return store_->LoadAll().value()[0].ranks; }
 
   ScopedTempDir tmp_;  // before the store and service: removed after they close
   std::unique_ptr<Store> store_;
@@ -473,6 +475,57 @@ TEST_F(JobServiceTest, AJobTooLargeToHoldIsRefusedNamingTheField) {
             std::string::npos)
       << r.status().message();
   EXPECT_EQ(service_->JobSummary("big").status().code(), Status::Code::kNotFound);
+}
+
+// A restarted training job (every rank a new process, e.g. from a
+// checkpoint) counts its iterations from 0 again. They must count: the
+// server numbers them past everything it has seen, the same for every rank
+// of the restart, and keeps that across its own restart. (Before, a full
+// window of higher numbers dropped them all, so no straggler could be
+// detected and no iteration measured until the plan changed.)
+TEST_F(JobServiceTest, ARestartedJobsIterationsCountAgain) {
+  const std::string path = tmp_.Path("perseus.db");
+  Open(path);
+  ASSERT_TRUE(HandleRegisterJob(*service_, JobBody("j", 2, 2, 4)).ok());
+  testing::RegisterAndProfile(*service_, "j", 2, 2, 4);
+  service_->WaitForOptimizer();
+  ASSERT_EQ(Phase("j"), "running");
+  auto report = [&](int64_t iteration, double slow_0) {
+    for (int r = 0; r < 4; ++r) {
+      Json plan = Plan(*service_, "j", r);
+      double t = plan["predicted_time_s"].get<double>() * (r / 2 == 0 ? slow_0 : 1.0);
+      Json body = {{"iterations", {{{"iteration", iteration}, {"compute_time_s", t}, {"plan_version", plan["version"]}}}}};
+      ASSERT_TRUE(HandleReportIterations(*service_, "j", r, body).ok());
+    }
+  };
+  for (int64_t i = 0; i < 30; ++i) report(i, 1.0);
+  auto restart = [&](const std::string& session) {
+    for (int r = 0; r < 4; ++r) {
+      Json body = RankBody(r, r / 2, r % 2);
+      body["session"] = session;
+      Result<ApiReply> reply = HandleRegisterRank(*service_, "j", body);
+      ASSERT_TRUE(reply.ok()) << reply.status().ToString();
+      EXPECT_FALSE(reply->created);
+    }
+  };
+  restart("second-run");
+  Result<std::vector<StoredJob>> stored = store_->LoadAll();
+  ASSERT_TRUE(stored.ok());
+  for (const RankInfo& r : (*stored)[0].ranks) {
+    EXPECT_EQ(r.iteration_base, 29 + 1 + 10000) << r.rank;  // one base for the whole restart
+    EXPECT_EQ(r.session, "second-run");
+  }
+  restart("second-run");  // a retried registration changes nothing
+  for (const RankInfo& r : StoredRanks()) EXPECT_EQ(r.iteration_base, 10030) << r.rank;
+  for (int64_t i = 0; i < 5; ++i) report(i, 1.25);  // the new processes' numbers, from 0
+  Json s = (*service_->JobSummary("j"))["stragglers"];
+  ASSERT_EQ(s.size(), 1u) << "the restarted ranks' iterations were not counted";
+  EXPECT_NEAR(s[0]["slowdown"].get<double>(), 1.25, 1e-9);
+  Open(path);  // the server restarts too: the bases are kept
+  for (int64_t i = 5; i < 15; ++i) report(i, 1.0);
+  EXPECT_TRUE((*service_->JobSummary("j"))["stragglers"].empty());
+  restart("third-run");  // a second restart starts past the first one's iterations
+  for (const RankInfo& r : StoredRanks()) EXPECT_EQ(r.iteration_base, 10030 + 14 + 1 + 10000);
 }
 
 TEST_F(JobServiceTest, RestartRestoresEverything) {

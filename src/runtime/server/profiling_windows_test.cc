@@ -6,7 +6,7 @@ namespace perseus::server {
 namespace {
 
 TEST(StageObservationsTest, OneRowPerMeasuredReportOfTheStage) {
-  RankInfo a{0, 0, 0, 0, "a", "a", {1410, 1200}}, b{1, 0, 1, 0, "b", "b", {1410, 1200}};
+  RankInfo a{0, 0, 0, 0, "a", "a", {1410, 1200}, "", 0}, b{1, 0, 1, 0, "b", "b", {1410, 1200}, "", 0};
   ProfilingState p;
   p.clocks_mhz = {{1410, 1200}, {1410, 1200}};
   p.windows.push_back({{{0, 0}, {0, 0}}, "reference", 0, 10});

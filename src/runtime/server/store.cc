@@ -150,8 +150,27 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& path, bool full_sy
   PERSEUS_RETURN_IF_ERROR(store->Exec(kSchema));
   // A write now, so a database that cannot take one (a read-only directory
   // for the WAL, a full disk) is an error at start and not at the first report.
-  PERSEUS_RETURN_IF_ERROR(store->Exec("BEGIN IMMEDIATE; PRAGMA user_version = 1; COMMIT"));
+  PERSEUS_RETURN_IF_ERROR(store->Migrate());
   return store;
+}
+
+// Version 2 (2026-11) adds the ranks' session and iteration base; a version
+// 0 (new) or 1 database gets them here, in one transaction with the version.
+Status Store::Migrate() {
+  int version = 0;
+  {
+    Stmt s(db_, "PRAGMA user_version");
+    if (s.Next()) version = static_cast<int>(s.Int(0));
+    PERSEUS_RETURN_IF_ERROR(s.status());
+  }
+  std::string sql = "BEGIN IMMEDIATE; ";
+  if (version < 2) {
+    sql += "ALTER TABLE ranks ADD COLUMN session TEXT NOT NULL DEFAULT ''; "
+           "ALTER TABLE ranks ADD COLUMN iteration_base INTEGER NOT NULL DEFAULT 0; ";
+  }
+  Status st = Exec(sql + "PRAGMA user_version = " + std::to_string(std::max(version, kSchemaVersion)) + "; COMMIT");
+  if (!st.ok()) (void)Exec("ROLLBACK");
+  return st;
 }
 
 Store::~Store() {
@@ -205,10 +224,13 @@ Status Store::Apply(const StoreWrite& w) {
   }
   if (w.rank) {
     const RankInfo& r = *w.rank;
-    Stmt s(db_, "INSERT INTO ranks VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+    // A restarted rank's row replaces its earlier one (a new session and base).
+    Stmt s(db_, "INSERT OR REPLACE INTO ranks (job_id, rank, dp_rank, pp_rank, tp_rank, gpu_name, gpu_uuid, "
+                "sm_clocks_json, session, iteration_base) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     PERSEUS_RETURN_IF_ERROR(s.Bind(1, w.job_id).Bind(2, r.rank).Bind(3, r.dp_rank).Bind(4, r.pp_rank)
                                 .Bind(5, r.tp_rank).Bind(6, r.gpu_name).Bind(7, r.gpu_uuid)
-                                .Bind(8, Json(r.sm_clocks_mhz).dump()).Run());
+                                .Bind(8, Json(r.sm_clocks_mhz).dump()).Bind(9, r.session)
+                                .Bind(10, r.iteration_base).Run());
   }
   if (w.clear_window_reports) {
     Stmt s(db_, "DELETE FROM profiling_windows WHERE job_id = ?");
@@ -284,12 +306,12 @@ Status Store::LoadJobRows(std::vector<StoredJob>* jobs) {
 }
 
 Status Store::LoadRanks(StoredJob* job) {
-  Stmt s(db_, "SELECT rank, dp_rank, pp_rank, tp_rank, gpu_name, gpu_uuid, sm_clocks_json FROM ranks "
-              "WHERE job_id = ? ORDER BY rank");
+  Stmt s(db_, "SELECT rank, dp_rank, pp_rank, tp_rank, gpu_name, gpu_uuid, sm_clocks_json, session, iteration_base "
+              "FROM ranks WHERE job_id = ? ORDER BY rank");
   s.Bind(1, job->id);
   while (s.Next()) {
     RankInfo r{static_cast<int>(s.Int(0)), static_cast<int>(s.Int(1)), static_cast<int>(s.Int(2)),
-               static_cast<int>(s.Int(3)), s.Text(4), s.Text(5), {}};
+               static_cast<int>(s.Int(3)), s.Text(4), s.Text(5), {}, s.Text(7), s.Int(8)};
     Json clocks = Json::parse(s.Text(6), nullptr, false);
     if (!clocks.is_array() || !std::all_of(clocks.begin(), clocks.end(), [](const Json& c) {
           return c.is_number_integer() && c.get<int64_t>() > 0 && c.get<int64_t>() < 100000;

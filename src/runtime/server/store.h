@@ -71,6 +71,8 @@ class Store {
  private:
   explicit Store(sqlite3* db) : db_(db) {}
   Status Exec(const std::string& sql);
+  Status Migrate();  // to kSchemaVersion; also the first write (a read-only database fails here)
+  static constexpr int kSchemaVersion = 2;
   Status Apply(const StoreWrite& write);
   Status LoadJobRows(std::vector<StoredJob>* jobs);
   Status LoadRanks(StoredJob* job);

@@ -12,6 +12,45 @@
 namespace perseus::server {
 namespace {
 
+// A database of the previous schema (version 1: ranks without session and
+// iteration base) opens, keeps its rows, and takes the new columns.
+TEST(StoreTest, MigratesAVersionOneDatabase) {
+  ScopedTempDir tmp;
+  const std::string path = tmp.Path("old.db");
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    const char* v1 =
+        "CREATE TABLE jobs (id TEXT PRIMARY KEY, spec_json TEXT NOT NULL, state_json TEXT NOT NULL DEFAULT '', "
+        "profile_csv TEXT NOT NULL DEFAULT '', frontier_json TEXT NOT NULL DEFAULT '');"
+        "CREATE TABLE ranks (job_id TEXT NOT NULL, rank INTEGER NOT NULL, dp_rank INTEGER NOT NULL, pp_rank INTEGER "
+        "NOT NULL, tp_rank INTEGER NOT NULL, gpu_name TEXT NOT NULL, gpu_uuid TEXT NOT NULL, sm_clocks_json TEXT NOT "
+        "NULL, PRIMARY KEY (job_id, rank));"
+        "INSERT INTO jobs VALUES ('j', '{\"id\":\"j\"}', '{}', '', '');"
+        "INSERT INTO ranks VALUES ('j', 0, 0, 0, 0, 'A100', 'GPU-0', '[1410,1395]');"
+        "PRAGMA user_version = 1;";
+    ASSERT_EQ(sqlite3_exec(db, v1, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+    sqlite3_close(db);
+  }
+  for (int open = 0; open < 2; ++open) {  // and opens again at version 2
+    Result<std::unique_ptr<Store>> store = Store::Open(path, false);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    Result<std::vector<StoredJob>> jobs = (*store)->LoadAll();
+    ASSERT_TRUE(jobs.ok()) << jobs.status().ToString();
+    ASSERT_EQ(jobs->size(), 1u);
+    ASSERT_EQ((*jobs)[0].ranks.size(), 1u);
+    const RankInfo& r = (*jobs)[0].ranks[0];
+    EXPECT_EQ(r.gpu_uuid, "GPU-0");
+    EXPECT_EQ(r.iteration_base, open == 0 ? 0 : 77);
+    StoreWrite w;
+    w.job_id = "j";
+    w.rank = r;
+    w.rank->session = "s";
+    w.rank->iteration_base = 77;  // a restarted rank's row replaces the old one
+    ASSERT_TRUE((*store)->Commit(w).ok());
+  }
+}
+
 TEST(StoreTest, CommitsSurviveReopen) {
   ScopedTempDir tmp;
   const std::string path = tmp.Path("perseus.db");
@@ -25,7 +64,7 @@ TEST(StoreTest, CommitsSurviveReopen) {
     ASSERT_TRUE((*store)->Commit(w).ok());
     StoreWrite r;
     r.job_id = "j1";
-    r.rank = RankInfo{3, 1, 0, 0, "A100", "GPU-3", {1410, 1395}};
+    r.rank = RankInfo{3, 1, 0, 0, "A100", "GPU-3", {1410, 1395}, "", 0};
     WindowReport wr;
     wr.rank = 3;
     wr.window = 5;
@@ -71,7 +110,7 @@ TEST(StoreTest, FailedWriteLeavesNothingBehind) {
   StoreWrite dup;  // inserting the same job again fails, and so must the rank in the same write
   dup.job_id = "j";
   dup.spec_json = "{}";
-  dup.rank = RankInfo{0, 0, 0, 0, "x", "y", {1}};
+  dup.rank = RankInfo{0, 0, 0, 0, "x", "y", {1}, "", 0};
   EXPECT_FALSE((*store)->Commit(dup).ok());
   Result<std::vector<StoredJob>> jobs = (*store)->LoadAll();
   ASSERT_TRUE(jobs.ok());
@@ -104,7 +143,7 @@ StoreWrite JobWithRank(const std::string& id, int clock_mhz) {
   StoreWrite w;
   w.job_id = id;
   w.spec_json = "{}";
-  w.rank = RankInfo{0, 0, 0, 0, "x", "y", {clock_mhz}};
+  w.rank = RankInfo{0, 0, 0, 0, "x", "y", {clock_mhz}, "", 0};
   return w;
 }
 
