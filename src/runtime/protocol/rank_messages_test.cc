@@ -87,5 +87,27 @@ TEST(RankMessages, IterationReportsSurviveTheWireAndCarryTheRank) {
             0u);
 }
 
+// The session travels; the server's iteration base does not (the server
+// assigns it); a session of more than 64 bytes or not a string is named.
+TEST(RankMessages, ARegistrationCarriesItsSession) {
+  RankRegistration sent{5, 0, 1, 1, "A100", "GPU-5", {1410, 1395}, "9f0c2a7e", 12345};
+  Result<RankRegistration> got = ParseRankRegistration(RankRegistrationToJson(sent));
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(got->session, "9f0c2a7e");
+  EXPECT_EQ(got->iteration_base, 0);
+  EXPECT_TRUE(SameRankAndGpu(*got, sent));
+  sent.session.clear();
+  EXPECT_FALSE(RankRegistrationToJson(sent).contains("session"));  // optional: older servers never see it
+  Json j = RankRegistrationToJson(sent);
+  j["session"] = std::string(65, 'a');
+  EXPECT_EQ(ParseRankRegistration(j).status().message().rfind("field 'session': ", 0), 0u)
+      << ParseRankRegistration(j).status().message();
+  j["session"] = 7;
+  EXPECT_EQ(ParseRankRegistration(j).status().message().rfind("field 'session': ", 0), 0u);
+  RankRegistration other = sent;
+  other.gpu_uuid = "GPU-6";
+  EXPECT_FALSE(SameRankAndGpu(other, sent));
+}
+
 }  // namespace
 }  // namespace perseus::protocol
