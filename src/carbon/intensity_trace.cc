@@ -118,11 +118,16 @@ Result<IntensityTrace> LoadEiaTrace(const std::string& path) {
       trace->generation.clear();  // the mix is all or nothing
       break;
     }
+    // A fuel column the forecasts cannot use (a negative or unreadable cell,
+    // other hours than avg_CI) costs the mix, not the trace: say why.
     Result<IntensityTrace> mw = LoadTraceColumns(path, fuel.column);
-    if (!mw.ok()) return mw.status();
-    // Same rows, so the same hours.
-    if (mw->start_unix_s != trace->start_unix_s || mw->size() != trace->size()) {
-      return Status::InvalidArgument(path + ": column '" + fuel.column + "' covers other hours than avg_CI");
+    if (mw.ok() && (mw->start_unix_s != trace->start_unix_s || mw->size() != trace->size())) {
+      mw = Status::InvalidArgument(path + ": column '" + fuel.column + "' covers other hours than avg_CI");
+    }
+    if (!mw.ok()) {
+      trace->generation.clear();
+      trace->notes.push_back("fuel mix not used: " + mw.status().message());
+      return trace;
     }
     if (!mw->notes.empty()) filled_columns += std::string(filled_columns.empty() ? "" : ", ") + fuel.column;
     trace->generation.push_back({fuel.column, fuel.lifecycle_g_per_kwh, std::move(mw->carbon_g_per_kwh)});

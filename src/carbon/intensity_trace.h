@@ -66,7 +66,9 @@ Result<IntensityTrace> BuildHourlyTrace(const std::vector<IntensitySample>& samp
 Result<IntensityTrace> LoadCsvTrace(const std::string& path);
 // Reads an EIA 2022 hourly file: `timestamp`, `avg_CI` and, where present,
 // the fuel columns of kEiaFuels (generation in MW) into `generation`. Empty
-// cells are interpolated and noted.
+// cells are interpolated and noted. A fuel column that is missing or cannot
+// be used (a negative or unreadable cell) leaves `generation` empty, with a
+// note naming the cell: the intensity alone still loads.
 Result<IntensityTrace> LoadEiaTrace(const std::string& path);
 // "<shared_data>/carbon/eia2022_<region>_hourly_ci.csv"; region CISO or NYIS.
 Result<std::string> EiaTracePath(const std::string& shared_data_dir, const std::string& region);

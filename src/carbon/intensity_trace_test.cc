@@ -84,12 +84,18 @@ TEST(EiaTrace, ReadsTheFuelMix) {
   ASSERT_TRUE(t.ok()) << t.status().ToString();
   EXPECT_TRUE(t->generation.empty());
 
-  // A bad fuel cell names the file, line and column.
+  // A fuel cell the forecasts cannot use costs the mix, not the trace; the
+  // note names the file, line and column.
   std::string bad = tmp.Write("bad.csv", header + "2022-01-01 00:00:00+00:00,1,0,0,0,-5,0,0,0,200\n");
   t = LoadEiaTrace(bad);
-  ASSERT_FALSE(t.ok());
-  EXPECT_NE(t.status().message().find(bad + ":2: column 'NG': must be >= 0"), std::string::npos)
-      << t.status().message();
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_TRUE(t->generation.empty());
+  ASSERT_FALSE(t->notes.empty());
+  EXPECT_NE(t->notes.back().find("fuel mix not used: " + bad + ":2: column 'NG': must be >= 0"), std::string::npos)
+      << t->notes.back();
+  // A bad avg_CI cell still fails the load.
+  std::string bad_ci = tmp.Write("bad_ci.csv", header + "2022-01-01 00:00:00+00:00,1,0,0,0,5,0,0,0,-1\n");
+  EXPECT_EQ(LoadEiaTrace(bad_ci).status().message().find(bad_ci + ":2: column 'avg_CI'"), 0u);
 }
 
 // The emission factors are those the files' avg_CI is computed from.

@@ -172,7 +172,7 @@ Result<std::vector<IterationReport>> ParseIterationReports(const Json& body, int
     if (!r.is_object()) return FieldError(path, "expected an object, got " + Quote(r));
     IterationReport rep;
     rep.rank = rank;
-    Result<int64_t> n = GetInt(r, "iteration", path + ".iteration", 0, INT64_MAX / 2);
+    Result<int64_t> n = GetInt(r, "iteration", path + ".iteration", 0, kMaxIteration);
     if (!n.ok()) return n.status();
     Result<double> t = GetNumber(r, "compute_time_s", path + ".compute_time_s", 1e-9, 1e6);
     if (!t.ok()) return t.status();

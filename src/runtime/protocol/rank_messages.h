@@ -31,6 +31,7 @@ struct RankRegistration {
 };
 inline constexpr size_t kMaxRegisteredClocks = 4096;
 inline constexpr size_t kMaxSessionBytes = 64;
+inline constexpr int64_t kMaxIteration = INT64_MAX / 2;  // an iteration report's number, before and after the base
 // The same rank on the same GPU: everything but the session and the base.
 bool SameRankAndGpu(const RankRegistration& a, const RankRegistration& b);
 Json RankRegistrationToJson(const RankRegistration& r);

@@ -15,20 +15,22 @@ std::string Describe(const RankInfo& r) {
 }
 
 
-// Rank iteration numbers restart at 0 in a new process. Numbering continues
-// past every iteration seen, with the same base for every rank of one
-// restart: the first rank of a restart (its base is the newest) starts a new
-// base; the others take it. kRestartGapIterations more than the last seen
-// leaves room for iterations the old processes still report.
+// Rank iteration numbers start at 0 in every process. The base a rank's
+// numbers are offset by: the newest base while no iteration has been
+// reported at it (every rank of one launch or restart registers before any
+// of them can complete an iteration, so they all get it, even after a launch
+// that failed before its first iteration); otherwise a new one past every
+// iteration seen, kRestartGapIterations beyond the last to leave room for
+// iterations the old processes still report.
 constexpr int64_t kRestartGapIterations = 10000;
 
-int64_t NextIterationBase(const Job& job, const RankInfo& restarted) {
+int64_t NextIterationBase(const Job& job) {
   int64_t newest = 0;
   for (const std::optional<RankInfo>& r : job.ranks) {
     if (r) newest = std::max(newest, r->iteration_base);
   }
-  if (restarted.iteration_base < newest) return newest;
-  return std::max(newest, job.last_iteration + 1 + kRestartGapIterations);
+  if (job.last_iteration < newest) return newest;
+  return std::min(job.last_iteration + 1 + kRestartGapIterations, protocol::kMaxIteration / 2);
 }
 
 }  // namespace
@@ -49,12 +51,17 @@ Result<Registered> JobService::RegisterRank(const std::string& job_id, const Ran
   }
   const std::optional<RankInfo>& existing = job.ranks[rank.rank];
   if (existing) {
-    if (!protocol::SameRankAndGpu(*existing, rank)) {
+    // A new process (another session) may land on another GPU of the same
+    // model (a requeue on other nodes); anything else must match.
+    const bool restarted = !rank.session.empty() && rank.session != existing->session;
+    RankInfo same_gpu = rank;
+    if (restarted && rank.gpu_name == existing->gpu_name) same_gpu.gpu_uuid = existing->gpu_uuid;
+    if (!protocol::SameRankAndGpu(*existing, same_gpu)) {
       return Status::Unavailable("job '" + job_id + "': " + Describe(*existing) +
-                                 " is already registered with different details");
+                                 " is already registered with different details" +
+                                 (restarted ? " (a restarted rank must keep its dp/pp/tp ranks and GPU model)" : ""));
     }
-    // The same session (or none given) is a retried registration.
-    if (rank.session.empty() || rank.session == existing->session) return Registered{false, job.state.phase};
+    if (!restarted) return Registered{false, job.state.phase};  // a retried registration
     PERSEUS_RETURN_IF_ERROR(RestartRank(job_id, job, rank));
     return Registered{false, job.state.phase};
   }
@@ -66,10 +73,11 @@ Result<Registered> JobService::RegisterRank(const std::string& job_id, const Ran
   ControlState state = job.state;
   std::optional<RankInfo> saved = job.ranks[rank.rank];
   job.ranks[rank.rank] = rank;  // StartProfiling reads it; undone if the commit fails
+  job.ranks[rank.rank]->iteration_base = NextIterationBase(job);
   bool last = job.registered + 1 == job.spec.world_size();
   if (last) StartProfiling(job, &state);
   StoreWrite write;
-  write.rank = rank;
+  write.rank = job.ranks[rank.rank];
   Status st = CommitState(job, state, std::move(write));
   if (!st.ok()) {
     job.ranks[rank.rank] = saved;
@@ -81,7 +89,7 @@ Result<Registered> JobService::RegisterRank(const std::string& job_id, const Ran
 
 Status JobService::RestartRank(const std::string& job_id, Job& job, const RankInfo& rank) {
   RankInfo restarted = rank;
-  restarted.iteration_base = NextIterationBase(job, *job.ranks[rank.rank]);
+  restarted.iteration_base = NextIterationBase(job);
   StoreWrite write;
   write.job_id = job_id;
   write.rank = restarted;

@@ -106,14 +106,21 @@ Result<IterationsAccepted> JobService::ReportIterations(const std::string& job_i
   Result<LockedRank> locked = LockRank(job_id, rank);
   if (!locked.ok()) return locked.status();
   Job& job = *locked->job;
-  for (IterationReport& r : reports) {
-    r.rank = rank;
-    r.iteration += locked->info->iteration_base;  // a restarted process counts from 0 again
+  const int64_t base = locked->info->iteration_base;  // a restarted process counts from 0 again
+  for (size_t k = 0; k < reports.size(); ++k) {
+    if (reports[k].iteration > protocol::kMaxIteration - base) {
+      return FieldError("iterations[" + std::to_string(k) + "].iteration",
+                        "expected at most " + std::to_string(protocol::kMaxIteration - base) +
+                            " (this rank's iteration base is " + std::to_string(base) + ")");
+    }
+    reports[k].rank = rank;
+    reports[k].iteration += base;
   }
   // The pipeline's samples change only once the reports are stored: a report
   // the client retries after an error is counted once.
   const int pipeline = locked->info->dp_rank;
   const std::map<int64_t, IterationSample> samples_before = job.windows[pipeline];
+  const int64_t last_iteration_before = job.last_iteration;
   for (const IterationReport& r : reports) AddToWindow(job, r);
   ControlState before = job.state, state = job.state;
   bool changed = job.state.phase == Phase::kRunning && job.plans && DetectStragglers(job, &state);
@@ -131,6 +138,7 @@ Result<IterationsAccepted> JobService::ReportIterations(const std::string& job_i
   const Status st = changed ? CommitState(job, state, std::move(write)) : store_->Commit(write);
   if (!st.ok()) {
     job.windows[pipeline] = samples_before;
+    job.last_iteration = last_iteration_before;
     if (warned) job.mismatch_warned.erase(rank);
     return st;
   }

@@ -528,6 +528,56 @@ TEST_F(JobServiceTest, ARestartedJobsIterationsCountAgain) {
   for (const RankInfo& r : StoredRanks()) EXPECT_EQ(r.iteration_base, 10030 + 14 + 1 + 10000);
 }
 
+// One base for every rank of a launch: a launch that failed before its first
+// iteration restarts with the same base for the ranks that had registered
+// and those that had not; after a rank restarted alone, the job's next full
+// restart aligns every rank again; a requeue on another GPU of the same
+// model is a restart, another model is refused.
+TEST_F(JobServiceTest, EveryRankOfALaunchGetsOneIterationBase) {
+  ASSERT_TRUE(HandleRegisterJob(*service_, JobBody("j", 2, 2, 4)).ok());
+  auto register_rank = [&](int r, const std::string& session, const std::string& uuid = "") {
+    Json body = RankBody(r, r / 2, r % 2);
+    body["session"] = session;
+    if (!uuid.empty()) body["gpu_uuid"] = uuid;
+    return HandleRegisterRank(*service_, "j", body);
+  };
+  ASSERT_TRUE(register_rank(0, "a").ok());
+  ASSERT_TRUE(register_rank(1, "a").ok());
+  ASSERT_TRUE(register_rank(0, "b").ok());  // the launch failed before any iteration; ranks 2, 3 never came
+  for (int r : {1, 2, 3}) ASSERT_TRUE(register_rank(r, "b").ok());
+  for (const RankInfo& r : StoredRanks()) EXPECT_EQ(r.iteration_base, 0) << r.rank;
+  ASSERT_EQ(Phase("j"), "profiling");
+  testing::RegisterAndProfile(*service_, "j", 2, 2, 4);
+  service_->WaitForOptimizer();
+  auto report = [&](int r, int64_t iteration) {
+    Json plan = Plan(*service_, "j", r);
+    Json body = {{"iterations", {{{"iteration", iteration}, {"compute_time_s", plan["predicted_time_s"]},
+                                  {"plan_version", plan["version"]}}}}};
+    ASSERT_TRUE(HandleReportIterations(*service_, "j", r, body).ok());
+  };
+  for (int r = 0; r < 4; ++r) report(r, 99);
+  ASSERT_TRUE(register_rank(0, "c").ok());  // rank 0 alone: misaligned until the next full restart
+  report(0, 4);
+  EXPECT_EQ(StoredRanks()[0].iteration_base, 99 + 1 + 10000);
+  for (int r : {1, 2, 3, 0}) ASSERT_TRUE(register_rank(r, "d").ok());  // the full restart, rank 1 first
+  const std::vector<RankInfo> ranks = StoredRanks();
+  for (const RankInfo& r : ranks) EXPECT_EQ(r.iteration_base, 10100 + 4 + 1 + 10000) << r.rank;
+  // A requeue on another GPU of the same model restarts; another model is refused.
+  ASSERT_TRUE(register_rank(2, "e", "GPU-elsewhere").ok());
+  EXPECT_EQ(StoredRanks()[2].gpu_uuid, "GPU-elsewhere");
+  Json other_model = RankBody(3, 1, 1);
+  other_model["session"] = "e";
+  other_model["gpu_name"] = "Another";
+  EXPECT_EQ(HandleRegisterRank(*service_, "j", other_model).status().code(), Status::Code::kUnavailable);
+  // An iteration number past what the base leaves is refused, naming the field.
+  Json plan = Plan(*service_, "j", 3);
+  Json huge = {{"iterations", {{{"iteration", protocol::kMaxIteration}, {"compute_time_s", 1.0},
+                                {"plan_version", plan["version"]}}}}};
+  EXPECT_EQ(HandleReportIterations(*service_, "j", 3, huge).status().message().rfind(
+                "field 'iterations[0].iteration': expected at most ", 0),
+            0u);
+}
+
 TEST_F(JobServiceTest, RestartRestoresEverything) {
   const std::string path = tmp_.Path("perseus.db");
   Open(path);

@@ -154,8 +154,9 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& path, bool full_sy
   return store;
 }
 
-// Version 2 (2026-11) adds the ranks' session and iteration base; a version
-// 0 (new) or 1 database gets them here, in one transaction with the version.
+// Version 2 (2026-11) adds the ranks' session and iteration base. Whatever
+// user_version says (an older release, run on a migrated database, sets it
+// back to 1), the columns missing are added, in one transaction with the version.
 Status Store::Migrate() {
   int version = 0;
   {
@@ -163,10 +164,16 @@ Status Store::Migrate() {
     if (s.Next()) version = static_cast<int>(s.Int(0));
     PERSEUS_RETURN_IF_ERROR(s.status());
   }
+  std::set<std::string> columns;
+  {
+    Stmt s(db_, "PRAGMA table_info(ranks)");
+    while (s.Next()) columns.insert(s.Text(1));
+    PERSEUS_RETURN_IF_ERROR(s.status());
+  }
   std::string sql = "BEGIN IMMEDIATE; ";
-  if (version < 2) {
-    sql += "ALTER TABLE ranks ADD COLUMN session TEXT NOT NULL DEFAULT ''; "
-           "ALTER TABLE ranks ADD COLUMN iteration_base INTEGER NOT NULL DEFAULT 0; ";
+  if (!columns.count("session")) sql += "ALTER TABLE ranks ADD COLUMN session TEXT NOT NULL DEFAULT ''; ";
+  if (!columns.count("iteration_base")) {
+    sql += "ALTER TABLE ranks ADD COLUMN iteration_base INTEGER NOT NULL DEFAULT 0; ";
   }
   Status st = Exec(sql + "PRAGMA user_version = " + std::to_string(std::max(version, kSchemaVersion)) + "; COMMIT");
   if (!st.ok()) (void)Exec("ROLLBACK");

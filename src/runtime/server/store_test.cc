@@ -49,6 +49,17 @@ TEST(StoreTest, MigratesAVersionOneDatabase) {
     w.rank->iteration_base = 77;  // a restarted rank's row replaces the old one
     ASSERT_TRUE((*store)->Commit(w).ok());
   }
+  // An older release run on the migrated database sets user_version back to 1:
+  // the columns are there, so opening again adds nothing and keeps the rows.
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db, "PRAGMA user_version = 1;", nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(db);
+  }
+  Result<std::unique_ptr<Store>> store = Store::Open(path, false);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  EXPECT_EQ((*store)->LoadAll().value()[0].ranks.at(0).iteration_base, 77);
 }
 
 TEST(StoreTest, CommitsSurviveReopen) {
