@@ -245,7 +245,7 @@ bool RankClient::SendReports(ServerApi& api) {
       item.schedule_mismatches = r.schedule_mismatches;
       batch.push_back(item);
     }
-    Result<Json> reply = api.Post(RankPath(options_.identity, "/iterations"), protocol::IterationReportsToJson(batch));
+    Result<Json> reply = api.Post(RankPath(options_.identity, "/iterations"), protocol::IterationReportsToJson(batch, session_));
     // At least once: kept for the next attempt unless the server refused
     // them for good (400, 404); a 5xx (a full disk) or 409 is retried, and
     // the server stores a retried iteration once.

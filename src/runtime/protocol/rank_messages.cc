@@ -147,7 +147,7 @@ Result<WindowReport> ParseWindowReport(const Json& body) {
   return r;
 }
 
-Json IterationReportsToJson(const std::vector<IterationReport>& reports) {
+Json IterationReportsToJson(const std::vector<IterationReport>& reports, const std::string& session) {
   Json list = Json::array();
   for (const IterationReport& r : reports) {
     Json item = {{"iteration", r.iteration}, {"compute_time_s", r.compute_time_s}, {"energy_j", r.energy_j},
@@ -155,17 +155,25 @@ Json IterationReportsToJson(const std::vector<IterationReport>& reports) {
     if (r.schedule_mismatches > 0) item["schedule_mismatches"] = r.schedule_mismatches;
     list.push_back(std::move(item));
   }
-  return {{"iterations", list}};
+  Json body = {{"iterations", list}};
+  if (!session.empty()) body["session"] = session;
+  return body;
 }
 
-Result<std::vector<IterationReport>> ParseIterationReports(const Json& body, int rank) {
+Result<IterationReports> ParseIterationReports(const Json& body, int rank) {
   auto it = body.find("iterations");
   if (it == body.end()) return FieldError("iterations", "missing");
   if (!it->is_array() || it->size() > kMaxIterationsPerReport) {
     return FieldError("iterations", "expected an array of at most " + std::to_string(kMaxIterationsPerReport) +
                                         " reports, got " + Quote(*it));
   }
-  std::vector<IterationReport> out;
+  IterationReports parsed;
+  if (body.contains("session")) {
+    Result<std::string> session = GetString(body, "session", "session", kMaxSessionBytes);
+    if (!session.ok()) return session.status();
+    parsed.session = *session;
+  }
+  std::vector<IterationReport>& out = parsed.reports;
   for (size_t i = 0; i < it->size(); ++i) {
     const Json& r = (*it)[i];
     const std::string path = "iterations[" + std::to_string(i) + "]";
@@ -190,7 +198,7 @@ Result<std::vector<IterationReport>> ParseIterationReports(const Json& body, int
     rep.plan_version = *v;
     out.push_back(rep);
   }
-  return out;
+  return parsed;
 }
 
 }  // namespace perseus::protocol

@@ -80,9 +80,16 @@ struct IterationReport {
   int64_t schedule_mismatches = 0;  // hooks that did not match the plan's next computation (not stored)
 };
 inline constexpr size_t kMaxIterationsPerReport = 1000;
-// {"iterations": [...]}; REQUIRES: reports.size() <= kMaxIterationsPerReport.
-Json IterationReportsToJson(const std::vector<IterationReport>& reports);
+// A request's reports, and the session of the process that sent them
+// (optional: the server drops a report of a process the rank has since been
+// restarted from).
+struct IterationReports {
+  std::vector<IterationReport> reports;
+  std::string session;
+};
+// {"iterations": [...], "session": ...}; REQUIRES: reports.size() <= kMaxIterationsPerReport.
+Json IterationReportsToJson(const std::vector<IterationReport>& reports, const std::string& session = "");
 // Every report gets `rank`.
-Result<std::vector<IterationReport>> ParseIterationReports(const Json& body, int rank);
+Result<IterationReports> ParseIterationReports(const Json& body, int rank);
 
 }  // namespace perseus::protocol

@@ -70,13 +70,16 @@ TEST(RankMessages, IterationReportsSurviveTheWireAndCarryTheRank) {
   sent[1] = {0, 8, 0.51, 0, 3, 4};
   const Json j = IterationReportsToJson(sent);
   EXPECT_FALSE(j["iterations"][0].contains("schedule_mismatches"));
-  Result<std::vector<IterationReport>> got = ParseIterationReports(j, 5);
-  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_FALSE(j.contains("session"));
+  Result<IterationReports> parsed = ParseIterationReports(j, 5);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  const std::vector<IterationReport>* got = &parsed->reports;
   ASSERT_EQ(got->size(), 2u);
   EXPECT_EQ((*got)[1].rank, 5);
   EXPECT_EQ((*got)[1].iteration, 8);
   EXPECT_EQ((*got)[1].schedule_mismatches, 4);
   EXPECT_EQ((*got)[0].energy_j, 120);
+  EXPECT_EQ(ParseIterationReports(IterationReportsToJson(sent, "9f0c"), 5)->session, "9f0c");
   Json bad = j;
   bad["iterations"][1]["compute_time_s"] = 0;
   EXPECT_EQ(ParseIterationReports(bad, 5).status().message().rfind("field 'iterations[1].compute_time_s': ", 0), 0u);

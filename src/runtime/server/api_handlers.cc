@@ -51,11 +51,14 @@ Result<ApiReply> HandleReportWindow(JobService& service, const std::string& job_
 }
 
 Result<ApiReply> HandleReportIterations(JobService& service, const std::string& job_id, int rank, const Json& body) {
-  Result<std::vector<IterationReport>> reports = protocol::ParseIterationReports(body, rank);
+  Result<protocol::IterationReports> reports = protocol::ParseIterationReports(body, rank);
   if (!reports.ok()) return reports.status();
-  return Encoded(service.ReportIterations(job_id, rank, std::move(*reports)), [](const IterationsAccepted& a) {
-    return ApiReply{false, {{"accepted", a.accepted}, {"stragglers", StragglersJson(a.stragglers)}}};
-  });
+  return Encoded(service.ReportIterations(job_id, rank, std::move(reports->reports), reports->session),
+                 [](const IterationsAccepted& a) {
+                   Json reply = {{"accepted", a.accepted}, {"stragglers", StragglersJson(a.stragglers)}};
+                   if (a.stale > 0) reply["stale"] = a.stale;
+                   return ApiReply{false, std::move(reply)};
+                 });
 }
 
 Result<ApiReply> HandleDeclareStraggler(JobService& service, const std::string& job_id, const Json& body) {

@@ -54,6 +54,7 @@ struct WindowAccepted {
 struct IterationsAccepted {
   size_t accepted = 0;
   std::vector<Straggler> stragglers;  // the job's, afterwards
+  size_t stale = 0;  // dropped: sent by a process the rank has since been restarted from
 };
 
 // How the carbon policy (job_service_carbon.cc) and job expiry keep time.
@@ -95,9 +96,11 @@ class JobService {
   Result<std::string> RankPlan(const std::string& job_id, int rank, int64_t known_version);
   // POST .../windows: one rank's measurement of a profiling window (report.rank names the rank).
   Result<WindowAccepted> ReportWindow(const std::string& job_id, const protocol::WindowReport& report);
-  // Every report's rank is `rank`.
+  // Every report's rank is `rank`. Reports whose `session` (when given) is
+  // not the rank's registered one come from a process the rank has been
+  // restarted from: dropped and counted as stale.
   Result<IterationsAccepted> ReportIterations(const std::string& job_id, int rank,
-                                              std::vector<IterationReport> reports);
+                                              std::vector<IterationReport> reports, const std::string& session = "");
   // Both return the job's stragglers afterwards.
   Result<std::vector<Straggler>> DeclareStraggler(const std::string& job_id,
                                                   const protocol::StragglerDeclaration& declared);

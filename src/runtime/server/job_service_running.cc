@@ -102,10 +102,14 @@ bool JobService::WarnAboutMismatches(Job& job, int rank, const std::vector<Itera
 }
 
 Result<IterationsAccepted> JobService::ReportIterations(const std::string& job_id, int rank,
-                                                        std::vector<IterationReport> reports) {
+                                                        std::vector<IterationReport> reports,
+                                                        const std::string& session) {
   Result<LockedRank> locked = LockRank(job_id, rank);
   if (!locked.ok()) return locked.status();
   Job& job = *locked->job;
+  if (!session.empty() && !locked->info->session.empty() && session != locked->info->session) {
+    return IterationsAccepted{0, job.state.stragglers, reports.size()};
+  }
   const int64_t base = locked->info->iteration_base;  // a restarted process counts from 0 again
   for (size_t k = 0; k < reports.size(); ++k) {
     if (reports[k].iteration > protocol::kMaxIteration - base) {

@@ -562,6 +562,16 @@ TEST_F(JobServiceTest, EveryRankOfALaunchGetsOneIterationBase) {
   for (int r : {1, 2, 3, 0}) ASSERT_TRUE(register_rank(r, "d").ok());  // the full restart, rank 1 first
   const std::vector<RankInfo> ranks = StoredRanks();
   for (const RankInfo& r : ranks) EXPECT_EQ(r.iteration_base, 10100 + 4 + 1 + 10000) << r.rank;
+  // A report the replaced process (session "c") still sends is dropped as stale.
+  Json old_plan = Plan(*service_, "j", 0);
+  Json late = {{"iterations", {{{"iteration", 5}, {"compute_time_s", 1.0}, {"plan_version", old_plan["version"]}}}},
+               {"session", "c"}};
+  Result<ApiReply> dropped = HandleReportIterations(*service_, "j", 0, late);
+  ASSERT_TRUE(dropped.ok()) << dropped.status().ToString();
+  EXPECT_EQ(dropped->body["accepted"], 0);
+  EXPECT_EQ(dropped->body["stale"], 1);
+  late["session"] = "d";
+  EXPECT_EQ((*HandleReportIterations(*service_, "j", 0, late)).body["accepted"], 1);
   // A requeue on another GPU of the same model restarts; another model is refused.
   ASSERT_TRUE(register_rank(2, "e", "GPU-elsewhere").ok());
   EXPECT_EQ(StoredRanks()[2].gpu_uuid, "GPU-elsewhere");
