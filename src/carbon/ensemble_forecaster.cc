@@ -13,34 +13,39 @@ constexpr double kPerHourForgetting = 0.99;  // one example a day per model: ~10
 constexpr double kStackForgetting = 0.9995;  // ~3 months of hourly examples
 constexpr double kStackPriorVariance = 1e-4;
 
+const BlendOptions kGlobal;
+const BlendOptions kPerHour{kPerHourForgetting, true, false};
+const BlendOptions kRatio{kGlobal.forgetting, false, true};
+
 std::vector<BlendForecaster> PerFuel(int n, int horizon_h, int hod, BlendOptions o) {
   return std::vector<BlendForecaster>(n, BlendForecaster(horizon_h, hod, o));
 }
 
-int MemberCount(bool mix) { return mix ? 6 : 2; }
-
 }  // namespace
+
+std::vector<EnsembleForecaster::MixMember> EnsembleForecaster::MixMembers(int fuels, int horizon_h, int hod) {
+  if (fuels == 0) return {};
+  return {{false, PerFuel(fuels, horizon_h, hod, kGlobal)},
+          {false, PerFuel(fuels, horizon_h, hod, kPerHour)},
+          {false, PerFuel(fuels, horizon_h, hod, kRatio)},
+          {true, PerFuel(fuels, horizon_h, hod, kPerHour)}};
+}
 
 EnsembleForecaster::EnsembleForecaster(int horizon_h, int first_hour_of_day, std::vector<double> lifecycle_g_per_kwh)
     : Forecaster(horizon_h, first_hour_of_day),
       lifecycle_g_per_kwh_(std::move(lifecycle_g_per_kwh)),
-      stack_(MemberCount(!lifecycle_g_per_kwh_.empty()), kStackForgetting, kStackPriorVariance) {
-  const BlendOptions global, per_hour{kPerHourForgetting, true, false}, ratio{0.998, false, true};
-  intensity_members_ = {BlendForecaster(horizon_h, first_hour_of_day, global),
-                        BlendForecaster(horizon_h, first_hour_of_day, per_hour)};
-  const int n = static_cast<int>(lifecycle_g_per_kwh_.size());
-  if (n == 0) return;
-  mix_members_ = {{false, PerFuel(n, horizon_h, first_hour_of_day, global)},
-                  {false, PerFuel(n, horizon_h, first_hour_of_day, per_hour)},
-                  {false, PerFuel(n, horizon_h, first_hour_of_day, ratio)},
-                  {true, PerFuel(n, horizon_h, first_hour_of_day, per_hour)}};
-}
+      intensity_members_{BlendForecaster(horizon_h, first_hour_of_day, kGlobal),
+                         BlendForecaster(horizon_h, first_hour_of_day, kPerHour)},
+      mix_members_(MixMembers(static_cast<int>(lifecycle_g_per_kwh_.size()), horizon_h, first_hour_of_day)),
+      stack_(members(), kStackForgetting, kStackPriorVariance) {}
 
 std::string EnsembleForecaster::Name() const {
   return mix_members_.empty() ? "ours (ensemble)" : "ours (ensemble, fuel mix)";
 }
 
-int EnsembleForecaster::members() const { return MemberCount(!mix_members_.empty()); }
+int EnsembleForecaster::members() const {
+  return static_cast<int>(intensity_members_.size() + mix_members_.size());
+}
 
 void EnsembleForecaster::Observe(double carbon_g_per_kwh) {
   assert(mix_members_.empty());

@@ -51,6 +51,7 @@ class EnsembleForecaster : public Forecaster {
     bool shares = false;
     std::vector<BlendForecaster> fuels;
   };
+  static std::vector<MixMember> MixMembers(int fuels, int horizon_h, int hod);
   struct Example {
     std::vector<double> deviations;  // member forecast minus the mean
     double mean = 0;

@@ -31,8 +31,7 @@ int FillGaps(std::vector<double>& v) {
 }
 
 // Reads `value_column` against `timestamp`; empty cells become NaN.
-Result<IntensityTrace> LoadTraceColumns(const std::string& path, const std::string& value_column) {
-  Result<CsvTable> table = ReadCsvFile(path);
+Result<IntensityTrace> TraceFromColumn(const Result<CsvTable>& table, const std::string& value_column) {
   if (!table.ok()) return table.status();
   Result<int> ts_col = table->RequireColumn("timestamp");
   if (!ts_col.ok()) return ts_col.status();
@@ -105,13 +104,12 @@ Result<IntensityTrace> BuildHourlyTrace(const std::vector<IntensitySample>& samp
   return trace;
 }
 
-Result<IntensityTrace> LoadCsvTrace(const std::string& path) { return LoadTraceColumns(path, "gco2_per_kwh"); }
+Result<IntensityTrace> LoadCsvTrace(const std::string& path) { return TraceFromColumn(ReadCsvFile(path), "gco2_per_kwh"); }
 
 Result<IntensityTrace> LoadEiaTrace(const std::string& path) {
-  Result<IntensityTrace> trace = LoadTraceColumns(path, "avg_CI");
+  const Result<CsvTable> table = ReadCsvFile(path);
+  Result<IntensityTrace> trace = TraceFromColumn(table, "avg_CI");
   if (!trace.ok()) return trace;
-  Result<CsvTable> table = ReadCsvFile(path);
-  if (!table.ok()) return table.status();
   std::string filled_columns;
   for (const EiaFuel& fuel : kEiaFuels) {
     if (table->Column(fuel.column) < 0) {
@@ -120,7 +118,7 @@ Result<IntensityTrace> LoadEiaTrace(const std::string& path) {
     }
     // A fuel column the forecasts cannot use (a negative or unreadable cell,
     // other hours than avg_CI) costs the mix, not the trace: say why.
-    Result<IntensityTrace> mw = LoadTraceColumns(path, fuel.column);
+    Result<IntensityTrace> mw = TraceFromColumn(table, fuel.column);
     if (mw.ok() && (mw->start_unix_s != trace->start_unix_s || mw->size() != trace->size())) {
       mw = Status::InvalidArgument(path + ": column '" + fuel.column + "' covers other hours than avg_CI");
     }

@@ -14,7 +14,6 @@ std::string Describe(const RankInfo& r) {
          std::to_string(r.pp_rank) + ", tp " + std::to_string(r.tp_rank) + ")";
 }
 
-
 // Rank iteration numbers start at 0 in every process. The base a rank's
 // numbers are offset by: the newest base while no iteration has been
 // reported at it (every rank of one launch or restart registers before any
