@@ -8,8 +8,11 @@
 //     min-cost-flow solve with LEMON's NetworkSimplex: time and agreement.
 //  3. The sweep with its dynamic min cut against LEMON's Preflow from
 //     scratch (why the min cut is hand-written).
+//  4. (with --huge) interleaved 1F1B with 2 chunks on 32 stages (the 8-stage
+//     profile's stages repeated) at 128 microbatches, one thread, default
+//     options: where issue 12's 32 x 512 x 2 target stands.
 // Plan quality (gaps to the bound and to exact) is optimizer_quality_bench's.
-// Usage: optimizer_bench [--large] [--shared DIR]
+// Usage: optimizer_bench [--large] [--huge] [--shared DIR]
 #include <sys/resource.h>
 
 #include <chrono>
@@ -84,46 +87,66 @@ Problem Build(const Profile& p, int stages, int microbatches) {
   return *perseus::BuildProblem(Restage(p, stages), spec);
 }
 
+// Least-squares slope of y on x.
+double Slope(const std::vector<double>& x, const std::vector<double>& y) {
+  double mx = 0, my = 0, sxy = 0, sxx = 0;
+  for (size_t k = 0; k < x.size(); ++k) mx += x[k], my += y[k];
+  mx /= x.size(), my /= y.size();
+  for (size_t k = 0; k < x.size(); ++k) sxy += (x[k] - mx) * (y[k] - my), sxx += (x[k] - mx) * (x[k] - mx);
+  return sxy / sxx;
+}
+
 void SpeedTable(const Profile& profile, bool large) {
   const int cpus = perseus::optimizer::WorkerCount(0, 1 << 20);
-  std::printf("\n== Full frontier on one thread, and on every CPU (%d) (unit time 1 ms, default lower-bound check: the "
-              "dual-flow certificate) ==\n", cpus);
-  std::printf("%-8s %6s %7s %7s %9s %9s %9s %10s %12s %10s %9s %8s %9s %8s\n", "shape", "nodes", "plans", "steps",
+  std::printf("\n== Frontier as `perseus optimize` makes it by default (plans at about %d times, unit time 1 ms, "
+              "default lower-bound check: the dual-flow certificate), on one thread and on every CPU (%d); "
+              "every_unit_s: one thread, a plan every unit time (--max-plans 0) ==\n", perseus::kDefaultMaxPlans, cpus);
+  std::printf("%-8s %6s %7s %7s %9s %9s %9s %10s %12s %10s %9s %8s %9s %8s %12s\n", "shape", "nodes", "plans", "steps",
               "sweep_s", "plans_s", "total_s", "all_cpu_s", "no-slow sav", "peak_MiB", "json_MB", "write_s",
-              "json100_MB", "check_s");
-  std::vector<double> log_nodes, log_seconds;
+              "json100_MB", "check_s", "every_unit_s");
+  std::vector<double> log_nodes, log_seconds, log_sweep_seconds, log_every_unit_seconds;
   std::vector<std::pair<int, int>> shapes = {{4, 8}, {8, 16}, {8, 32}, {8, 96}};
   if (large) shapes.push_back({16, 256});
   for (auto [s, m] : shapes) {
     Problem problem = Build(profile, s, m);
     FrontierOptions one_thread;
     one_thread.threads = 1;
+    one_thread.max_plans = perseus::MakePlansFor(perseus::kDefaultMaxPlans);
     double t0 = Now();
     Frontier f = *perseus::SolveFrontier(problem, one_thread);
     double total = Now() - t0;
     const auto* ns = f.NoSlowdownPlan();
     const double peak_mib = PeakRssMiB();
     t0 = Now();
-    (void)*perseus::SolveFrontier(problem, FrontierOptions{});
+    FrontierOptions all_cpus;
+    all_cpus.max_plans = one_thread.max_plans;
+    (void)*perseus::SolveFrontier(problem, all_cpus);
     const double all_cpu = Now() - t0;
+    FrontierOptions every_unit;
+    every_unit.threads = 1;
+    t0 = Now();
+    (void)*perseus::SolveFrontier(problem, every_unit);
+    const double every_unit_s = Now() - t0;
     auto [json_mb, write_s] = PlansJsonSize(problem, f, 0);
     const double json100_mb = PlansJsonSize(problem, f, 100).first;
-    std::printf("%2dx%-5d %6d %7zu %7d %9.3f %9.3f %9.3f %10.3f %11.2f%% %10.1f %9.2f %8.3f %9.2f %7.3f%s\n", s, m,
+    std::printf("%2dx%-5d %6d %7zu %7d %9.3f %9.3f %9.3f %10.3f %11.2f%% %10.1f %9.2f %8.3f %9.2f %7.3f %12.3f%s\n", s, m,
                 problem.num_nodes(), f.plans.size(), f.stats.sweep_steps, f.stats.solve_s - f.stats.plans_s,
                 f.stats.plans_s, total, all_cpu, 100 * (1 - ns->energy_j / f.all_max.energy_j), peak_mib, json_mb,
-                write_s, json100_mb, f.stats.lower_bound_s, f.stats.lower_bound_checked ? "" : " (not checked)");
+                write_s, json100_mb, f.stats.lower_bound_s, every_unit_s,
+                f.stats.lower_bound_checked ? "" : " (not checked)");
     std::fflush(stdout);
-    if (problem.num_nodes() >= 256) log_nodes.push_back(std::log(problem.num_nodes())), log_seconds.push_back(std::log(total));
-  }
-  // Least-squares slope of log(run time) on log(computations), 8 x 16 and up.
-  if (log_nodes.size() >= 2) {
-    double mx = 0, my = 0, sxy = 0, sxx = 0;
-    for (size_t k = 0; k < log_nodes.size(); ++k) mx += log_nodes[k], my += log_seconds[k];
-    mx /= log_nodes.size(), my /= log_nodes.size();
-    for (size_t k = 0; k < log_nodes.size(); ++k) {
-      sxy += (log_nodes[k] - mx) * (log_seconds[k] - my), sxx += (log_nodes[k] - mx) * (log_nodes[k] - mx);
+    if (problem.num_nodes() >= 256) {
+      log_nodes.push_back(std::log(problem.num_nodes()));
+      log_seconds.push_back(std::log(total));
+      log_sweep_seconds.push_back(std::log(f.stats.solve_s - f.stats.plans_s));
+      log_every_unit_seconds.push_back(std::log(every_unit_s));
     }
-    std::printf("run time grows as computations^%.2f (fitted from 8x16 up)\n", sxy / sxx);
+  }
+  // Least-squares slopes of log(seconds) on log(computations), 8 x 16 and up.
+  if (log_nodes.size() >= 2) {
+    std::printf("one thread, seconds grow as computations^%.2f (the sweep alone ^%.2f; a plan every unit time ^%.2f), "
+                "fitted from 8x16 up\n", Slope(log_nodes, log_seconds), Slope(log_nodes, log_sweep_seconds),
+                Slope(log_nodes, log_every_unit_seconds));
   }
   std::printf("targets: 8x96 < 1 s, 16x256 < 30 s, memory < 1 GiB; original (Python): 4x8 10 s, 8x16 130 s, 8x32 653 s\n");
   std::printf("issue 12's targets: 8x96 < 0.3 s, 16x256 < 3 s, 32x512x2 interleaved < 60 s and 2 GiB, growth sub-quadratic\n");
@@ -169,11 +192,32 @@ void MinCutEngines(const Profile& profile) {
 
 }  // namespace
 
+// 32 stages x `microbatches` x 2 chunks, interleaved, on one thread with the
+// CLI's defaults: seconds, sweep steps and peak memory.
+void Huge(const Profile& profile, int microbatches) {
+  Profile stages32;
+  for (int s = 0; s < 32; ++s) stages32.stages.push_back(profile.stages[s % profile.num_stages()]);
+  perseus::ProblemSpec spec;
+  spec.schedule = {perseus::ScheduleKind::kInterleaved1F1B, 32, microbatches, 2};
+  spec.blocking_power_w = 83.64;
+  const Problem problem = *perseus::BuildProblem(stages32, spec);
+  FrontierOptions options;
+  options.threads = 1;
+  options.max_plans = perseus::MakePlansFor(perseus::kDefaultMaxPlans);
+  const double t0 = Now();
+  const Frontier f = *perseus::SolveFrontier(problem, options);
+  std::printf("\n== 32x%dx2 interleaved, one thread, defaults ==\n%d computations: %.1f s (sweep %.1f s, %d steps; "
+              "plans %.1f s; certificate %.2f s), %zu plans, peak %.0f MiB\n", microbatches, problem.num_nodes(),
+              Now() - t0, f.stats.solve_s - f.stats.plans_s, f.stats.sweep_steps, f.stats.plans_s,
+              f.stats.lower_bound_s, f.plans.size(), PeakRssMiB());
+}
+
 int main(int argc, char** argv) {
-  bool large = false;
+  bool large = false, huge = false;
   std::string shared = PERSEUS_SHARED_DATA;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--large")) large = true;
+    else if (!std::strcmp(argv[i], "--huge")) huge = true;
     else if (!std::strcmp(argv[i], "--shared") && i + 1 < argc) shared = argv[++i];
   }
   std::string path = shared + "/sosp24/stage_profile/gpt3-175b+a100_sxm_bf16.csv";
@@ -188,5 +232,6 @@ int main(int argc, char** argv) {
   SpeedTable(profile, large);
   BoundChecks(profile, large);
   MinCutEngines(profile);
+  if (huge) Huge(profile, 128);
   return 0;
 }

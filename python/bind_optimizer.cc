@@ -119,8 +119,9 @@ void BindOptimizer(py::module_& m) {
            "The plan with the least energy (the slowest).");
   m.def("solve_frontier",
         [](const ProblemPtr& problem, double unit_time_s, int lower_bound_samples, int max_clock_changes_per_gpu,
-           int threads) {
+           int threads, int max_plans) {
           FrontierOptions o;
+          o.max_plans = max_plans;
           o.unit_time_s = unit_time_s;
           o.lower_bound_samples = lower_bound_samples;
           o.max_clock_changes_per_gpu = max_clock_changes_per_gpu;
@@ -129,13 +130,14 @@ void BindOptimizer(py::module_& m) {
           return Unwrap(SolveFrontier(*problem, o));
         },
         py::arg("problem"), py::arg("unit_time_s") = 1e-3, py::arg("lower_bound_samples") = -1,
-        py::arg("max_clock_changes_per_gpu") = -1, py::arg("threads") = 0,
+        py::arg("max_clock_changes_per_gpu") = -1, py::arg("threads") = 0, py::arg("max_plans") = 0,
         "The iteration time-energy Pareto frontier of `problem` (releases the GIL while it runs).\n"
         "unit_time_s: the time quantum; lower_bound_samples: times at which the lower bound is solved\n"
         "again as a min-cost flow (-1: the default, a dual-flow certificate at the all-max time; 0: no\n"
         "check); max_clock_changes_per_gpu: at most this many clock\n"
         "changes per GPU per iteration in every plan (-1: no limit); threads: threads that make the\n"
-        "discrete plans (0: every CPU this process may run on; the plans are the same for any count).");
+        "discrete plans (0: every CPU this process may run on; the plans are the same for any count);\n"
+        "max_plans: make plans at no more than about this many evenly spaced times (0: every unit time).");
   m.def("clock_changes_per_gpu",
         [](const ProblemPtr& problem, const PlanChoice& choice) {
           CheckChoice(*problem, choice);

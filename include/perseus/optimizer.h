@@ -9,6 +9,7 @@
 // reentrant; it only reads the Problem.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <vector>
 
@@ -54,7 +55,23 @@ struct FrontierOptions {
   // Threads that make the discrete plans once the sweep is done (0: every
   // CPU this process may run on). The frontier is the same for any count.
   int threads = 0;
+  // Plans are made at about this many evenly spaced iteration times between
+  // the fastest time and the relaxation's least-energy time where that
+  // spacing is coarser than the unit time (0: every unit time). The fastest
+  // and the all-max time always get theirs. Making plans is most of a large
+  // solve's time. See MakePlansFor.
+  int max_plans = 0;
 };
+
+// The plans `perseus optimize` writes and a server keeps per job by default
+// (--max-plans, --max-frontier-plans): the frontier's time span / 1,000 is
+// finer than a straggler response can use.
+inline constexpr int kDefaultMaxPlans = 1000;
+
+// FrontierOptions::max_plans for a caller that keeps at most `kept_plans`
+// plans (0: all, made at every unit time): plans are made at no fewer than
+// kDefaultMaxPlans times, so keeping few plans picks among the same frontier.
+inline int MakePlansFor(int kept_plans) { return kept_plans == 0 ? 0 : std::max(kept_plans, kDefaultMaxPlans); }
 
 struct FrontierPlan {
   PlanChoice choice;          // option index per node (see Problem)

@@ -9,12 +9,12 @@ namespace {
 constexpr double kPriorVariance = 1e-2;  // weak prior towards persistence (w = 0)
 constexpr double kMinRatio = 0.2, kMaxRatio = 5;
 
-int FeatureCount(const BlendOptions& o) { return o.ratio_feature ? 7 : 6; }
+int FeatureCount(const BlendOptions& o) { return o.ratio_feature ? 8 : 7; }
 
 }  // namespace
 
-BlendForecaster::BlendForecaster(int horizon_h, int first_hour_of_day, BlendOptions options)
-    : Forecaster(horizon_h, first_hour_of_day),
+BlendForecaster::BlendForecaster(int horizon_h, int first_hour_of_week, BlendOptions options)
+    : Forecaster(horizon_h, first_hour_of_week),
       options_(options),
       models_(options.per_hour_of_day ? 24 : 1, RlsRegression(FeatureCount(options), options.forgetting, kPriorVariance)) {}
 
@@ -30,7 +30,9 @@ BlendForecaster::Example BlendForecaster::Features(int t) const {
   auto change = [&](int lag) { return t - lag >= 0 && t + h - lag < size() ? At(t + h - lag) - At(t - lag) : 0.0; };
   const double tod_target = TimeOfDayMean(t + h, 14);
   const double tod_now = TimeOfDayMean(t, 14);
-  Example e{{1.0, change(24), change(168), tod_target - At(t), t >= 1 ? At(t) - At(t - 1) : 0.0, tod_target - tod_now},
+  const double weekend_change = static_cast<double>(IsWeekend(t + h)) - static_cast<double>(IsWeekend(t));
+  Example e{{1.0, change(24), change(168), tod_target - At(t), t >= 1 ? At(t) - At(t - 1) : 0.0, tod_target - tod_now,
+             weekend_change},
             options_.per_hour_of_day ? HourOfDay(t + h) : 0};
   if (options_.ratio_feature) {
     double scaled = 0;

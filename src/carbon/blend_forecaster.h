@@ -6,7 +6,9 @@
 //       y(t+h-168) - y(t-168)   (last week's change),
 //       tod14(t+h) - y(t)       (14-day time-of-day mean of the target hour, minus now),
 //       y(t) - y(t-1)           (recent slope),
-//       tod14(t+h) - tod14(t)]  (the diurnal profile's change)
+//       tod14(t+h) - tod14(t),  (the diurnal profile's change)
+//       weekend(t+h) - weekend(t)]  (+1 from a weekday into Saturday or Sunday,
+//                                    -1 back, UTC days: the calendar is known ahead)
 // and, with `ratio_feature`, y(t+h-24) * y(t)/y(t-24) - y(t) (yesterday's
 // value at the target hour scaled by today's level against yesterday's: a
 // sunny or windy day's ramp).
@@ -39,7 +41,7 @@ struct BlendOptions {
 
 class BlendForecaster : public Forecaster {
  public:
-  BlendForecaster(int horizon_h, int first_hour_of_day, BlendOptions options = {});
+  BlendForecaster(int horizon_h, int first_hour_of_week, BlendOptions options = {});
   std::string Name() const override;
   void Observe(double value) override;
   double Predict() const override;

@@ -17,26 +17,26 @@ const BlendOptions kGlobal;
 const BlendOptions kPerHour{kPerHourForgetting, true, false};
 const BlendOptions kRatio{kGlobal.forgetting, false, true};
 
-std::vector<BlendForecaster> PerFuel(int n, int horizon_h, int hod, BlendOptions o) {
-  return std::vector<BlendForecaster>(n, BlendForecaster(horizon_h, hod, o));
+std::vector<BlendForecaster> PerFuel(int n, int horizon_h, int first_hour_of_week, BlendOptions o) {
+  return std::vector<BlendForecaster>(n, BlendForecaster(horizon_h, first_hour_of_week, o));
 }
 
 }  // namespace
 
-std::vector<EnsembleForecaster::MixMember> EnsembleForecaster::MixMembers(int fuels, int horizon_h, int hod) {
+std::vector<EnsembleForecaster::MixMember> EnsembleForecaster::MixMembers(int fuels, int horizon_h, int first_hour_of_week) {
   if (fuels == 0) return {};
-  return {{false, PerFuel(fuels, horizon_h, hod, kGlobal)},
-          {false, PerFuel(fuels, horizon_h, hod, kPerHour)},
-          {false, PerFuel(fuels, horizon_h, hod, kRatio)},
-          {true, PerFuel(fuels, horizon_h, hod, kPerHour)}};
+  return {{false, PerFuel(fuels, horizon_h, first_hour_of_week, kGlobal)},
+          {false, PerFuel(fuels, horizon_h, first_hour_of_week, kPerHour)},
+          {false, PerFuel(fuels, horizon_h, first_hour_of_week, kRatio)},
+          {true, PerFuel(fuels, horizon_h, first_hour_of_week, kPerHour)}};
 }
 
-EnsembleForecaster::EnsembleForecaster(int horizon_h, int first_hour_of_day, std::vector<double> lifecycle_g_per_kwh)
-    : Forecaster(horizon_h, first_hour_of_day),
+EnsembleForecaster::EnsembleForecaster(int horizon_h, int first_hour_of_week, std::vector<double> lifecycle_g_per_kwh)
+    : Forecaster(horizon_h, first_hour_of_week),
       lifecycle_g_per_kwh_(std::move(lifecycle_g_per_kwh)),
-      intensity_members_{BlendForecaster(horizon_h, first_hour_of_day, kGlobal),
-                         BlendForecaster(horizon_h, first_hour_of_day, kPerHour)},
-      mix_members_(MixMembers(static_cast<int>(lifecycle_g_per_kwh_.size()), horizon_h, first_hour_of_day)),
+      intensity_members_{BlendForecaster(horizon_h, first_hour_of_week, kGlobal),
+                         BlendForecaster(horizon_h, first_hour_of_week, kPerHour)},
+      mix_members_(MixMembers(static_cast<int>(lifecycle_g_per_kwh_.size()), horizon_h, first_hour_of_week)),
       stack_(members(), kStackForgetting, kStackPriorVariance) {}
 
 std::string EnsembleForecaster::Name() const {

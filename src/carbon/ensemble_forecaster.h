@@ -35,7 +35,7 @@ class EnsembleForecaster : public Forecaster {
  public:
   // `lifecycle_g_per_kwh`: the emission factor of every fuel whose generation
   // ObserveWithMix will give, in that order; empty: intensity only (Observe).
-  EnsembleForecaster(int horizon_h, int first_hour_of_day, std::vector<double> lifecycle_g_per_kwh = {});
+  EnsembleForecaster(int horizon_h, int first_hour_of_week, std::vector<double> lifecycle_g_per_kwh = {});
   std::string Name() const override;
   // Intensity only. REQUIRES: constructed without fuels.
   void Observe(double carbon_g_per_kwh) override;
@@ -51,7 +51,7 @@ class EnsembleForecaster : public Forecaster {
     bool shares = false;
     std::vector<BlendForecaster> fuels;
   };
-  static std::vector<MixMember> MixMembers(int fuels, int horizon_h, int hod);
+  static std::vector<MixMember> MixMembers(int fuels, int horizon_h, int first_hour_of_week);
   struct Example {
     std::vector<double> deviations;  // member forecast minus the mean
     double mean = 0;

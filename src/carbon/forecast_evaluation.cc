@@ -11,17 +11,17 @@
 namespace perseus::carbon {
 
 std::vector<ForecastScore> EvaluateForecasters(const IntensityTrace& trace, int horizon_h, int warmup_h) {
-  const int hod = HourOfDayUtc(trace.start_unix_s);
+  const int how = HourOfWeekUtc(trace.start_unix_s);
   std::vector<std::unique_ptr<Forecaster>> fs;
-  fs.push_back(std::make_unique<PersistenceForecaster>(horizon_h, hod));
-  fs.push_back(std::make_unique<TimeOfDayMeanForecaster>(horizon_h, hod, 7));
-  fs.push_back(std::make_unique<BlendForecaster>(horizon_h, hod));
-  fs.push_back(std::make_unique<EnsembleForecaster>(horizon_h, hod));
+  fs.push_back(std::make_unique<PersistenceForecaster>(horizon_h, how));
+  fs.push_back(std::make_unique<TimeOfDayMeanForecaster>(horizon_h, how, 7));
+  fs.push_back(std::make_unique<BlendForecaster>(horizon_h, how));
+  fs.push_back(std::make_unique<EnsembleForecaster>(horizon_h, how));
   EnsembleForecaster* with_mix = nullptr;
   std::vector<double> factors;
   for (const FuelGeneration& g : trace.generation) factors.push_back(g.lifecycle_g_per_kwh);
   if (!factors.empty()) {
-    fs.push_back(std::make_unique<EnsembleForecaster>(horizon_h, hod, factors));
+    fs.push_back(std::make_unique<EnsembleForecaster>(horizon_h, how, factors));
     with_mix = static_cast<EnsembleForecaster*>(fs.back().get());
   }
   std::vector<ForecastScore> scores(fs.size());

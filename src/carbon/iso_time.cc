@@ -91,4 +91,12 @@ int HourOfDayUtc(int64_t unix_s) {
   return static_cast<int>(s / 3600);
 }
 
+int HourOfWeekUtc(int64_t unix_s) {
+  constexpr int64_t kWeekS = 7 * 86400;
+  constexpr int64_t kEpochWeekdayS = 3 * 86400;  // 1970-01-01 was a Thursday
+  int64_t s = (unix_s + kEpochWeekdayS) % kWeekS;
+  if (s < 0) s += kWeekS;
+  return static_cast<int>(s / 3600);
+}
+
 }  // namespace perseus::carbon

@@ -18,5 +18,7 @@ Result<int64_t> ParseIsoUtc(const std::string& text);
 std::string FormatIsoUtc(int64_t unix_s);
 // Hour of day (0..23) in UTC.
 int HourOfDayUtc(int64_t unix_s);
+// Hour of the week (0..167) in UTC, 0 being Monday 00:00.
+int HourOfWeekUtc(int64_t unix_s);
 
 }  // namespace perseus::carbon

@@ -28,5 +28,13 @@ TEST(IsoTime, FormatsAndRoundTrips) {
   EXPECT_EQ(HourOfDayUtc(1640995200 + 5 * 3600 + 59), 5);
 }
 
+TEST(IsoTime, HourOfWeekCountsFromMondayMidnight) {
+  EXPECT_EQ(HourOfWeekUtc(*ParseIsoUtc("2022-01-03T00:00:00Z")), 0);  // a Monday
+  EXPECT_EQ(HourOfWeekUtc(*ParseIsoUtc("2022-01-01T05:00:59Z")), 5 * 24 + 5);  // a Saturday
+  EXPECT_EQ(HourOfWeekUtc(*ParseIsoUtc("2022-01-09T23:59:59Z")), 167);  // a Sunday
+  EXPECT_EQ(HourOfWeekUtc(0), 3 * 24);  // 1970-01-01, a Thursday
+  EXPECT_EQ(HourOfWeekUtc(-1), 2 * 24 + 23);
+}
+
 }  // namespace
 }  // namespace perseus::carbon

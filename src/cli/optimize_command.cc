@@ -27,7 +27,7 @@ struct OptimizeArgs {
   int threads = 0;
   int lower_bound_samples = -1;
   double timeline_slowdown = 0;
-  int max_plans = 0;
+  int max_plans = kDefaultMaxPlans;
   int max_clock_changes = -1;
   bool zeus_plans = false;
   std::vector<double> zeus_plan_times_s;
@@ -163,9 +163,9 @@ void PrintSummary(const Problem& problem, const Frontier& f, double seconds) {
     std::printf("clock changes:      %.1f per GPU per iteration in the no-slowdown plan (at most %d, of %zu "
                 "computations)\n", mean, most, problem.gpu_order.front().size());
   }
-  std::printf("run time:           %.3f s (sweep %.3f s, %d steps; plans %.3f s on %d thread%s; lower bound %.3f s, "
-              "%s)\n", seconds, f.stats.solve_s - f.stats.plans_s, f.stats.sweep_steps, f.stats.plans_s,
-              f.stats.plan_threads, f.stats.plan_threads == 1 ? "" : "s", f.stats.lower_bound_s,
+  std::printf("run time:           %.3f s (sweep %.3f s, %d steps; %d plans made in %.3f s on %d thread%s; lower "
+              "bound %.3f s, %s)\n", seconds, f.stats.solve_s - f.stats.plans_s, f.stats.sweep_steps,
+              f.stats.candidate_plans, f.stats.plans_s, f.stats.plan_threads, f.stats.plan_threads == 1 ? "" : "s", f.stats.lower_bound_s,
               f.stats.lower_bound_checked ? "checked" : "not checked");
   if (!f.stats.sweep_complete) {
     std::fprintf(stderr, "perseus: warning: the sweep stopped before the fastest possible iteration time; plans "
@@ -185,6 +185,7 @@ int RunOptimize(const OptimizeArgs& a) {
   options.unit_time_s = a.unit_time_ms / 1000.0;
   options.lower_bound_samples = a.lower_bound_samples;
   options.threads = a.threads;
+  options.max_plans = MakePlansFor(a.max_plans);
   options.progress = &solved;
   progress.Phase("solving the frontier", [&solved] { return DescribeFrontierProgress(solved); });
   Result<Frontier> f = SolveFrontier(*problem, options);
@@ -226,8 +227,9 @@ void RegisterOptimizeCommand(CLI::App& app) {
   cmd->add_option("--timeline-slowdown", args->timeline_slowdown,
                   "timeline.svg shows the plan for all-max time x (1 + this)")->check(CLI::Range(0.0, 10.0));
   cmd->add_option("--max-plans", args->max_plans,
-                  "Write at most this many plans to plans.json, spread evenly in time (0: all); the fastest, "
-                  "no-slowdown and minimum-energy plans are always kept")
+                  "Write at most this many plans to plans.json, spread evenly in time; plans are made at about "
+                  "max(this, 1000) evenly spread times (0: made one every --unit-time-ms, all written); the "
+                  "fastest, no-slowdown and minimum-energy plans are always kept")
       ->transform(kNonNegativeInt)->capture_default_str();
   cmd->add_option("--max-clock-changes", args->max_clock_changes,
                   "At most this many clock changes per GPU per iteration in every plan, for jobs whose "

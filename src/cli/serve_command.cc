@@ -158,8 +158,8 @@ void RegisterServeCommand(CLI::App& app) {
   cmd->add_option("--max-jobs", args->max_jobs, "Jobs the server holds at most")->capture_default_str()->check(
       CLI::Range(1, 1000000));
   cmd->add_option("--max-frontier-plans", args->max_frontier_plans,
-                  "Frontier plans a job keeps at most (fastest, no-slowdown and minimum-energy kept, the rest "
-                  "spread evenly in time; 0: all)")
+                  "Frontier plans a job makes and keeps at most (fastest, no-slowdown and minimum-energy kept, the "
+                  "rest spread evenly in time; 0: one every unit time)")
       ->capture_default_str()
       ->check(CLI::Range(0, 1000000));
   cmd->add_option("--optimizer-threads", args->optimizer_threads,

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "perseus/optimizer.h"
+
 namespace CLI {
 class App;
 }
@@ -32,7 +34,7 @@ struct ServeArgs {
   double request_deadline_s = 30;
   std::vector<std::string> allowed_hosts;
   int max_jobs = 1000;
-  int max_frontier_plans = 1000;
+  int max_frontier_plans = kDefaultMaxPlans;
   int optimizer_threads = 0;  // ServiceLimits::optimizer_threads
   int64_t job_expiry_s = 7 * 86400;
   std::string log_file;    // empty: stderr

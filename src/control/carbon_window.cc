@@ -187,7 +187,7 @@ double CarbonForecastCache::ForecastNextHour(const CarbonState& state) {
   // Feed every hour but the last (which a later decision in the same hour
   // may still replace); rebuild when the history does not continue ours.
   if (!completed_ || next_hour_ < first_hour || next_hour_ > state.history_last_hour) {
-    completed_ = std::make_unique<carbon::EnsembleForecaster>(1, state.history_first_hour);
+    completed_ = std::make_unique<carbon::EnsembleForecaster>(1, carbon::HourOfWeekUtc(first_hour * 3600));
     next_hour_ = first_hour;
   }
   for (; next_hour_ < state.history_last_hour; ++next_hour_) completed_->Observe(state.history[next_hour_ - first_hour]);

@@ -5,6 +5,9 @@
 #include <cmath>
 #include <random>
 
+#include "carbon/ensemble_forecaster.h"
+#include "carbon/iso_time.h"
+
 namespace perseus::control {
 namespace {
 
@@ -81,6 +84,25 @@ TEST(CarbonWindow, TheForecastCacheChangesNoDecision) {
     }
     EXPECT_GT(cached.history.size(), kMaxHistoryHours * 3 / 4);
   }
+}
+
+// The runtime's forecaster is the ensemble fed the history from its first
+// hour, on the real calendar (the weekend feature needs the day of the
+// week, which it takes from the absolute hour the server stores).
+TEST(CarbonWindow, TheForecastIsTheEnsembleOnTheHistorysCalendar) {
+  CarbonState state;
+  std::mt19937 rng(3);
+  const int64_t first = kDay0 + 5 * 3600;  // Saturday 05:00 UTC
+  for (int i = 0; i < 24 * 10; ++i) state.history.push_back(Diurnal(first + i * 3600, rng));
+  state.history_last_hour = first / 3600 + 24 * 10 - 1;
+  state.history_first_hour = 5;
+  carbon::EnsembleForecaster ensemble(1, carbon::HourOfWeekUtc(first));
+  for (double v : state.history) ensemble.Observe(v);
+  CarbonForecastCache cache;
+  EXPECT_EQ(cache.ForecastNextHour(state), ensemble.Predict());
+  carbon::EnsembleForecaster monday(1, 5);  // the same hours taken as from Monday 05:00
+  for (double v : state.history) monday.Observe(v);
+  EXPECT_NE(cache.ForecastNextHour(state), monday.Predict());
 }
 
 TEST(CarbonWindow, HistoryIsHourlyWhateverTheWindow) {

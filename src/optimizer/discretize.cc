@@ -10,6 +10,7 @@ namespace perseus::optimizer {
 
 Discretizer::Discretizer(const Problem& problem, const std::vector<NodeCosts>& costs)
     : problem_(problem),
+      dag_(problem),
       costs_(costs),
       rounded_(problem.nodes.size(), 0),
       index_(problem.nodes.size(), 0),
@@ -42,7 +43,7 @@ void Discretizer::Lengthen(int i, int index) {
     queued_[u] = 0;
     ++visits_;
     const double finish = earliest_start_[u] + duration_s_[u];
-    for (int v : problem_.nodes[u].succs) {
+    for (int v : dag_.succs(u)) {
       if (finish > earliest_start_[v]) {
         earliest_start_[v] = finish;
         if (!queued_[v]) {
@@ -62,7 +63,7 @@ void Discretizer::Lengthen(int i, int index) {
     queued_[v] = 0;
     ++visits_;
     const double start = latest_finish_[v] - duration_s_[v];
-    for (int u : problem_.nodes[v].preds) {
+    for (int u : dag_.preds(v)) {
       if (start < latest_finish_[u]) {
         latest_finish_[u] = start;
         if (!queued_[u]) {
@@ -76,7 +77,7 @@ void Discretizer::Lengthen(int i, int index) {
 }
 
 void Discretizer::GreedyFill(double deadline_s) {
-  BackwardPass(problem_, duration_s_, deadline_s, latest_finish_);
+  BackwardPass(dag_, duration_s_, deadline_s, latest_finish_);
   visits_ += 2 * problem_.num_nodes();
   heap_.clear();
   for (int i = 0; i < problem_.num_nodes(); ++i) {
@@ -110,7 +111,7 @@ double Discretizer::PlanEnergy() {
   double cost_j = 0;
   for (int i = 0; i < problem_.num_nodes(); ++i) cost_j += costs_[i].pareto()[index_[i]].cost_j;
   visits_ += 2 * problem_.num_nodes();
-  return cost_j + problem_.blocking_power_w * problem_.num_stages() * ForwardPass(problem_, duration_s_, earliest_start_);
+  return cost_j + problem_.blocking_power_w * problem_.num_stages() * ForwardPass(dag_, duration_s_, earliest_start_);
 }
 
 void Discretizer::SetIndices(const std::vector<int>& index) {
@@ -121,9 +122,9 @@ void Discretizer::SetIndices(const std::vector<int>& index) {
 bool Discretizer::Repair(int locked, double deadline_s, long budget_visits, bool any_option) {
   const int n = problem_.num_nodes();
   // Every pass speeds one computation up by at least one option: at most sum(index_) passes.
-  while (ForwardPass(problem_, duration_s_, earliest_start_) > deadline_s * (1 + kTimeEps)) {
+  while (ForwardPass(dag_, duration_s_, earliest_start_) > deadline_s * (1 + kTimeEps)) {
     if (visits_ > budget_visits) return false;
-    BackwardPass(problem_, duration_s_, deadline_s, latest_finish_);
+    BackwardPass(dag_, duration_s_, deadline_s, latest_finish_);
     visits_ += 3 * n;
     int best = -1, best_index = -1;
     double best_rate_j_per_s = 0;
@@ -190,8 +191,8 @@ void Discretizer::LocalSearch(double deadline_s, long budget_visits) {
       return;
     }
     SetIndices(best_);  // and the starts and finishes the next round's listing reads
-    ForwardPass(problem_, duration_s_, earliest_start_);
-    BackwardPass(problem_, duration_s_, deadline_s, latest_finish_);
+    ForwardPass(dag_, duration_s_, earliest_start_);
+    BackwardPass(dag_, duration_s_, deadline_s, latest_finish_);
     visits_ += 2 * n;
   }
 }
@@ -211,7 +212,7 @@ void Discretizer::Search(double deadline_s, long budget_visits) {
   if (Chains(n, budget_visits)) {
     if (chained) {
       SetIndices(previous_);
-      ForwardPass(problem_, duration_s_, earliest_start_);
+      ForwardPass(dag_, duration_s_, earliest_start_);
       GreedyFill(deadline_s);
       consider();
     }
@@ -237,7 +238,7 @@ PlanChoice Discretizer::Run(const std::vector<double>& duration_s, double deadli
     index_[i] = rounded_[i];
     duration_s_[i] = costs_[i].pareto()[index_[i]].time_s;
   }
-  const double deadline = std::max(deadline_s, ForwardPass(problem_, duration_s_, earliest_start_));
+  const double deadline = std::max(deadline_s, ForwardPass(dag_, duration_s_, earliest_start_));
   GreedyFill(deadline);
   if (search_visits > 0) Search(deadline, search_visits);
   PlanChoice choice(index_.size());

@@ -12,6 +12,7 @@
 
 #include <vector>
 
+#include "optimizer/critical_path.h"
 #include "optimizer/node_costs.h"
 #include "perseus/problem.h"
 
@@ -84,6 +85,7 @@ class Discretizer {
   void SetIndices(const std::vector<int>& index);
 
   const Problem& problem_;
+  const Dag dag_;
   const std::vector<NodeCosts>& costs_;
   // Indices into each computation's pareto(): the plain rounding (kept as
   // the next call's guess) and the plan being filled.

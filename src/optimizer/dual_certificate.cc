@@ -74,8 +74,9 @@ int BuildTightNetwork(const Problem& problem, const std::vector<NodeCosts>& cost
                       double time_s, double tol, BoundedCirculation& net, std::vector<int>& node_arc) {
   const int n = problem.num_nodes();
   std::vector<double> earliest_start, latest_finish;
-  ForwardPass(problem, d, earliest_start);
-  BackwardPass(problem, d, time_s, latest_finish);
+  const Dag dag(problem);
+  ForwardPass(dag, d, earliest_start);
+  BackwardPass(dag, d, time_s, latest_finish);
   // "Unbounded" capacity: if any flow meets the bounds, one of value at most
   // the sum of the lower bounds does (drop paths no bound needs), so four
   // times the sum of all finite rates is never binding.

@@ -83,6 +83,7 @@ Status CheckOptions(const Problem& problem, const FrontierOptions& options) {
     return Status::InvalidArgument("max clock changes per GPU: expected -1 (no limit) or a count >= 0");
   }
   if (options.threads < 0) return Status::InvalidArgument("threads: expected 0 (every CPU) or a count >= 1");
+  if (options.max_plans < 0) return Status::InvalidArgument("max plans: expected 0 (every unit time) or a count >= 1");
   if (problem.nodes.empty()) return Status::InvalidArgument("problem has no computations");
   return Status::Ok();
 }
@@ -105,12 +106,17 @@ struct SweepResult {
 double FastestTime(const Problem& problem, const std::vector<NodeCosts>& costs) {
   std::vector<double> fastest(costs.size()), earliest_start;
   for (size_t i = 0; i < costs.size(); ++i) fastest[i] = costs[i].min_time_s();
-  return optimizer::ForwardPass(problem, fastest, earliest_start);
+  return optimizer::ForwardPass(optimizer::Dag(problem), fastest, earliest_start);
 }
 
 // The deadlines to record plans at, ascending: every unit of time back from
-// the slowest, the fastest time and the all-max time.
-Result<std::vector<double>> RecordTimes(double fastest_s, double slowest_s, double all_max_s, double unit_s) {
+// the slowest, the fastest time and the all-max time. Where `max_plans` asks
+// for fewer, the unit grows so that about that many fall between the fastest
+// time and `least_energy_s` (where the relaxation's energy is least; the
+// recording stops soon after it).
+Result<std::vector<double>> RecordTimes(double fastest_s, double slowest_s, double all_max_s, double unit_s,
+                                        int max_plans, double least_energy_s) {
+  if (max_plans > 0) unit_s = std::max(unit_s, (least_energy_s - fastest_s) / max_plans);
   const double units = std::floor((slowest_s - fastest_s) / unit_s);
   if (units > kMaxRecordedPlans) {
     return Status::InvalidArgument("unit time " + std::to_string(unit_s) +
@@ -213,8 +219,10 @@ Status RecordPlans(const Problem& problem, const std::vector<NodeCosts>& costs,
     // Every plan at least as slow as `horizon` uses more energy than the
     // cheapest found; a later deadline's plan could only enter the frontier
     // by coming out faster than that, further below its deadline than any
-    // plan so far by a factor of two.
-    const double horizon = times[k] - 2 * max_shortfall_s - options.unit_time_s;
+    // plan so far by a factor of two, or than the previous deadline (where
+    // times are far apart, a plan near the least-energy time can come out
+    // well below its deadline).
+    const double horizon = std::min(times[k] - 2 * max_shortfall_s - options.unit_time_s, times[k > 0 ? k - 1 : 0]);
     if (!out.candidates.empty() && out.relaxation.AtLeastTime(horizon) > out.candidates.back().energy_j) break;
     if (k % slicing.times == 0) slice = made.Take(k / slicing.times);
     if (Cancelled(options) || !slice || k % slicing.times >= slice->size()) break;
@@ -250,7 +258,8 @@ Result<SweepResult> Sweep(const Problem& problem, const std::vector<NodeCosts>& 
   out.relaxation.Finish();
   out.steps = sweep.steps();
   out.end_time_s = sweep.time_s();
-  Result<std::vector<double>> times = RecordTimes(sweep.time_s(), slowest_s, all_max_time_s, options.unit_time_s);
+  Result<std::vector<double>> times = RecordTimes(sweep.time_s(), slowest_s, all_max_time_s, options.unit_time_s,
+                                                  options.max_plans, out.relaxation.MinEnergyTime());
   if (!times.ok()) return times.status();
   if (options.progress) {
     options.progress->record_times.store(static_cast<int>(times->size()), std::memory_order_relaxed);

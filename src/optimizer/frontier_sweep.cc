@@ -12,7 +12,7 @@ constexpr int kMaxPathRounds = 64;
 }  // namespace
 
 FrontierSweep::FrontierSweep(const Problem& problem, const std::vector<NodeCosts>& costs, MinCut::Engine engine)
-    : problem_(problem), costs_(costs), cut_(2 * problem.num_nodes() + 2, engine) {
+    : problem_(problem), dag_(problem), costs_(costs), cut_(2 * problem.num_nodes() + 2, engine) {
   const int n = problem.num_nodes();
   duration_s_.resize(n);
   for (int i = 0; i < n; ++i) {
@@ -23,7 +23,7 @@ FrontierSweep::FrontierSweep(const Problem& problem, const std::vector<NodeCosts
   shorten_rate_.resize(n);
   lengthen_rate_.resize(n);
   for (int i = 0; i < n; ++i) RefreshRates(i);
-  time_s_ = ForwardPass(problem_, duration_s_, earliest_start_);
+  time_s_ = ForwardPass(dag_, duration_s_, earliest_start_);
   step_times_s_.push_back(time_s_);
   step_first_change_.push_back(0);
   for (int i = 0; i < n; ++i) cut_.AddArc(Start(i), Start(i) + 1);
@@ -43,7 +43,7 @@ void FrontierSweep::BuildCutNetwork(double tol) {
   // Computations off the critical path and dependencies with slack get
   // bounds [0, 0]: they neither block nor cost a cut.
   const int n = problem_.num_nodes();
-  BackwardPass(problem_, duration_s_, time_s_, latest_finish_);
+  BackwardPass(dag_, duration_s_, time_s_, latest_finish_);
   critical_flag_.assign(n, 0);
   critical_.clear();
   for (int i = 0; i < n; ++i) {
@@ -102,12 +102,14 @@ double FrontierSweep::PathLimit(double step) {
     int last = 0;
     double longest = -1;
     for (int i = 0; i < n; ++i) {
-      double finish = trial_start_[i] + duration_s_[i] + step * direction_[i];
+      // Summed as ForwardPass will sum the stepped durations, so Step can keep these.
+      double finish = trial_start_[i] + (duration_s_[i] + step * direction_[i]);
       if (finish > longest) longest = finish, last = i;
-      for (int v : problem_.nodes[i].succs) {
+      for (int v : dag_.succs(i)) {
         if (finish > trial_start_[v]) trial_start_[v] = finish, best_pred_[v] = i;
       }
     }
+    trial_step_s_ = step, trial_longest_s_ = longest;
     if (longest <= time_s_ - step + time_s_ * kTimeEps) return step;
     double base = 0, slope = 0;
     for (int i = last; i >= 0; i = best_pred_[i]) base += duration_s_[i], slope += direction_[i];
@@ -124,21 +126,30 @@ bool FrontierSweep::Step() {
   // cannot shorten, widen the tolerance and cut again.
   for (double tol = time_s_ * kTimeEps; tol < time_s_ * 1e-4; tol *= 100) {
     BuildCutNetwork(tol);
-    if (cut_.Solve(source_side_) >= kInfiniteCapacity / 2) return false;
+    if (!cut_.FindCut(source_side_)) return false;
     if (!ReadCut()) return false;
     const double breakpoint = BreakpointLimit();
     const double step = PathLimit(breakpoint);
     // A step too small to trust is taken only when it brings a computation
     // to a hull vertex, which changes the cut; one a path ends is rounding.
     if (step <= 0 || (step <= time_s_ * kTimeEps && step < breakpoint)) continue;
+    bool clamped = false;
     for (int i : moved_) {
       changes_.push_back({i, duration_s_[i]});
       relaxation_cost_j_ -= costs_[i].HullCost(duration_s_[i]);
-      duration_s_[i] = std::clamp(duration_s_[i] + step * direction_[i], costs_[i].min_time_s(), costs_[i].max_time_s());
+      const double stepped = duration_s_[i] + step * direction_[i];
+      duration_s_[i] = std::clamp(stepped, costs_[i].min_time_s(), costs_[i].max_time_s());
+      clamped |= duration_s_[i] != stepped;
       relaxation_cost_j_ += costs_[i].HullCost(duration_s_[i]);
       RefreshRates(i);
     }
-    time_s_ = ForwardPass(problem_, duration_s_, earliest_start_);
+    // PathLimit's last trial already ran the forward pass of these durations.
+    if (step == trial_step_s_ && !clamped) {
+      earliest_start_.swap(trial_start_);
+      time_s_ = trial_longest_s_;
+    } else {
+      time_s_ = ForwardPass(dag_, duration_s_, earliest_start_);
+    }
     step_times_s_.push_back(time_s_);
     step_first_change_.push_back(changes_.size());
     return true;

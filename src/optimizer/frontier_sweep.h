@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "optimizer/critical_path.h"
 #include "optimizer/min_cut.h"
 #include "optimizer/node_costs.h"
 #include "perseus/problem.h"
@@ -55,15 +56,19 @@ class FrontierSweep {
   bool ReadCut();
   double BreakpointLimit() const;
   // Largest step <= max_step_s after which no path exceeds time_s_ - step.
+  // Leaves in trial_start_ the earliest starts after a step of
+  // trial_step_s_ (the last step it tried), and trial_longest_s_ the time.
   double PathLimit(double max_step_s);
 
   const Problem& problem_;
+  const Dag dag_;
   const std::vector<NodeCosts>& costs_;
   std::vector<double> duration_s_;
   double time_s_ = 0;
   double relaxation_cost_j_ = 0;
   // Scratch reused across steps.
   std::vector<double> earliest_start_, latest_finish_, trial_, trial_start_;
+  double trial_step_s_ = -1, trial_longest_s_ = 0;
   // The cut network has a start and a finish event per computation (ids
   // 2+2i and 3+2i, a topological order) and fixed arcs whose bounds each
   // step sets: arc i is computation i; then one per dependency, then one from

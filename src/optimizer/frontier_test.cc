@@ -199,6 +199,50 @@ TEST(SolveFrontier, RejectsBadOptions) {
   options.lower_bound_samples = -1;
   options.threads = -1;
   EXPECT_EQ(SolveFrontier(problem, options).status().message(), "threads: expected 0 (every CPU) or a count >= 1");
+  options.threads = 0;
+  options.max_plans = -1;
+  EXPECT_EQ(SolveFrontier(problem, options).status().message(),
+            "max plans: expected 0 (every unit time) or a count >= 1");
+}
+
+// With max_plans, plans are made at about that many times; the fastest, the
+// all-max and the minimum-energy end of the frontier are those of a plan
+// every unit time, and every plan is still above its bound.
+TEST(SolveFrontier, MaxPlansMakesPlansAtAboutThatManyTimes) {
+  std::mt19937 rng(21);
+  for (int trial = 0; trial < 3; ++trial) {
+    const Problem problem = MakeProblem(testing::RandomProfile(rng, 4, 5), ScheduleKind::k1F1B, 4, 17, 1, 40);
+    FrontierOptions every_unit;
+    every_unit.unit_time_s = 1e-5;
+    Result<Frontier> all = SolveFrontier(problem, every_unit);
+    ASSERT_TRUE(all.ok()) << all.status().ToString();
+    ASSERT_GT(all->stats.candidate_plans, 400) << "too few record times to thin";
+    FrontierOptions thinned = every_unit;
+    thinned.max_plans = 40;
+    Result<Frontier> few = SolveFrontier(problem, thinned);
+    ASSERT_TRUE(few.ok()) << few.status().ToString();
+    // The fastest and all-max times, about 40 up to the least-energy time, and
+    // the few past it until the relaxation rules out the rest.
+    EXPECT_LE(few->stats.candidate_plans, 40 + 10) << "trial " << trial;
+    EXPECT_GE(few->stats.candidate_plans, 20) << "trial " << trial;
+    EXPECT_EQ(few->plans.front().time_s, all->plans.front().time_s);
+    ASSERT_NE(few->NoSlowdownPlan(), nullptr);
+    EXPECT_NEAR(few->NoSlowdownPlan()->energy_j, all->NoSlowdownPlan()->energy_j,
+                1e-3 * all->NoSlowdownPlan()->energy_j) << "trial " << trial;
+    EXPECT_NEAR(few->MinEnergyPlan().energy_j, all->MinEnergyPlan().energy_j, 1e-3 * all->MinEnergyPlan().energy_j)
+        << "trial " << trial;
+    for (const FrontierPlan& p : few->plans) {
+      const PlanCost c = EvaluatePlan(problem, p.choice);
+      EXPECT_EQ(c.time_s, p.time_s);
+      EXPECT_GE(p.energy_j, p.lower_bound_j * (1 - 1e-9));
+    }
+  }
+}
+
+TEST(MakePlansFor, MakesPlansAtNoFewerTimesThanTheDefaultAndAllForAll) {
+  EXPECT_EQ(MakePlansFor(0), 0);
+  EXPECT_EQ(MakePlansFor(6), kDefaultMaxPlans);
+  EXPECT_EQ(MakePlansFor(5000), 5000);
 }
 
 // Plans are made in slices of consecutive record times on worker threads;

@@ -189,6 +189,12 @@ double RelaxationCurve::AtLeastTime(double t) const {
   return k == time_s_.size() ? at_t : std::min(suffix_min_energy_j_[k], at_t);
 }
 
+double RelaxationCurve::MinEnergyTime() const {
+  if (time_s_.empty()) return 0;
+  const auto least = std::min_element(prefix_min_energy_j_.begin(), prefix_min_energy_j_.end());
+  return time_s_[static_cast<size_t>(least - prefix_min_energy_j_.begin())];
+}
+
 Result<EnergyLowerBound> EnergyLowerBound::Compute(const Problem& problem, const std::vector<NodeCosts>& costs,
                                                    const std::vector<double>& sample_times_s) {
   EnergyLowerBound lb;

@@ -33,6 +33,8 @@ class RelaxationCurve {
   double AtTime(double time_s) const;
   // Lower bound on the energy of any plan whose iteration time is >= time_s.
   double AtLeastTime(double time_s) const;
+  // The fastest visited time at which the relaxation's energy is least.
+  double MinEnergyTime() const;
 
  private:
   std::vector<double> time_s_, cost_j_;  // ascending after Finish()

@@ -378,22 +378,37 @@ double MinCut::Solve(std::vector<char>& source_side) {
   return engine_ == Engine::kDynamicTrees ? SolveDynamic(source_side) : SolveWithLemonPreflow(source_side);
 }
 
+bool MinCut::FindCut(std::vector<char>& source_side) {
+  if (engine_ == Engine::kLemonPreflow) return SolveWithLemonPreflow(source_side) < kInfiniteCapacity / 2;
+  double fallback_value = 0;
+  return DynamicSide(source_side, &fallback_value);
+}
+
 double MinCut::SolveDynamic(std::vector<char>& source_side) {
+  double fallback_value = -1;
+  if (!DynamicSide(source_side, &fallback_value)) return kInfiniteCapacity;
+  return fallback_value >= 0 ? fallback_value : CutValue(source_side);
+}
+
+bool MinCut::DynamicSide(std::vector<char>& source_side, double* fallback_value) {
   if (!finalized_) Finalize();
   if (!trees_valid_) StartTrees();
   const FlowOutcome outcome = RepairChanges() ? MaxFlow() : FlowOutcome::kUnbounded;
   if (outcome == FlowOutcome::kStalled) {
     trees_valid_ = false;  // start afresh next time; this once, solve from scratch
-    return SolveWithLemonPreflow(source_side);
+    *fallback_value = SolveWithLemonPreflow(source_side);
+    return *fallback_value < kInfiniteCapacity / 2;
   }
   source_side.assign(num_nodes_, 0);
   source_side[kSource] = 1;
   if (outcome == FlowOutcome::kUnbounded) {
     trees_valid_ = false;
-    return kInfiniteCapacity;
+    return false;
   }
+  // A maximum flow is finite, and no uncapacitated arc leaves the source
+  // tree (its residual is unbounded): the cut's value is finite.
   for (int v = 2; v < num_nodes_; ++v) source_side[v] = tree_[v] == kSourceTree;
-  return CutValue(source_side);
+  return true;
 }
 
 double MinCut::SolveWithLemonPreflow(std::vector<char>& source_side) {

@@ -47,6 +47,10 @@ class MinCut {
   // ever exceed its augmentation budget (a safety net against numerical
   // livelock), that solve falls back to Preflow and the next starts afresh.
   double Solve(std::vector<char>& source_side);
+  // The same cut's source side, without its value: false if no finite cut
+  // exists. Saves the pass over every arc that the value costs, which the
+  // sweep, solving once per step, does not need.
+  bool FindCut(std::vector<char>& source_side);
   double SolveDynamic(std::vector<char>& source_side);
   double SolveWithLemonPreflow(std::vector<char>& source_side);
 
@@ -57,6 +61,9 @@ class MinCut {
   static constexpr int kNoLink = -3;        // parent_ of a free node
 
   void Finalize();
+  // The dynamic engine's cut side; false if no finite cut exists. Sets
+  // `fallback_value` when Preflow solved it (and so gave the value).
+  bool DynamicSide(std::vector<char>& source_side, double* fallback_value);
   bool IsTerminalArc(int arc) const;
   double CutValue(const std::vector<char>& source_side) const;
   void StartTrees();

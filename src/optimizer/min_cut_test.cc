@@ -160,8 +160,8 @@ TEST(MinCut, MatchesPreflowOverLongSequencesOfSmallChanges) {
         if (rng() % 2 == 0) arcs.push_back({v, w});
       }
     }
-    MinCut dynamic(n), cold(n);
-    for (const RandomArc& a : arcs) dynamic.AddArc(a.from, a.to), cold.AddArc(a.from, a.to);
+    MinCut dynamic(n), cold(n), side_only(n);
+    for (const RandomArc& a : arcs) dynamic.AddArc(a.from, a.to), cold.AddArc(a.from, a.to), side_only.AddArc(a.from, a.to);
     std::vector<double> lower(arcs.size(), 0), upper(arcs.size(), 0);
     for (int round = 0; round < 150; ++round) {
       const int changes = round == 0 ? static_cast<int>(arcs.size()) : 1 + static_cast<int>(rng() % 4);
@@ -172,14 +172,19 @@ TEST(MinCut, MatchesPreflowOverLongSequencesOfSmallChanges) {
         upper[a] = kind == 0 ? kInfiniteCapacity : kind == 1 ? lower[a] : lower[a] + scale * (rng() % 80) / 10.0;
         dynamic.SetBounds(static_cast<int>(a), lower[a], upper[a]);
         cold.SetBounds(static_cast<int>(a), lower[a], upper[a]);
+        side_only.SetBounds(static_cast<int>(a), lower[a], upper[a]);
       }
-      std::vector<char> side_dynamic, side_cold;
+      std::vector<char> side_dynamic, side_cold, side_found;
       const double got = dynamic.SolveDynamic(side_dynamic);
       const double expected = cold.SolveWithLemonPreflow(side_cold);
+      const bool found = side_only.FindCut(side_found);
       if (expected >= kInfiniteCapacity / 2) {
         EXPECT_GE(got, kInfiniteCapacity / 2) << "trial " << trial << " round " << round;
+        EXPECT_FALSE(found) << "trial " << trial << " round " << round;
         continue;
       }
+      ASSERT_TRUE(found) << "trial " << trial << " round " << round;
+      EXPECT_EQ(side_found, side_dynamic) << "trial " << trial << " round " << round;
       const double tolerance = 1e-7 * scale * std::max(1.0, std::abs(expected) / scale);
       ASSERT_NEAR(got, expected, tolerance) << "trial " << trial << " round " << round;
       EXPECT_NEAR(CutValue(side_dynamic, arcs, lower, upper), expected, tolerance) << "trial " << trial;

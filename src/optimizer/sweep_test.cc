@@ -62,7 +62,7 @@ TEST(SweepReplay, ReproducesEveryStepAndInterpolatesFeasibly) {
       if (k + 1 < static_cast<int>(times.size())) {  // a point inside step k
         double t = times[k + 1] + (times[k] - times[k + 1]) * std::uniform_real_distribution<>(0.05, 0.95)(rng);
         replay.DurationsAt(t, d);
-        EXPECT_LE(ForwardPass(problem, d, es), t * (1 + 1e-9)) << "trial " << trial << " step " << k;
+        EXPECT_LE(ForwardPass(Dag(problem), d, es), t * (1 + 1e-9)) << "trial " << trial << " step " << k;
         EXPECT_NEAR(HullCost(costs, d), curve.CostAt(t), 1e-6 * std::max(1.0, std::abs(curve.CostAt(t))));
         for (size_t i = 0; i < d.size(); ++i) {
           EXPECT_GE(d[i], costs[i].min_time_s() * (1 - 1e-12));
@@ -88,7 +88,7 @@ TEST(FrontierSweep, DynamicMinCutTracesTheSameRelaxationAsPreflow) {
     RelaxationCurve preflow = SweepCurve(problem, costs, MinCut::Engine::kLemonPreflow);
     std::vector<double> es, fastest(costs.size()), slowest(costs.size());
     for (size_t i = 0; i < costs.size(); ++i) fastest[i] = costs[i].min_time_s(), slowest[i] = costs[i].max_time_s();
-    const double lo = ForwardPass(problem, fastest, es), hi = ForwardPass(problem, slowest, es);
+    const double lo = ForwardPass(Dag(problem), fastest, es), hi = ForwardPass(Dag(problem), slowest, es);
     for (int k = 0; k <= 50; ++k) {
       const double t = lo + (hi - lo) * k / 50.0;
       EXPECT_NEAR(dynamic.CostAt(t), preflow.CostAt(t), 1e-7 * std::max(1.0, std::abs(preflow.CostAt(t))))

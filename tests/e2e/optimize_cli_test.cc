@@ -241,6 +241,32 @@ TEST_F(OptimizeCli, MaxPlansThinsPlansJsonAndKeepsZeusPlanTimes) {
   EXPECT_TRUE(found) << "the plan for --zeus-plan-time " << time_arg;
 }
 
+// The plans made, from the summary's "N plans made" (-1 if absent).
+int PlansMade(const std::string& out) {
+  const size_t at = out.find(" plans made in ");
+  if (at == std::string::npos) return -1;
+  size_t begin = out.rfind(' ', at - 1);
+  return std::atoi(out.substr(begin + 1, at - begin - 1).c_str());
+}
+
+TEST_F(OptimizeCli, PlansAreMadeAtAboutMaxPlansTimesAndEveryUnitWithZero) {
+  // 0.05 ms units: about 13,000 record times over the example's 0.66 s.
+  CliRun dflt = Perseus({"optimize", "--example", "gpt3-xl-a100", "--out", (dir_ / "d").string(), "--unit-time-ms",
+                         "0.05"});
+  ASSERT_EQ(dflt.exit_code, 0) << dflt.err;
+  CliRun all = Perseus({"optimize", "--example", "gpt3-xl-a100", "--out", (dir_ / "a").string(), "--unit-time-ms",
+                        "0.05", "--max-plans", "0"});
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  const int made_default = PlansMade(dflt.out), made_all = PlansMade(all.out);
+  EXPECT_GE(made_default, 900) << dflt.out;
+  EXPECT_LE(made_default, 1300) << dflt.out;
+  EXPECT_GT(made_all, 10000) << all.out;
+  const json d = json::parse(ReadText(dir_ / "d" / "plans.json")), a = json::parse(ReadText(dir_ / "a" / "plans.json"));
+  EXPECT_LE(d["plans"].size(), 1000u);
+  EXPECT_EQ(a["plans"].size(), a["frontier_plans"]);  // 0: every plan written
+  EXPECT_EQ(d["plans"][0]["time_s"], a["plans"][0]["time_s"]);  // the fastest plan either way
+}
+
 TEST_F(OptimizeCli, MaxClockChangesLimitsEveryWrittenPlanAndReportsWhatItCost) {
   CliRun r = Perseus({"optimize", "--example", "gpt3-xl-a100", "--out", out_.string(), "--max-clock-changes", "4"});
   ASSERT_EQ(r.exit_code, 0) << r.err;

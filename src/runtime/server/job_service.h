@@ -71,7 +71,7 @@ struct ServiceLimits {
   // Plans a job keeps (ThinFrontier; 0: all): bounds a big job's memory and
   // stored size at a time resolution a straggler response does not feel
   // (about the frontier's time span / 1,000).
-  int max_frontier_plans = 1000;
+  int max_frontier_plans = kDefaultMaxPlans;
   // Threads one optimisation makes its plans on (FrontierOptions::threads;
   // 0: every CPU the server may run on).
   int optimizer_threads = 0;

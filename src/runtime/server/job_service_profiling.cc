@@ -297,6 +297,7 @@ void JobService::Optimize(const std::string& job_id) {
     options.max_clock_changes_per_gpu = spec.max_clock_changes_per_gpu;
     options.cancel = &cancel_solves_;
     options.threads = limits_.optimizer_threads;
+    options.max_plans = MakePlansFor(limits_.max_frontier_plans);
     frontier = problem.ok() ? solver_(*problem, options) : Result<Frontier>(problem.status());
     if (frontier.ok() && frontier->NoSlowdownPlan() != nullptr) {
       changes = control::LimitClockChangesForLatency(*problem, spec.max_clock_changes_per_gpu, clock_switch_latency_s,

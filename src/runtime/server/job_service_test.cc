@@ -98,6 +98,17 @@ TEST_F(JobServiceTest, TheOptimizerThreadLimitReachesTheOptimizer) {
   }
 }
 
+TEST_F(JobServiceTest, TheFrontierPlanLimitReachesTheOptimizer) {
+  // Plans are made at no fewer times than a job keeps, and at every unit
+  // time when it keeps all.
+  for (auto [kept, made] : {std::pair{0, 0}, {10, kDefaultMaxPlans}, {1000, 1000}, {4000, 4000}}) {
+    ServiceLimits limits;
+    limits.max_frontier_plans = kept;
+    auto read = [](const FrontierOptions& o) { return o.max_plans; };
+    EXPECT_EQ(SeenByTheOptimizer(JobBody("j", 1, 2, 4), limits, read).first, made) << kept;
+  }
+}
+
 // Clock changes per GPU per iteration in a rank's plan, around the cycle.
 int PlanClockChanges(const Json& plan) {
   const Json& steps = plan["instructions"];
