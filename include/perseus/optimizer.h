@@ -57,9 +57,9 @@ struct FrontierOptions {
   int threads = 0;
   // Plans are made at about this many evenly spaced iteration times between
   // the fastest time and the relaxation's least-energy time where that
-  // spacing is coarser than the unit time (0: every unit time). The fastest
-  // and the all-max time always get theirs. Making plans is most of a large
-  // solve's time. See MakePlansFor.
+  // spacing is coarser than the unit time, and at no more than 4 x this many
+  // in all (0: every unit time). The fastest and the all-max time always get
+  // theirs. Making plans is most of a large solve's time. See MakePlansFor.
   int max_plans = 0;
 };
 

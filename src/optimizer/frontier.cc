@@ -113,10 +113,14 @@ double FastestTime(const Problem& problem, const std::vector<NodeCosts>& costs) 
 // the slowest, the fastest time and the all-max time. Where `max_plans` asks
 // for fewer, the unit grows so that about that many fall between the fastest
 // time and `least_energy_s` (where the relaxation's energy is least; the
-// recording stops soon after it).
+// recording usually stops soon after it), and at most 4 x max_plans between
+// the fastest and the slowest time (where discrete plans keep getting
+// cheaper well past the relaxation's least-energy time).
 Result<std::vector<double>> RecordTimes(double fastest_s, double slowest_s, double all_max_s, double unit_s,
                                         int max_plans, double least_energy_s) {
-  if (max_plans > 0) unit_s = std::max(unit_s, (least_energy_s - fastest_s) / max_plans);
+  if (max_plans > 0) {
+    unit_s = std::max({unit_s, (least_energy_s - fastest_s) / max_plans, (slowest_s - fastest_s) / (4.0 * max_plans)});
+  }
   const double units = std::floor((slowest_s - fastest_s) / unit_s);
   if (units > kMaxRecordedPlans) {
     return Status::InvalidArgument("unit time " + std::to_string(unit_s) +

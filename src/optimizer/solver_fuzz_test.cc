@@ -212,11 +212,15 @@ TEST(SolverFuzz, EveryRandomSmallProblemOfEverySchedulesFinishesWithACheckedBoun
     FrontierOptions options;
     options.unit_time_s = seed % 5 == 0 ? 1e-4 : 1e-3;
     options.lower_bound_samples = 1 + static_cast<int>(seed % 4);
+    options.max_plans = seed % 3 == 0 ? static_cast<int>(1 + seed % 50) : 0;  // also with few record times
     watchdog.Start(c.label);
     Result<Frontier> f = SolveFrontier(*problem, options);
     watchdog.Done();
     ASSERT_TRUE(f.ok()) << c.label << ": " << f.status().ToString();
     ASSERT_FALSE(f->plans.empty()) << c.label;
+    if (options.max_plans > 0) {
+      EXPECT_LE(f->stats.candidate_plans, 4 * options.max_plans + 3) << c.label << ", max plans " << options.max_plans;
+    }
     ++solved;
     checked += f->stats.lower_bound_checked;
     max_error = std::max(max_error, f->stats.lower_bound_max_error);
