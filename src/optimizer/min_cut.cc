@@ -16,7 +16,7 @@ namespace {
 // capacity, a node's terminal terms): those are rounding, and an augmenting
 // path carrying only rounding would change nothing, forever.
 constexpr double kEps = 1e-9;
-constexpr double kRelativeEps = 1e-12;
+constexpr double kRelativeEps = kResidualRelativeEps;
 }  // namespace
 
 MinCut::MinCut(int num_nodes, Engine engine) : num_nodes_(num_nodes), engine_(engine) {}
@@ -31,8 +31,7 @@ int MinCut::AddArc(int from, int to) {
 
 bool MinCut::IsTerminalArc(int arc) const { return from_[arc] == kSource || to_[arc] == kSink; }
 
-void MinCut::SetBounds(int arc, double lower, double upper) {
-  if (lower_[arc] == lower && upper_[arc] == upper) return;
+void MinCut::ChangeBounds(int arc, double lower, double upper) {
   const double old_lower = lower_[arc];
   lower_[arc] = lower;
   upper_[arc] = upper;
@@ -92,16 +91,6 @@ void MinCut::Finalize() {
   dist_.assign(num_nodes_, 0);
   finalized_ = true;
 }
-
-double MinCut::Residual(int arc, bool forward) const {
-  const double r = forward ? cap_[arc] - flow_[arc] : flow_[arc];
-  const double scale = cap_[arc] < kInfiniteCapacity ? cap_[arc] : flow_[arc];
-  return r <= kRelativeEps * scale ? 0 : r;
-}
-
-double MinCut::ResidualOut(int entry) const { return Residual(entry >> 1, !(entry & 1)); }
-
-double MinCut::ResidualIn(int entry) const { return Residual(entry >> 1, entry & 1); }
 
 void MinCut::PushOut(int entry, double amount) { flow_[entry >> 1] += (entry & 1) ? -amount : amount; }
 

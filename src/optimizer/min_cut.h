@@ -26,6 +26,9 @@
 namespace perseus::optimizer {
 
 inline constexpr double kInfiniteCapacity = 1e20;
+// Residual capacities within this fraction of the magnitudes they were
+// computed from count as zero (min_cut.cc).
+inline constexpr double kResidualRelativeEps = 1e-12;
 
 class MinCut {
  public:
@@ -37,7 +40,11 @@ class MinCut {
   // Adds an arc with bounds [0, 0]; returns its id. Only before the first Solve.
   int AddArc(int from, int to);
   // REQUIRES: 0 <= lower <= upper (upper may be kInfiniteCapacity).
-  void SetBounds(int arc, double lower, double upper);
+  // Inline: the sweep sets every arc's bounds at every step, and most are
+  // unchanged.
+  void SetBounds(int arc, double lower, double upper) {
+    if (lower_[arc] != lower || upper_[arc] != upper) ChangeBounds(arc, lower, upper);
+  }
 
   // Returns the minimum cut value (>= kInfiniteCapacity/2: no finite cut) and
   // marks its source side in `source_side`: for the dynamic engine, the nodes
@@ -60,6 +67,7 @@ class MinCut {
   static constexpr int kOrphanLink = -2;    // parent_ of a node awaiting adoption
   static constexpr int kNoLink = -3;        // parent_ of a free node
 
+  void ChangeBounds(int arc, double lower, double upper);
   void Finalize();
   // The dynamic engine's cut side; false if no finite cut exists. Sets
   // `fallback_value` when Preflow solved it (and so gave the value).
@@ -73,9 +81,15 @@ class MinCut {
 
   // Adjacency entries: 2a is arc a seen from its tail, 2a+1 from its head.
   int Head(int entry) const { return (entry & 1) ? from_[entry >> 1] : to_[entry >> 1]; }
-  double Residual(int arc, bool forward) const;
-  double ResidualOut(int entry) const;  // along the entry, away from its owner
-  double ResidualIn(int entry) const;   // along the entry, toward its owner
+  // Inline: the search trees ask at every arc they look at.
+  double Residual(int arc, bool forward) const {
+    const double r = forward ? cap_[arc] - flow_[arc] : flow_[arc];
+    const double scale = cap_[arc] < kInfiniteCapacity ? cap_[arc] : flow_[arc];
+    return r <= kResidualRelativeEps * scale ? 0 : r;
+  }
+  // Along the entry, away from its owner / toward its owner.
+  double ResidualOut(int entry) const { return Residual(entry >> 1, !(entry & 1)); }
+  double ResidualIn(int entry) const { return Residual(entry >> 1, entry & 1); }
   // Residual capacity a tree link needs: from parent to child in the source
   // tree, child to parent in the sink tree; `entry` is in the child's list.
   double LinkResidual(Tree tree, int entry) const {
