@@ -121,11 +121,11 @@ void BindOptimizer(py::module_& m) {
         [](const ProblemPtr& problem, double unit_time_s, int lower_bound_samples, int max_clock_changes_per_gpu,
            int threads, int max_plans) {
           FrontierOptions o;
-          o.max_plans = max_plans;
           o.unit_time_s = unit_time_s;
           o.lower_bound_samples = lower_bound_samples;
           o.max_clock_changes_per_gpu = max_clock_changes_per_gpu;
           o.threads = threads;
+          o.max_plans = max_plans;
           py::gil_scoped_release release;
           return Unwrap(SolveFrontier(*problem, o));
         },

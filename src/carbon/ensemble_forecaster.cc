@@ -23,7 +23,8 @@ std::vector<BlendForecaster> PerFuel(int n, int horizon_h, int first_hour_of_wee
 
 }  // namespace
 
-std::vector<EnsembleForecaster::MixMember> EnsembleForecaster::MixMembers(int fuels, int horizon_h, int first_hour_of_week) {
+std::vector<EnsembleForecaster::MixMember> EnsembleForecaster::MixMembers(int fuels, int horizon_h,
+                                                                          int first_hour_of_week) {
   if (fuels == 0) return {};
   return {{false, PerFuel(fuels, horizon_h, first_hour_of_week, kGlobal)},
           {false, PerFuel(fuels, horizon_h, first_hour_of_week, kPerHour)},

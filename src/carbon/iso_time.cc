@@ -85,11 +85,7 @@ std::string FormatIsoUtc(int64_t unix_s) {
   return buf;
 }
 
-int HourOfDayUtc(int64_t unix_s) {
-  int64_t s = unix_s % 86400;
-  if (s < 0) s += 86400;
-  return static_cast<int>(s / 3600);
-}
+int HourOfDayUtc(int64_t unix_s) { return HourOfWeekUtc(unix_s) % 24; }
 
 int HourOfWeekUtc(int64_t unix_s) {
   constexpr int64_t kWeekS = 7 * 86400;

@@ -165,8 +165,8 @@ void PrintSummary(const Problem& problem, const Frontier& f, double seconds) {
   }
   std::printf("run time:           %.3f s (sweep %.3f s, %d steps; %d plans made in %.3f s on %d thread%s; lower "
               "bound %.3f s, %s)\n", seconds, f.stats.solve_s - f.stats.plans_s, f.stats.sweep_steps,
-              f.stats.candidate_plans, f.stats.plans_s, f.stats.plan_threads, f.stats.plan_threads == 1 ? "" : "s", f.stats.lower_bound_s,
-              f.stats.lower_bound_checked ? "checked" : "not checked");
+              f.stats.candidate_plans, f.stats.plans_s, f.stats.plan_threads, f.stats.plan_threads == 1 ? "" : "s",
+              f.stats.lower_bound_s, f.stats.lower_bound_checked ? "checked" : "not checked");
   if (!f.stats.sweep_complete) {
     std::fprintf(stderr, "perseus: warning: the sweep stopped before the fastest possible iteration time; plans "
                          "between all-max and %.6f s may be missing (please report this profile)\n", f.plans.front().time_s);
@@ -228,8 +228,8 @@ void RegisterOptimizeCommand(CLI::App& app) {
                   "timeline.svg shows the plan for all-max time x (1 + this)")->check(CLI::Range(0.0, 10.0));
   cmd->add_option("--max-plans", args->max_plans,
                   "Write at most this many plans to plans.json, spread evenly in time; plans are made at about "
-                  "max(this, 1000) evenly spread times (0: made one every --unit-time-ms, all written); the "
-                  "fastest, no-slowdown and minimum-energy plans are always kept")
+                  "max(this, " + std::to_string(kDefaultMaxPlans) + ") evenly spread times (0: made one every "
+                  "--unit-time-ms, all written); the fastest, no-slowdown and minimum-energy plans are always kept")
       ->transform(kNonNegativeInt)->capture_default_str();
   cmd->add_option("--max-clock-changes", args->max_clock_changes,
                   "At most this many clock changes per GPU per iteration in every plan, for jobs whose "

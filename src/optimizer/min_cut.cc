@@ -12,11 +12,10 @@
 namespace perseus::optimizer {
 namespace {
 // Residual capacities at or below kEps count as zero, and so do residuals
-// within kRelativeEps of the magnitudes they were computed from (an arc's
+// within kResidualRelativeEps (min_cut.h) of the magnitudes they were computed from (an arc's
 // capacity, a node's terminal terms): those are rounding, and an augmenting
 // path carrying only rounding would change nothing, forever.
 constexpr double kEps = 1e-9;
-constexpr double kRelativeEps = kResidualRelativeEps;
 }  // namespace
 
 MinCut::MinCut(int num_nodes, Engine engine) : num_nodes_(num_nodes), engine_(engine) {}
@@ -117,7 +116,7 @@ double MinCut::Terminal(int v, bool* both_infinite) const {
   if (both_infinite) *both_infinite = from_source && to_sink;
   if (from_source) return kInfiniteCapacity;
   if (to_sink) return -kInfiniteCapacity;
-  return std::abs(net) <= kRelativeEps * magnitude ? 0 : net;
+  return std::abs(net) <= kResidualRelativeEps * magnitude ? 0 : net;
 }
 
 bool MinCut::LinkValid(int v) const {

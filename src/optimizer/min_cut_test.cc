@@ -161,7 +161,9 @@ TEST(MinCut, MatchesPreflowOverLongSequencesOfSmallChanges) {
       }
     }
     MinCut dynamic(n), cold(n), side_only(n);
-    for (const RandomArc& a : arcs) dynamic.AddArc(a.from, a.to), cold.AddArc(a.from, a.to), side_only.AddArc(a.from, a.to);
+    for (const RandomArc& a : arcs) {
+      dynamic.AddArc(a.from, a.to), cold.AddArc(a.from, a.to), side_only.AddArc(a.from, a.to);
+    }
     std::vector<double> lower(arcs.size(), 0), upper(arcs.size(), 0);
     for (int round = 0; round < 150; ++round) {
       const int changes = round == 0 ? static_cast<int>(arcs.size()) : 1 + static_cast<int>(rng() % 4);
