@@ -2,6 +2,7 @@
 #include "optimizer/discretize.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 
 #include "optimizer/critical_path.h"
@@ -15,7 +16,11 @@ Discretizer::Discretizer(const Problem& problem, const std::vector<NodeCosts>& c
       rounded_(problem.nodes.size(), 0),
       index_(problem.nodes.size(), 0),
       duration_s_(problem.nodes.size()),
-      queued_(problem.nodes.size(), 0) {}
+      queued_(problem.nodes.size(), 0) {
+  for (int i = 0; i < dag_.num_nodes(); ++i) {
+    if (dag_.succs(i).empty()) sinks_.push_back(i);
+  }
+}
 
 Discretizer::Move Discretizer::BestMove(int i) const {
   const std::vector<CostPoint>& pareto = costs_[i].pareto();
@@ -84,6 +89,10 @@ void Discretizer::GreedyFill(double deadline_s) {
     const Move m = BestMove(i);
     if (m.index >= 0) heap_.push_back(m);
   }
+  FillFromHeap();
+}
+
+void Discretizer::FillFromHeap() {
   std::make_heap(heap_.begin(), heap_.end());
   while (!heap_.empty()) {
     std::pop_heap(heap_.begin(), heap_.end());
@@ -148,12 +157,13 @@ bool Discretizer::Repair(int locked, double deadline_s, long budget_visits, bool
   return true;
 }
 
-void Discretizer::LocalSearch(double deadline_s, long budget_visits) {
+bool Discretizer::LocalSearch(double deadline_s, long budget_visits) {
   const int n = problem_.num_nodes();
   long options = 0;
   for (int v = 0; v < n; ++v) options += static_cast<long>(costs_[v].pareto().size());
   const long listing_visits = n + 8 * options;  // listing and sorting the trades
   visits_ = 0;
+  bool changed = false;
   while (visits_ + listing_visits + 6L * n <= budget_visits) {
     trades_.clear();
     for (int v = 0; v < n; ++v) {
@@ -188,33 +198,195 @@ void Discretizer::LocalSearch(double deadline_s, long budget_visits) {
     }
     if (!improved) {
       SetIndices(kept_);
-      return;
+      return changed;
     }
+    changed = true;
     SetIndices(best_);  // and the starts and finishes the next round's listing reads
     ForwardPass(dag_, duration_s_, earliest_start_);
     BackwardPass(dag_, duration_s_, deadline_s, latest_finish_);
     visits_ += 2 * n;
   }
+  return changed;
+}
+
+void Discretizer::Polish(double deadline_s) {
+  if (!pair_moves_ || !PairMoves(deadline_s, kPairVisitsPerNode * problem_.num_nodes())) return;
+  // The plan was filled: only a computation whose times changed can have a
+  // slower option that fits now.
+  heap_.clear();
+  for (int i = 0; i < problem_.num_nodes(); ++i) {
+    if (changed_at_[i] <= 1) continue;
+    const Move m = BestMove(i);
+    if (m.index >= 0) heap_.push_back(m);
+  }
+  FillFromHeap();
+}
+
+bool Discretizer::SinksFinishBy(double time_s) const {
+  for (int x : sinks_) {
+    if (earliest_start_[x] + duration_s_[x] > time_s) return false;
+  }
+  return true;
+}
+
+void Discretizer::PropagateStarts(int a, int b, long stamp) {
+  queue_.clear();
+  auto push_succs = [&](int x) {
+    for (int y : dag_.succs(x)) {
+      if (!queued_[y]) queued_[y] = 1, queue_.push_back(y), std::push_heap(queue_.begin(), queue_.end(), std::greater<int>());
+    }
+  };
+  push_succs(a);
+  push_succs(b);
+  while (!queue_.empty()) {
+    std::pop_heap(queue_.begin(), queue_.end(), std::greater<int>());
+    const int x = queue_.back();
+    queue_.pop_back();
+    queued_[x] = 0;
+    ++visits_;
+    double start = 0;
+    for (int p : dag_.preds(x)) start = std::max(start, earliest_start_[p] + duration_s_[p]);
+    if (start == earliest_start_[x]) continue;
+    if (start < earliest_start_[x]) changed_at_[x] = stamp;  // room grew
+    earliest_start_[x] = start;
+    push_succs(x);
+  }
+}
+
+void Discretizer::PropagateFinishes(int a, int b, double deadline_s, long stamp) {
+  queue_.clear();
+  auto push_preds = [&](int x) {
+    for (int y : dag_.preds(x)) {
+      if (!queued_[y]) queued_[y] = 1, queue_.push_back(y), std::push_heap(queue_.begin(), queue_.end());
+    }
+  };
+  push_preds(a);
+  push_preds(b);
+  while (!queue_.empty()) {
+    std::pop_heap(queue_.begin(), queue_.end());
+    const int x = queue_.back();
+    queue_.pop_back();
+    queued_[x] = 0;
+    ++visits_;
+    double finish = deadline_s;
+    for (int s : dag_.succs(x)) finish = std::min(finish, latest_finish_[s] - duration_s_[s]);
+    if (finish == latest_finish_[x]) continue;
+    if (finish > latest_finish_[x]) changed_at_[x] = stamp;  // room grew
+    latest_finish_[x] = finish;
+    push_preds(x);
+  }
+}
+
+bool Discretizer::TryPair(int u, int v, double deadline_s, long since, long& stamp) {
+  const double eps_s = deadline_s * kTimeEps;
+  if (since > 1) {
+    long seen = std::max(changed_at_[u], changed_at_[v]);
+    for (int w : dag_.succs(u)) seen = std::max(seen, changed_at_[w]);
+    for (int p : dag_.preds(v)) seen = std::max(seen, changed_at_[p]);
+    if (seen < since) return false;
+  }
+  // What the fixed computations allow: u's finish (its other successors)
+  // and v's start (its other predecessors).
+  double cap_u = deadline_s, ready_v = 0;
+  for (int w : dag_.succs(u)) {
+    if (w != v) cap_u = std::min(cap_u, latest_finish_[w] - duration_s_[w]);
+  }
+  for (int p : dag_.preds(v)) {
+    if (p != u) ready_v = std::max(ready_v, earliest_start_[p] + duration_s_[p]);
+  }
+  const double start_u = earliest_start_[u], finish_v = latest_finish_[v];
+  // Only a dependency that binds can pass time between its ends: u alone
+  // sets v's start, or v alone u's finish. Otherwise a change of one end is
+  // a single move, which the filling has made.
+  if (!(start_u + duration_s_[u] > ready_v) && !(finish_v - duration_s_[v] < cap_u)) return false;
+  const std::vector<CostPoint>& pu = costs_[u].pareto();
+  const std::vector<CostPoint>& pv = costs_[v].pareto();
+  visits_ += static_cast<long>(pu.size() + pv.size());
+  const double now_j = pu[index_[u]].cost_j + pv[index_[v]].cost_j;
+  double best_j = now_j - 1e-9 * std::abs(now_j);
+  int best_a = -1, best_b = -1;
+  // Costs fall as times grow: the options of u too dear even with v's
+  // cheapest come first, and are skipped. As u's option slows, v's window
+  // only shrinks.
+  const double dearest_u_j = best_j - pv.back().cost_j;
+  int a = static_cast<int>(
+      std::partition_point(pu.begin(), pu.end(), [&](const CostPoint& o) { return o.cost_j >= dearest_u_j; }) -
+      pu.begin());
+  int b = -1;
+  for (; a < static_cast<int>(pu.size()) && start_u + pu[a].time_s <= cap_u + eps_s; ++a) {
+    const double window_s = finish_v - std::max(start_u + pu[a].time_s, ready_v) + eps_s;
+    if (b < 0) {
+      b = static_cast<int>(std::partition_point(pv.begin(), pv.end(),
+                                                [&](const CostPoint& o) { return o.time_s <= window_s; }) -
+                           pv.begin()) - 1;
+    }
+    while (b >= 0 && pv[b].time_s > window_s) --b;
+    if (b < 0) break;
+    if (pu[a].cost_j + pv[b].cost_j < best_j) best_j = pu[a].cost_j + pv[b].cost_j, best_a = a, best_b = b;
+  }
+  if (best_a < 0) return false;
+  const int old_a = index_[u], old_b = index_[v];
+  index_[u] = best_a, index_[v] = best_b;
+  duration_s_[u] = pu[best_a].time_s, duration_s_[v] = pv[best_b].time_s;
+  ++stamp;
+  changed_at_[u] = changed_at_[v] = stamp;
+  PropagateStarts(u, v, stamp);
+  // The window read the other computations' times as they were; where a
+  // path u -> w -> v runs beside the dependency, the move may not fit.
+  if (!SinksFinishBy(deadline_s + eps_s)) {
+    index_[u] = old_a, index_[v] = old_b;
+    duration_s_[u] = pu[old_a].time_s, duration_s_[v] = pv[old_b].time_s;
+    PropagateStarts(u, v, stamp);
+    return false;
+  }
+  PropagateFinishes(u, v, deadline_s, stamp);
+  return true;
+}
+
+bool Discretizer::PairMoves(double deadline_s, long budget_visits) {
+  const int n = problem_.num_nodes();
+  visits_ = 0;
+  ForwardPass(dag_, duration_s_, earliest_start_);
+  BackwardPass(dag_, duration_s_, deadline_s, latest_finish_);
+  changed_at_.assign(n, 1);
+  long stamp = 1;
+  bool any = false;
+  for (long since = 1; visits_ < budget_visits;) {
+    const long round_stamp = stamp;
+    bool moved = false;
+    for (int u = 0; u < n; ++u) {
+      for (int v : dag_.succs(u)) {
+        if (TryPair(u, v, deadline_s, since, stamp)) moved = true;
+      }
+    }
+    if (!moved) break;
+    any = true;
+    since = round_stamp + 1;
+  }
+  return any;
 }
 
 void Discretizer::Search(double deadline_s, long budget_visits) {
   const int n = problem_.num_nodes();
   const long per_start_visits = budget_visits / 4;
-  LocalSearch(deadline_s, per_start_visits);
+  // The plan as it comes (pair moves may have lengthened it past where the
+  // search's trades would leave it) and every start's searched plan compete.
   chosen_ = index_;
   double chosen_energy_j = PlanEnergy();
-  auto consider = [&] {
-    LocalSearch(deadline_s, per_start_visits);
+  // `polished`: the start has had its pair moves.
+  auto consider = [&](bool polished) {
+    if (LocalSearch(deadline_s, per_start_visits) || !polished) Polish(deadline_s);
     const double e = PlanEnergy();
     if (e < chosen_energy_j * (1 - 1e-12)) chosen_ = index_, chosen_energy_j = e;
   };
+  consider(true);
   const bool chained = !previous_.empty() && deadline_s >= previous_deadline_s_;
   if (Chains(n, budget_visits)) {
     if (chained) {
       SetIndices(previous_);
       ForwardPass(dag_, duration_s_, earliest_start_);
       GreedyFill(deadline_s);
-      consider();
+      consider(false);
     }
     for (bool any_option : {false, true}) {
       for (int i = 0; i < n; ++i) {
@@ -224,7 +396,7 @@ void Discretizer::Search(double deadline_s, long budget_visits) {
       visits_ = 0;
       if (!Repair(-1, deadline_s, per_start_visits, any_option)) continue;
       GreedyFill(deadline_s);
-      consider();
+      consider(false);
     }
   }
   SetIndices(chosen_);
@@ -232,7 +404,9 @@ void Discretizer::Search(double deadline_s, long budget_visits) {
   previous_deadline_s_ = deadline_s;
 }
 
-PlanChoice Discretizer::Run(const std::vector<double>& duration_s, double deadline_s, long search_visits) {
+PlanChoice Discretizer::Run(const std::vector<double>& duration_s, double deadline_s, long search_visits,
+                            bool pair_moves) {
+  pair_moves_ = pair_moves;
   for (int i = 0; i < problem_.num_nodes(); ++i) {
     rounded_[i] = std::max(0, costs_[i].CheapestWithinNear(duration_s[i], rounded_[i]));
     index_[i] = rounded_[i];
@@ -240,6 +414,7 @@ PlanChoice Discretizer::Run(const std::vector<double>& duration_s, double deadli
   }
   const double deadline = std::max(deadline_s, ForwardPass(dag_, duration_s_, earliest_start_));
   GreedyFill(deadline);
+  Polish(deadline);
   if (search_visits > 0) Search(deadline, search_visits);
   PlanChoice choice(index_.size());
   for (size_t i = 0; i < index_.size(); ++i) choice[i] = costs_[i].pareto()[index_[i]].option;

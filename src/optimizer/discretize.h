@@ -27,7 +27,10 @@ class Discretizer {
   // time is at most max(deadline_s, longest path of duration_s).
   // `search_visits` bounds the local search's work, in computations visited
   // (0: none); it stops at the first trade that does not fit the rest.
-  PlanChoice Run(const std::vector<double>& duration_s, double deadline_s, long search_visits = 0);
+  // `pair_moves`: the filled plan, and each of the search's, is polished by
+  // PairMoves. With neither, the plan is the rounding, filled.
+  PlanChoice Run(const std::vector<double>& duration_s, double deadline_s, long search_visits = 0,
+                 bool pair_moves = false);
 
   // Forgets earlier calls: the next call's plan depends on its arguments
   // alone, as on a new discretizer.
@@ -46,6 +49,8 @@ class Discretizer {
   // hurries its ancestors). Slack only shrinks, so each computation's best
   // rate only falls and a heap with lazy re-checks picks the true best.
   void GreedyFill(double deadline_s);
+  // The filling's loop, from the moves in heap_ (latest finishes exact).
+  void FillFromHeap();
   struct Move {
     double rate_j_per_s;
     int node, index;  // index into pareto(); -1: no move
@@ -74,13 +79,41 @@ class Discretizer {
   // plan's energy, and the search starts over. A round tries each (node,
   // option) once and every kept trade lowers the energy, so it ends;
   // `budget_visits` ends it sooner.
-  void LocalSearch(double deadline_s, long budget_visits);
+  // Returns whether it changed the plan.
+  bool LocalSearch(double deadline_s, long budget_visits);
   // Speeds up computations other than `locked` until the longest path fits,
   // each time the one on a late path cheapest per second gained: by one
   // option, or (`any_option`) by any number, counting only the seconds the
   // path needs. False if it cannot within the budget. Both leave
   // earliest_start_ exact for duration_s_.
   bool Repair(int locked, double deadline_s, long budget_visits, bool any_option);
+  // Pair moves, then filling whatever slack they freed; nothing unless
+  // pair_moves_.
+  void Polish(double deadline_s);
+  static constexpr long kPairVisitsPerNode = 1024;
+  // Rounding and filling choose each computation's option alone; where two
+  // computations depend on each other, the time one gives up is often worth
+  // more to the other (a computation whose options are not convex in time).
+  // For each dependency u -> v this re-chooses both options at once, the
+  // others fixed: the cheapest pair that fits u's other successors, v's
+  // other predecessors and the deadline, kept if cheaper than the pair now
+  // (and the deadline still holds). Only a dependency that binds one end's
+  // start or finish can pass time between them. Rounds over the
+  // dependencies near the last round's changes until one changes nothing;
+  // each kept move lowers the cost, and `budget_visits` (computations and
+  // options visited) ends it sooner. Returns whether any pair changed.
+  bool PairMoves(double deadline_s, long budget_visits);
+  // One dependency u -> v of PairMoves, skipped unless the times around it
+  // changed at or after move `since`; a kept move takes the next `stamp`.
+  bool TryPair(int u, int v, double deadline_s, long since, long& stamp);
+  // Exact earliest starts downstream of a and b after their durations
+  // changed (each recomputed from its predecessors, in topological order),
+  // and latest finishes upstream. Both stamp the computations that gained
+  // room (an earlier start, a later finish): only around those can a pair
+  // move, or a filling move, appear that was not there before.
+  void PropagateStarts(int a, int b, long stamp);
+  void PropagateFinishes(int a, int b, double deadline_s, long stamp);
+  bool SinksFinishBy(double time_s) const;
   double PlanEnergy();  // of index_; leaves earliest_start_ exact
   void SetIndices(const std::vector<int>& index);
 
@@ -98,6 +131,7 @@ class Discretizer {
   std::vector<int> queue_;     // a heap of node ids (min-heap forward, max-heap backward)
   std::vector<char> queued_;  // in queue_
   long visits_ = 0;           // computations visited, for the local search's budget
+  bool pair_moves_ = false;   // this call's
   struct Trade {
     double rate_j_per_s;  // energy saved per second beyond the computation's slack
     int node, index;
@@ -105,6 +139,8 @@ class Discretizer {
   std::vector<Trade> trades_;
   std::vector<int> kept_, best_;  // LocalSearch's
   std::vector<int> chosen_;       // Search's
+  std::vector<int> sinks_;        // computations nothing depends on
+  std::vector<long> changed_at_;  // PairMoves': the move that last gave a computation room
 };
 
 }  // namespace perseus::optimizer

@@ -180,7 +180,7 @@ std::vector<FrontierPlan> RecordSlice(const Problem& problem, const std::vector<
     if (abandon.load(std::memory_order_relaxed) || Cancelled(options)) break;
     r.replay.DurationsAt(times[k], r.durations_s);
     const long search_visits = times[k] == all_max_time_s ? kSearchVisitsNoSlowdown : kSearchVisitsPerPlan;
-    PlanChoice choice = r.discretizer.Run(r.durations_s, times[k], search_visits);
+    PlanChoice choice = r.discretizer.Run(r.durations_s, times[k], search_visits, /*pair_moves=*/true);
     if (k >= first) plans.push_back(MakePlan(problem, std::move(choice)));
   }
   return plans;
