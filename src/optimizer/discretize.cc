@@ -247,7 +247,7 @@ void Discretizer::PropagateStarts(int a, int b, long stamp) {
     double start = 0;
     for (int p : dag_.preds(x)) start = std::max(start, earliest_start_[p] + duration_s_[p]);
     if (start == earliest_start_[x]) continue;
-    if (start < earliest_start_[x]) changed_at_[x] = stamp;  // room grew
+    if (start < earliest_start_[x]) GainedRoom(x, stamp);
     earliest_start_[x] = start;
     push_succs(x);
   }
@@ -271,7 +271,7 @@ void Discretizer::PropagateFinishes(int a, int b, double deadline_s, long stamp)
     double finish = deadline_s;
     for (int s : dag_.succs(x)) finish = std::min(finish, latest_finish_[s] - duration_s_[s]);
     if (finish == latest_finish_[x]) continue;
-    if (finish > latest_finish_[x]) changed_at_[x] = stamp;  // room grew
+    if (finish > latest_finish_[x]) GainedRoom(x, stamp);
     latest_finish_[x] = finish;
     push_preds(x);
   }
@@ -329,7 +329,8 @@ bool Discretizer::TryPair(int u, int v, double deadline_s, long since, long& sta
   index_[u] = best_a, index_[v] = best_b;
   duration_s_[u] = pu[best_a].time_s, duration_s_[v] = pv[best_b].time_s;
   ++stamp;
-  changed_at_[u] = changed_at_[v] = stamp;
+  GainedRoom(u, stamp);
+  GainedRoom(v, stamp);
   PropagateStarts(u, v, stamp);
   // The window read the other computations' times as they were; where a
   // path u -> w -> v runs beside the dependency, the move may not fit.
@@ -343,18 +344,33 @@ bool Discretizer::TryPair(int u, int v, double deadline_s, long since, long& sta
   return true;
 }
 
+void Discretizer::GainedRoom(int x, long stamp) {
+  changed_at_[x] = stamp;
+  // A dependency u -> v reads the times of u, v, u's successors and v's
+  // predecessors: those whose u is x, a predecessor of x, or a predecessor
+  // of a successor of x are to be tried again.
+  candidate_[x] = 1;
+  for (int p : dag_.preds(x)) candidate_[p] = 1;
+  for (int s : dag_.succs(x)) {
+    for (int p : dag_.preds(s)) candidate_[p] = 1;
+  }
+}
+
 bool Discretizer::PairMoves(double deadline_s, long budget_visits) {
   const int n = problem_.num_nodes();
   visits_ = 0;
   ForwardPass(dag_, duration_s_, earliest_start_);
   BackwardPass(dag_, duration_s_, deadline_s, latest_finish_);
   changed_at_.assign(n, 1);
+  candidate_.assign(n, 1);  // the first round tries every dependency
   long stamp = 1;
   bool any = false;
   for (long since = 1; visits_ < budget_visits;) {
     const long round_stamp = stamp;
     bool moved = false;
     for (int u = 0; u < n; ++u) {
+      if (!candidate_[u]) continue;
+      candidate_[u] = 0;
       for (int v : dag_.succs(u)) {
         if (TryPair(u, v, deadline_s, since, stamp)) moved = true;
       }

@@ -114,6 +114,8 @@ class Discretizer {
   void PropagateStarts(int a, int b, long stamp);
   void PropagateFinishes(int a, int b, double deadline_s, long stamp);
   bool SinksFinishBy(double time_s) const;
+  // Stamps x and marks the dependencies that read its times for trying.
+  void GainedRoom(int x, long stamp);
   double PlanEnergy();  // of index_; leaves earliest_start_ exact
   void SetIndices(const std::vector<int>& index);
 
@@ -140,7 +142,10 @@ class Discretizer {
   std::vector<int> kept_, best_;  // LocalSearch's
   std::vector<int> chosen_;       // Search's
   std::vector<int> sinks_;        // computations nothing depends on
-  std::vector<long> changed_at_;  // PairMoves': the move that last gave a computation room
+  // PairMoves': the move that last gave a computation room, and the
+  // computations whose dependencies (as u of u -> v) are to be tried.
+  std::vector<long> changed_at_;
+  std::vector<char> candidate_;
 };
 
 }  // namespace perseus::optimizer

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <random>
 
 #include "optimizer/critical_path.h"
@@ -176,57 +177,60 @@ TEST(Discretizer, SlackGoesWhereItSavesTheMostEnergy) {
   EXPECT_DOUBLE_EQ(cost.energy_j, 4 + 10);
 }
 
-// Slowing the forward saves 3 J for 0.2 s (15 J/s), the backward 6 J for
-// 0.5 s (12 J/s); the deadline fits only one. Filling by rate takes the
-// forward; the local search trades it for the backward.
-TEST(Discretizer, LocalSearchTradesSmallSavingsForALargeOne) {
+// One GPU, one microbatch: slowing the forward saves 3 J for 0.2 s
+// (15 J/s), the backward 6 J for 0.5 s (12 J/s); a deadline of 2.5 s fits
+// only one.
+Problem ForwardThenBackward() {
   Profile profile;
   profile.stages.resize(1);
   profile.stages[0].at(Instruction::kForward) = {{1410, 1.0, 10}, {1000, 1.2, 7}};
   profile.stages[0].at(Instruction::kBackward) = {{1410, 1.0, 20}, {1000, 1.5, 14}};
   ProblemSpec spec;
   spec.schedule = {ScheduleKind::k1F1B, 1, 1, 1};
-  Result<Problem> problem = BuildProblem(profile, spec);
-  ASSERT_TRUE(problem.ok()) << problem.status().ToString();
-  const std::vector<NodeCosts> costs = BuildNodeCosts(*problem);
-  Discretizer discretizer(*problem, costs);
-  const PlanCost greedy = EvaluatePlan(*problem, discretizer.Run({1.0, 1.0}, 2.5));
+  return *BuildProblem(profile, spec);
+}
+
+// Filling by rate takes the forward; the local search trades it for the
+// backward.
+TEST(Discretizer, LocalSearchTradesSmallSavingsForALargeOne) {
+  const Problem problem = ForwardThenBackward();
+  const std::vector<NodeCosts> costs = BuildNodeCosts(problem);
+  Discretizer discretizer(problem, costs);
+  const PlanCost greedy = EvaluatePlan(problem, discretizer.Run({1.0, 1.0}, 2.5));
   EXPECT_DOUBLE_EQ(greedy.energy_j, 7 + 20);
-  const PlanCost searched = EvaluatePlan(*problem, discretizer.Run({1.0, 1.0}, 2.5, 1 << 12));
+  const PlanCost searched = EvaluatePlan(problem, discretizer.Run({1.0, 1.0}, 2.5, 1 << 12));
   EXPECT_DOUBLE_EQ(searched.time_s, 2.5);
   EXPECT_DOUBLE_EQ(searched.energy_j, 10 + 14);
   // No budget for a single trade: the greedy plan.
-  EXPECT_DOUBLE_EQ(EvaluatePlan(*problem, discretizer.Run({1.0, 1.0}, 2.5, 10)).energy_j, 7 + 20);
+  EXPECT_DOUBLE_EQ(EvaluatePlan(problem, discretizer.Run({1.0, 1.0}, 2.5, 10)).energy_j, 7 + 20);
 }
 
-// The same forward and backward: the two depend on each other, so pair
-// moves alone choose both options at once, the cheaper pair that fits (the
-// local search's trade, without its budget).
+// The forward and backward depend on each other, so pair moves alone
+// choose both options at once, the cheaper pair that fits (the local
+// search's trade, without its budget).
 TEST(Discretizer, PairMovesChooseBothEndsOfADependencyAtOnce) {
-  Profile profile;
-  profile.stages.resize(1);
-  profile.stages[0].at(Instruction::kForward) = {{1410, 1.0, 10}, {1000, 1.2, 7}};
-  profile.stages[0].at(Instruction::kBackward) = {{1410, 1.0, 20}, {1000, 1.5, 14}};
-  ProblemSpec spec;
-  spec.schedule = {ScheduleKind::k1F1B, 1, 1, 1};
-  Result<Problem> problem = BuildProblem(profile, spec);
-  ASSERT_TRUE(problem.ok()) << problem.status().ToString();
-  const std::vector<NodeCosts> costs = BuildNodeCosts(*problem);
-  Discretizer discretizer(*problem, costs);
-  const PlanCost paired = EvaluatePlan(*problem, discretizer.Run({1.0, 1.0}, 2.5, 0, /*pair_moves=*/true));
+  const Problem problem = ForwardThenBackward();
+  const std::vector<NodeCosts> costs = BuildNodeCosts(problem);
+  Discretizer discretizer(problem, costs);
+  const PlanCost paired = EvaluatePlan(problem, discretizer.Run({1.0, 1.0}, 2.5, 0, /*pair_moves=*/true));
   EXPECT_DOUBLE_EQ(paired.time_s, 2.5);
   EXPECT_DOUBLE_EQ(paired.energy_j, 10 + 14);
   // A deadline with room for neither slower option: nothing to trade.
-  EXPECT_DOUBLE_EQ(EvaluatePlan(*problem, discretizer.Run({1.0, 1.0}, 2.1, 0, true)).energy_j, 10 + 20);
+  EXPECT_DOUBLE_EQ(EvaluatePlan(problem, discretizer.Run({1.0, 1.0}, 2.1, 0, true)).energy_j, 10 + 20);
 }
 
-// Against exhaustive search on random tiny problems: pair moves never make
-// a plan late or dearer, with or without the local search, and close part
-// of the filled plan's gap to the exact optimum (21% of the mean gap here when written).
-TEST(Discretizer, PairMovesNeverWorseAndCloserToExact) {
-  std::mt19937 rng(11);
-  int improved = 0, compared = 0;
-  double gap_filled = 0, gap_paired = 0;
+// Random tiny problems, small enough to enumerate: `check` runs at 21
+// deadlines from the fastest time to the slowest, with the relaxation's
+// durations there and the exact optimum's energy.
+struct TinyDeadline {
+  int trial;
+  const Problem& problem;
+  Discretizer& discretizer;
+  const std::vector<double>& durations_s;
+  double deadline_s, exact_j;
+};
+void ForEachTinyDeadline(unsigned seed, const std::function<void(const TinyDeadline&)>& check) {
+  std::mt19937 rng(seed);
   for (int trial = 0; trial < 30; ++trial) {
     Problem problem = RandomProblem(rng, 2 + trial % 2, 2 + (trial / 2) % 2, 2 + (trial % 3 == 0));
     if (problem.num_nodes() > 12 && trial % 3 == 0) continue;  // 3^18 plans: too many to enumerate
@@ -243,65 +247,57 @@ TEST(Discretizer, PairMovesNeverWorseAndCloserToExact) {
     for (int k = 0; k <= 20; ++k) {
       const double deadline = fastest + (slowest - fastest) * k / 20;
       replay.DurationsAt(deadline, d);
-      const PlanCost filled = EvaluatePlan(problem, discretizer.Run(d, deadline));
-      const PlanCost paired = EvaluatePlan(problem, discretizer.Run(d, deadline, 0, true));
-      const PlanCost both = EvaluatePlan(problem, discretizer.Run(d, deadline, 1 << 14, true));
-      for (const PlanCost& c : {paired, both}) {
-        ASSERT_LE(c.time_s, deadline * (1 + 1e-9)) << "trial " << trial << " deadline " << deadline;
-      }
-      // Pair moves may lengthen a plan that finished early (its cost falls
-      // by more than the blocking power of the added time, at the deadline).
-      const double blocking_w = problem.blocking_power_w * problem.num_stages();
-      ASSERT_LE(paired.energy_j + blocking_w * (deadline - paired.time_s),
-                filled.energy_j + blocking_w * (deadline - filled.time_s) + 1e-9 * filled.energy_j)
-          << "trial " << trial << " deadline " << deadline;
-      ASSERT_LE(both.energy_j, paired.energy_j * (1 + 1e-12)) << "trial " << trial << " deadline " << deadline;
-      improved += paired.energy_j < filled.energy_j * (1 - 1e-9);
-      const double best = testing::ExactEnergyAtMost(exact, deadline * (1 + 1e-12));
-      gap_filled += filled.energy_j / best - 1;
-      gap_paired += paired.energy_j / best - 1;
-      ++compared;
+      check({trial, problem, discretizer, d, deadline, testing::ExactEnergyAtMost(exact, deadline * (1 + 1e-12))});
+      if (::testing::Test::HasFatalFailure()) return;
     }
   }
+}
+
+// Pair moves never make a plan late or dearer, with or without the local
+// search, and close part of the filled plan's gap to the exact optimum (21%
+// of the mean gap here when written).
+TEST(Discretizer, PairMovesNeverWorseAndCloserToExact) {
+  int improved = 0, compared = 0;
+  double gap_filled = 0, gap_paired = 0;
+  ForEachTinyDeadline(11, [&](const TinyDeadline& t) {
+    const PlanCost filled = EvaluatePlan(t.problem, t.discretizer.Run(t.durations_s, t.deadline_s));
+    const PlanCost paired = EvaluatePlan(t.problem, t.discretizer.Run(t.durations_s, t.deadline_s, 0, true));
+    const PlanCost both = EvaluatePlan(t.problem, t.discretizer.Run(t.durations_s, t.deadline_s, 1 << 14, true));
+    for (const PlanCost& c : {paired, both}) {
+      ASSERT_LE(c.time_s, t.deadline_s * (1 + 1e-9)) << "trial " << t.trial << " deadline " << t.deadline_s;
+    }
+    // Pair moves may lengthen a plan that finished early (its cost falls by
+    // more than the blocking power of the added time, at the deadline).
+    const double blocking_w = t.problem.blocking_power_w * t.problem.num_stages();
+    ASSERT_LE(paired.energy_j + blocking_w * (t.deadline_s - paired.time_s),
+              filled.energy_j + blocking_w * (t.deadline_s - filled.time_s) + 1e-9 * filled.energy_j)
+        << "trial " << t.trial << " deadline " << t.deadline_s;
+    ASSERT_LE(both.energy_j, paired.energy_j * (1 + 1e-12)) << "trial " << t.trial << " deadline " << t.deadline_s;
+    improved += paired.energy_j < filled.energy_j * (1 - 1e-9);
+    gap_filled += filled.energy_j / t.exact_j - 1;
+    gap_paired += paired.energy_j / t.exact_j - 1;
+    ++compared;
+  });
   EXPECT_GT(improved, compared / 20) << "of " << compared;
   EXPECT_LT(gap_paired, gap_filled * 0.9) << "mean gaps " << gap_paired / compared << " vs " << gap_filled / compared;
 }
 
-// Against exhaustive search on random tiny problems: the local search never
-// makes a plan late or dearer, often makes it cheaper, and closes
-// a good part of the gap to the exact optimum at the same deadline (57%
-// of the mean gap here when written).
+// The local search never makes a plan late or dearer, often makes it
+// cheaper, and closes a good part of the gap to the exact optimum at the
+// same deadline (57% of the mean gap here when written).
 TEST(Discretizer, LocalSearchNeverWorseAndCloserToExact) {
-  std::mt19937 rng(5);
   int improved = 0, compared = 0;
   double gap_greedy = 0, gap_searched = 0;
-  for (int trial = 0; trial < 30; ++trial) {
-    Problem problem = RandomProblem(rng, 2 + trial % 2, 2 + (trial / 2) % 2, 2 + (trial % 3 == 0));
-    if (problem.num_nodes() > 12 && trial % 3 == 0) continue;  // 3^18 plans: too many to enumerate
-    const std::vector<NodeCosts> costs = BuildNodeCosts(problem);
-    FrontierSweep sweep(problem, costs);
-    const double slowest = sweep.time_s();
-    while (sweep.Step()) {
-    }
-    const double fastest = sweep.time_s();
-    SweepReplay replay(sweep);
-    const std::vector<testing::ExactPoint> exact = testing::ExactFrontier(problem);
-    Discretizer discretizer(problem, costs);
-    std::vector<double> d;
-    for (int k = 0; k <= 20; ++k) {
-      const double deadline = fastest + (slowest - fastest) * k / 20;
-      replay.DurationsAt(deadline, d);
-      const PlanCost greedy = EvaluatePlan(problem, discretizer.Run(d, deadline));
-      const PlanCost searched = EvaluatePlan(problem, discretizer.Run(d, deadline, 1 << 14));
-      ASSERT_LE(searched.time_s, deadline * (1 + 1e-9)) << "trial " << trial << " deadline " << deadline;
-      ASSERT_LE(searched.energy_j, greedy.energy_j * (1 + 1e-12)) << "trial " << trial << " deadline " << deadline;
-      improved += searched.energy_j < greedy.energy_j * (1 - 1e-9);
-      const double best = testing::ExactEnergyAtMost(exact, deadline * (1 + 1e-12));
-      gap_greedy += greedy.energy_j / best - 1;
-      gap_searched += searched.energy_j / best - 1;
-      ++compared;
-    }
-  }
+  ForEachTinyDeadline(5, [&](const TinyDeadline& t) {
+    const PlanCost greedy = EvaluatePlan(t.problem, t.discretizer.Run(t.durations_s, t.deadline_s));
+    const PlanCost searched = EvaluatePlan(t.problem, t.discretizer.Run(t.durations_s, t.deadline_s, 1 << 14));
+    ASSERT_LE(searched.time_s, t.deadline_s * (1 + 1e-9)) << "trial " << t.trial << " deadline " << t.deadline_s;
+    ASSERT_LE(searched.energy_j, greedy.energy_j * (1 + 1e-12)) << "trial " << t.trial << " deadline " << t.deadline_s;
+    improved += searched.energy_j < greedy.energy_j * (1 - 1e-9);
+    gap_greedy += greedy.energy_j / t.exact_j - 1;
+    gap_searched += searched.energy_j / t.exact_j - 1;
+    ++compared;
+  });
   EXPECT_GT(improved, compared / 20) << "of " << compared;
   EXPECT_LT(gap_searched, gap_greedy * 0.6) << "mean gaps " << gap_searched / compared << " vs " << gap_greedy / compared;
 }
