@@ -123,6 +123,11 @@ double Discretizer::PlanEnergy() {
   return cost_j + problem_.blocking_power_w * problem_.num_stages() * ForwardPass(dag_, duration_s_, earliest_start_);
 }
 
+void Discretizer::SetOption(int i, int index) {
+  index_[i] = index;
+  duration_s_[i] = costs_[i].pareto()[index].time_s;
+}
+
 void Discretizer::SetIndices(const std::vector<int>& index) {
   index_ = index;
   for (int i = 0; i < problem_.num_nodes(); ++i) duration_s_[i] = costs_[i].pareto()[index_[i]].time_s;
@@ -210,9 +215,11 @@ bool Discretizer::LocalSearch(double deadline_s, long budget_visits) {
 }
 
 void Discretizer::Polish(double deadline_s) {
-  if (!pair_moves_ || !PairMoves(deadline_s, kPairVisitsPerNode * problem_.num_nodes())) return;
-  // The plan was filled: only a computation whose times changed can have a
-  // slower option that fits now.
+  if (!pair_moves_) return;
+  const bool moved = PairMoves(deadline_s, kPairVisitsPerNode * problem_.num_nodes());
+  if (!moved) return;
+  // The plan was filled: only a computation that gained room (or was an end
+  // of a move) can have a slower option that fits now.
   heap_.clear();
   for (int i = 0; i < problem_.num_nodes(); ++i) {
     if (changed_at_[i] <= 1) continue;
@@ -229,122 +236,61 @@ bool Discretizer::SinksFinishBy(double time_s) const {
   return true;
 }
 
-void Discretizer::PropagateStarts(int a, int b, long stamp) {
+void Discretizer::PropagateStarts(int first, int second, long stamp) {
   queue_.clear();
   auto push_succs = [&](int x) {
     for (int y : dag_.succs(x)) {
-      if (!queued_[y]) queued_[y] = 1, queue_.push_back(y), std::push_heap(queue_.begin(), queue_.end(), std::greater<int>());
+      if (queued_[y]) continue;
+      queued_[y] = 1;
+      queue_.push_back(y);
+      std::push_heap(queue_.begin(), queue_.end(), std::greater<int>());
     }
   };
-  push_succs(a);
-  push_succs(b);
+  push_succs(first);
+  push_succs(second);
   while (!queue_.empty()) {
     std::pop_heap(queue_.begin(), queue_.end(), std::greater<int>());
     const int x = queue_.back();
     queue_.pop_back();
     queued_[x] = 0;
     ++visits_;
-    double start = 0;
-    for (int p : dag_.preds(x)) start = std::max(start, earliest_start_[p] + duration_s_[p]);
-    if (start == earliest_start_[x]) continue;
-    if (start < earliest_start_[x]) GainedRoom(x, stamp);
-    earliest_start_[x] = start;
+    double start_s = 0;
+    for (int p : dag_.preds(x)) start_s = std::max(start_s, earliest_start_[p] + duration_s_[p]);
+    if (start_s == earliest_start_[x]) continue;
+    if (start_s < earliest_start_[x]) MarkRoomGained(x, stamp);
+    earliest_start_[x] = start_s;
     push_succs(x);
   }
 }
 
-void Discretizer::PropagateFinishes(int a, int b, double deadline_s, long stamp) {
+void Discretizer::PropagateFinishes(int first, int second, double deadline_s, long stamp) {
   queue_.clear();
   auto push_preds = [&](int x) {
     for (int y : dag_.preds(x)) {
-      if (!queued_[y]) queued_[y] = 1, queue_.push_back(y), std::push_heap(queue_.begin(), queue_.end());
+      if (queued_[y]) continue;
+      queued_[y] = 1;
+      queue_.push_back(y);
+      std::push_heap(queue_.begin(), queue_.end());
     }
   };
-  push_preds(a);
-  push_preds(b);
+  push_preds(first);
+  push_preds(second);
   while (!queue_.empty()) {
     std::pop_heap(queue_.begin(), queue_.end());
     const int x = queue_.back();
     queue_.pop_back();
     queued_[x] = 0;
     ++visits_;
-    double finish = deadline_s;
-    for (int s : dag_.succs(x)) finish = std::min(finish, latest_finish_[s] - duration_s_[s]);
-    if (finish == latest_finish_[x]) continue;
-    if (finish > latest_finish_[x]) GainedRoom(x, stamp);
-    latest_finish_[x] = finish;
+    double finish_s = deadline_s;
+    for (int s : dag_.succs(x)) finish_s = std::min(finish_s, latest_finish_[s] - duration_s_[s]);
+    if (finish_s == latest_finish_[x]) continue;
+    if (finish_s > latest_finish_[x]) MarkRoomGained(x, stamp);
+    latest_finish_[x] = finish_s;
     push_preds(x);
   }
 }
 
-bool Discretizer::TryPair(int u, int v, double deadline_s, long since, long& stamp) {
-  const double eps_s = deadline_s * kTimeEps;
-  if (since > 1) {
-    long seen = std::max(changed_at_[u], changed_at_[v]);
-    for (int w : dag_.succs(u)) seen = std::max(seen, changed_at_[w]);
-    for (int p : dag_.preds(v)) seen = std::max(seen, changed_at_[p]);
-    if (seen < since) return false;
-  }
-  // What the fixed computations allow: u's finish (its other successors)
-  // and v's start (its other predecessors).
-  double cap_u = deadline_s, ready_v = 0;
-  for (int w : dag_.succs(u)) {
-    if (w != v) cap_u = std::min(cap_u, latest_finish_[w] - duration_s_[w]);
-  }
-  for (int p : dag_.preds(v)) {
-    if (p != u) ready_v = std::max(ready_v, earliest_start_[p] + duration_s_[p]);
-  }
-  const double start_u = earliest_start_[u], finish_v = latest_finish_[v];
-  // Only a dependency that binds can pass time between its ends: u alone
-  // sets v's start, or v alone u's finish. Otherwise a change of one end is
-  // a single move, which the filling has made.
-  if (!(start_u + duration_s_[u] > ready_v) && !(finish_v - duration_s_[v] < cap_u)) return false;
-  const std::vector<CostPoint>& pu = costs_[u].pareto();
-  const std::vector<CostPoint>& pv = costs_[v].pareto();
-  visits_ += static_cast<long>(pu.size() + pv.size());
-  const double now_j = pu[index_[u]].cost_j + pv[index_[v]].cost_j;
-  double best_j = now_j - 1e-9 * std::abs(now_j);
-  int best_a = -1, best_b = -1;
-  // Costs fall as times grow: the options of u too dear even with v's
-  // cheapest come first, and are skipped. As u's option slows, v's window
-  // only shrinks.
-  const double dearest_u_j = best_j - pv.back().cost_j;
-  int a = static_cast<int>(
-      std::partition_point(pu.begin(), pu.end(), [&](const CostPoint& o) { return o.cost_j >= dearest_u_j; }) -
-      pu.begin());
-  int b = -1;
-  for (; a < static_cast<int>(pu.size()) && start_u + pu[a].time_s <= cap_u + eps_s; ++a) {
-    const double window_s = finish_v - std::max(start_u + pu[a].time_s, ready_v) + eps_s;
-    if (b < 0) {
-      b = static_cast<int>(std::partition_point(pv.begin(), pv.end(),
-                                                [&](const CostPoint& o) { return o.time_s <= window_s; }) -
-                           pv.begin()) - 1;
-    }
-    while (b >= 0 && pv[b].time_s > window_s) --b;
-    if (b < 0) break;
-    if (pu[a].cost_j + pv[b].cost_j < best_j) best_j = pu[a].cost_j + pv[b].cost_j, best_a = a, best_b = b;
-  }
-  if (best_a < 0) return false;
-  const int old_a = index_[u], old_b = index_[v];
-  index_[u] = best_a, index_[v] = best_b;
-  duration_s_[u] = pu[best_a].time_s, duration_s_[v] = pv[best_b].time_s;
-  ++stamp;
-  GainedRoom(u, stamp);
-  GainedRoom(v, stamp);
-  PropagateStarts(u, v, stamp);
-  // The window read the other computations' times as they were; where a
-  // path u -> w -> v runs beside the dependency, the move may not fit.
-  if (!SinksFinishBy(deadline_s + eps_s)) {
-    index_[u] = old_a, index_[v] = old_b;
-    duration_s_[u] = pu[old_a].time_s, duration_s_[v] = pv[old_b].time_s;
-    PropagateStarts(u, v, stamp);
-    return false;
-  }
-  PropagateFinishes(u, v, deadline_s, stamp);
-  return true;
-}
-
-void Discretizer::GainedRoom(int x, long stamp) {
+void Discretizer::MarkRoomGained(int x, long stamp) {
   changed_at_[x] = stamp;
   // A dependency u -> v reads the times of u, v, u's successors and v's
   // predecessors: those whose u is x, a predecessor of x, or a predecessor
@@ -354,6 +300,86 @@ void Discretizer::GainedRoom(int x, long stamp) {
   for (int s : dag_.succs(x)) {
     for (int p : dag_.preds(s)) candidate_[p] = 1;
   }
+  visits_ += 4;
+}
+
+bool Discretizer::PairUnchangedSince(int u, int v, long since) const {
+  long seen = std::max(changed_at_[u], changed_at_[v]);
+  for (int w : dag_.succs(u)) seen = std::max(seen, changed_at_[w]);
+  for (int p : dag_.preds(v)) seen = std::max(seen, changed_at_[p]);
+  return seen < since;
+}
+
+Discretizer::PairWindow Discretizer::WindowOf(int u, int v, double deadline_s) const {
+  PairWindow w{earliest_start_[u], deadline_s, 0, latest_finish_[v]};
+  for (int s : dag_.succs(u)) {
+    if (s != v) w.u_finish_by_s = std::min(w.u_finish_by_s, latest_finish_[s] - duration_s_[s]);
+  }
+  for (int p : dag_.preds(v)) {
+    if (p != u) w.v_ready_s = std::max(w.v_ready_s, earliest_start_[p] + duration_s_[p]);
+  }
+  return w;
+}
+
+bool Discretizer::CheapestPair(int u, int v, const PairWindow& w, double eps_s, int& u_index, int& v_index) {
+  const std::vector<CostPoint>& pu = costs_[u].pareto();
+  const std::vector<CostPoint>& pv = costs_[v].pareto();
+  visits_ += static_cast<long>(pu.size() + pv.size());
+  const double now_j = pu[index_[u]].cost_j + pv[index_[v]].cost_j;
+  double best_j = now_j - 1e-9 * std::abs(now_j);
+  u_index = v_index = -1;
+  // Costs fall as times grow: the options of u too dear even with v's
+  // cheapest come first, and are skipped. As u's option slows, v's window
+  // only shrinks, so v's option index only falls.
+  const double dearest_u_j = best_j - pv.back().cost_j;
+  int i = static_cast<int>(
+      std::partition_point(pu.begin(), pu.end(), [&](const CostPoint& o) { return o.cost_j >= dearest_u_j; }) -
+      pu.begin());
+  int j = -1;
+  for (; i < static_cast<int>(pu.size()) && w.u_start_s + pu[i].time_s <= w.u_finish_by_s + eps_s; ++i) {
+    const double v_time_s = w.v_finish_by_s - std::max(w.u_start_s + pu[i].time_s, w.v_ready_s) + eps_s;
+    if (j < 0) {
+      auto fits = [&](const CostPoint& o) { return o.time_s <= v_time_s; };
+      j = static_cast<int>(std::partition_point(pv.begin(), pv.end(), fits) - pv.begin()) - 1;
+    }
+    while (j >= 0 && pv[j].time_s > v_time_s) --j;
+    if (j < 0) break;
+    if (pu[i].cost_j + pv[j].cost_j < best_j) best_j = pu[i].cost_j + pv[j].cost_j, u_index = i, v_index = j;
+  }
+  return u_index >= 0;
+}
+
+bool Discretizer::TryPair(int u, int v, double deadline_s, long since, long& stamp) {
+  visits_ += 1;
+  if (since > 1 && PairUnchangedSince(u, v, since)) return false;
+  const PairWindow w = WindowOf(u, v, deadline_s);
+  // Only a dependency that binds can pass time between its ends: u alone
+  // sets v's start, or v alone u's finish. Otherwise a change of one end is
+  // a single move, which the filling has made.
+  const bool u_sets_v = w.u_start_s + duration_s_[u] > w.v_ready_s;
+  const bool v_sets_u = w.v_finish_by_s - duration_s_[v] < w.u_finish_by_s;
+  if (!u_sets_v && !v_sets_u) return false;
+  int u_index, v_index;
+  if (!CheapestPair(u, v, w, deadline_s * kTimeEps, u_index, v_index)) return false;
+  const int old_u_index = index_[u], old_v_index = index_[v];
+  SetOption(u, u_index);
+  SetOption(v, v_index);
+  // Undone or kept, the move stamps both ends: a pair undone because of a
+  // side path u -> w -> v is tried again once anything around it changes.
+  ++stamp;
+  MarkRoomGained(u, stamp);
+  MarkRoomGained(v, stamp);
+  PropagateStarts(u, v, stamp);
+  // The window read the other computations' times as they were; where a
+  // path u -> w -> v runs beside the dependency, the move may not fit.
+  if (!SinksFinishBy(deadline_s * (1 + kTimeEps))) {
+    SetOption(u, old_u_index);
+    SetOption(v, old_v_index);
+    PropagateStarts(u, v, stamp);
+    return false;
+  }
+  PropagateFinishes(u, v, deadline_s, stamp);
+  return true;
 }
 
 bool Discretizer::PairMoves(double deadline_s, long budget_visits) {
@@ -365,18 +391,18 @@ bool Discretizer::PairMoves(double deadline_s, long budget_visits) {
   candidate_.assign(n, 1);  // the first round tries every dependency
   long stamp = 1;
   bool any = false;
-  for (long since = 1; visits_ < budget_visits;) {
+  for (long since = 1;;) {
     const long round_stamp = stamp;
     bool moved = false;
-    for (int u = 0; u < n; ++u) {
+    for (int u = 0; u < n && visits_ < budget_visits; ++u) {
       if (!candidate_[u]) continue;
       candidate_[u] = 0;
       for (int v : dag_.succs(u)) {
         if (TryPair(u, v, deadline_s, since, stamp)) moved = true;
       }
     }
-    if (!moved) break;
-    any = true;
+    any = any || moved;
+    if (!moved || visits_ >= budget_visits) break;
     since = round_stamp + 1;
   }
   return any;
@@ -389,11 +415,19 @@ void Discretizer::Search(double deadline_s, long budget_visits) {
   // search's trades would leave it) and every start's searched plan compete.
   chosen_ = index_;
   double chosen_energy_j = PlanEnergy();
-  // `polished`: the start has had its pair moves.
-  auto consider = [&](bool polished) {
-    if (LocalSearch(deadline_s, per_start_visits) || !polished) Polish(deadline_s);
+  auto keep_if_cheaper = [&] {
     const double e = PlanEnergy();
     if (e < chosen_energy_j * (1 - 1e-12)) chosen_ = index_, chosen_energy_j = e;
+  };
+  // `polished`: the start has had its pair moves. The searched plan is a
+  // candidate before its pair moves too: they lower its cost at the deadline
+  // but may lengthen it, which costs blocking power.
+  auto consider = [&](bool polished) {
+    const bool searched = LocalSearch(deadline_s, per_start_visits);
+    if (!searched && polished) return;  // the plan Search was given
+    if (searched) keep_if_cheaper();
+    Polish(deadline_s);
+    keep_if_cheaper();
   };
   consider(true);
   const bool chained = !previous_.empty() && deadline_s >= previous_deadline_s_;

@@ -3,10 +3,12 @@
 // Each computation first takes the cheapest measured option no longer than
 // its continuous duration (so the plan is never slower than the relaxation),
 // then the slack left before the deadline goes, greedily by energy saved per
-// second, to the computations that can use it. An optional local search then
-// trades: it moves one computation to a slower option that does not fit and
-// buys the time back from the computations that are cheapest to speed up.
-// Consecutive calls on nearby durations (as the frontier's records are) reuse the previous rounding as a
+// second, to the computations that can use it. Pair moves then re-choose both
+// ends of a dependency at once where one end's time is worth more to the
+// other, and an optional local search trades: it moves one computation to a
+// slower option that does not fit and buys the time back from the
+// computations that are cheapest to speed up. Consecutive calls on nearby
+// durations (as the frontier's records are) reuse the previous rounding as a
 // starting guess and scratch space, so an object serves one caller at a time.
 #pragma once
 
@@ -27,8 +29,10 @@ class Discretizer {
   // time is at most max(deadline_s, longest path of duration_s).
   // `search_visits` bounds the local search's work, in computations visited
   // (0: none); it stops at the first trade that does not fit the rest.
-  // `pair_moves`: the filled plan, and each of the search's, is polished by
-  // PairMoves. With neither, the plan is the rounding, filled.
+  // `pair_moves`: the filled plan, and each of the search's starts, is
+  // polished by PairMoves (whose work has a budget of its own,
+  // kPairVisitsPerNode per computation each time). With neither, the plan is
+  // the rounding, filled.
   PlanChoice Run(const std::vector<double>& duration_s, double deadline_s, long search_visits = 0,
                  bool pair_moves = false);
 
@@ -49,7 +53,8 @@ class Discretizer {
   // hurries its ancestors). Slack only shrinks, so each computation's best
   // rate only falls and a heap with lazy re-checks picks the true best.
   void GreedyFill(double deadline_s);
-  // The filling's loop, from the moves in heap_ (latest finishes exact).
+  // The filling's loop, from the moves in heap_ (earliest starts and latest
+  // finishes exact).
   void FillFromHeap();
   struct Move {
     double rate_j_per_s;
@@ -61,13 +66,14 @@ class Discretizer {
   Move BestMove(int node) const;
   void Lengthen(int node, int index);
 
-  // LocalSearch from the filled rounding and, when a quarter of the budget
-  // covers kStartVisitsPerNode visits per computation, from three more
-  // starts, each with a quarter of the budget: the
-  // cheapest plan of earlier calls (an earlier deadline's plan fits this
-  // one; it is refilled), and every computation at its cheapest option,
-  // repaired to fit by either repair. Keeps the cheapest plan, and
-  // remembers it for the next call.
+  // LocalSearch from the plan as given (filled, polished) and, when a
+  // quarter of the budget covers kStartVisitsPerNode visits per computation,
+  // from three more starts, each with a quarter of the budget: the cheapest
+  // plan of earlier calls (an earlier deadline's plan fits this one; it is
+  // refilled), and every computation at its cheapest option, repaired to fit
+  // by either repair. Each searched plan is polished. Keeps the cheapest
+  // plan (the one given among the candidates), and remembers it for the
+  // next call.
   void Search(double deadline_s, long budget_visits);
   static constexpr long kStartVisitsPerNode = 8;
   // Greedy filling by rate cannot give up several small savings for one
@@ -90,32 +96,51 @@ class Discretizer {
   // Pair moves, then filling whatever slack they freed; nothing unless
   // pair_moves_.
   void Polish(double deadline_s);
+  // PairMoves' budget: measured rounds visit about 115 computations and
+  // options per computation (8 x 96), so this binds only on a runaway.
   static constexpr long kPairVisitsPerNode = 1024;
   // Rounding and filling choose each computation's option alone; where two
   // computations depend on each other, the time one gives up is often worth
   // more to the other (a computation whose options are not convex in time).
   // For each dependency u -> v this re-chooses both options at once, the
   // others fixed: the cheapest pair that fits u's other successors, v's
-  // other predecessors and the deadline, kept if cheaper than the pair now
-  // (and the deadline still holds). Only a dependency that binds one end's
-  // start or finish can pass time between them. Rounds over the
-  // dependencies near the last round's changes until one changes nothing;
-  // each kept move lowers the cost, and `budget_visits` (computations and
-  // options visited) ends it sooner. Returns whether any pair changed.
+  // other predecessors and the deadline, kept if its cost is lower than the
+  // pair's now (the sum of costs, energy at the deadline, falls; the
+  // iteration time may grow up to the deadline) and the deadline still
+  // holds. Only a dependency that binds one end's start or finish can pass
+  // time between them. A round tries the dependencies around computations
+  // that gained room since their last try, until one keeps nothing; the
+  // budget (computations and options visited) is checked between
+  // computations. Returns whether any pair changed.
   bool PairMoves(double deadline_s, long budget_visits);
-  // One dependency u -> v of PairMoves, skipped unless the times around it
-  // changed at or after move `since`; a kept move takes the next `stamp`.
+  // One dependency u -> v of PairMoves: skipped unless the times it reads
+  // changed at or after move `since`; a move that fits its window takes the
+  // next `stamp`, and is undone if the deadline does not hold after all.
   bool TryPair(int u, int v, double deadline_s, long since, long& stamp);
-  // Exact earliest starts downstream of a and b after their durations
-  // changed (each recomputed from its predecessors, in topological order),
-  // and latest finishes upstream. Both stamp the computations that gained
-  // room (an earlier start, a later finish): only around those can a pair
-  // move, or a filling move, appear that was not there before.
-  void PropagateStarts(int a, int b, long stamp);
-  void PropagateFinishes(int a, int b, double deadline_s, long stamp);
+  bool PairUnchangedSince(int u, int v, long since) const;
+  // What the other computations allow the pair u -> v, in seconds.
+  struct PairWindow {
+    double u_start_s;      // u's earliest start
+    double u_finish_by_s;  // u's latest finish for its other successors
+    double v_ready_s;      // v's earliest start for its other predecessors
+    double v_finish_by_s;  // v's latest finish
+  };
+  PairWindow WindowOf(int u, int v, double deadline_s) const;
+  // The cheapest pair of options that fits `w` (times within eps_s), if
+  // cheaper than the pair now.
+  bool CheapestPair(int u, int v, const PairWindow& w, double eps_s, int& u_index, int& v_index);
+  void SetOption(int i, int index);
+  // Exact earliest starts downstream of `first` and `second` after their
+  // durations changed (each recomputed from its predecessors, in
+  // topological order), and latest finishes upstream. Both mark the
+  // computations that gained room (an earlier start, a later finish): only
+  // around those can a pair move, or a filling move, appear that was not
+  // there before.
+  void PropagateStarts(int first, int second, long stamp);
+  void PropagateFinishes(int first, int second, double deadline_s, long stamp);
   bool SinksFinishBy(double time_s) const;
   // Stamps x and marks the dependencies that read its times for trying.
-  void GainedRoom(int x, long stamp);
+  void MarkRoomGained(int x, long stamp);
   double PlanEnergy();  // of index_; leaves earliest_start_ exact
   void SetIndices(const std::vector<int>& index);
 
@@ -142,8 +167,9 @@ class Discretizer {
   std::vector<int> kept_, best_;  // LocalSearch's
   std::vector<int> chosen_;       // Search's
   std::vector<int> sinks_;        // computations nothing depends on
-  // PairMoves': the move that last gave a computation room, and the
-  // computations whose dependencies (as u of u -> v) are to be tried.
+  // PairMoves': the move that last gave a computation room or changed its
+  // option (kept or undone), and the computations whose dependencies (as u
+  // of u -> v) are to be tried.
   std::vector<long> changed_at_;
   std::vector<char> candidate_;
 };
