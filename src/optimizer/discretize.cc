@@ -34,49 +34,51 @@ Discretizer::Move Discretizer::BestMove(int i) const {
   return best;
 }
 
+template <bool kForward>
+inline void Discretizer::Enqueue(int x) {
+  if (queued_[x]) return;
+  queued_[x] = 1;
+  queue_.push_back(x);
+  if (kForward) {
+    std::push_heap(queue_.begin(), queue_.end(), std::greater<int>());
+  } else {
+    std::push_heap(queue_.begin(), queue_.end());
+  }
+}
+
+template <bool kForward>
+inline int Discretizer::Dequeue() {
+  if (kForward) {
+    std::pop_heap(queue_.begin(), queue_.end(), std::greater<int>());
+  } else {
+    std::pop_heap(queue_.begin(), queue_.end());
+  }
+  const int x = queue_.back();
+  queue_.pop_back();
+  queued_[x] = 0;
+  ++visits_;
+  return x;
+}
+
 void Discretizer::Lengthen(int i, int index) {
-  index_[i] = index;
-  duration_s_[i] = costs_[i].pareto()[index].time_s;
+  SetOption(i, index);
   // Later computations may start later; earlier ones must finish sooner.
   // Node ids are a topological order: visiting by id settles each once.
-  queued_[i] = 1;
-  queue_.assign(1, i);
+  queue_.clear();
+  Enqueue<true>(i);
   while (!queue_.empty()) {
-    std::pop_heap(queue_.begin(), queue_.end(), std::greater<int>());
-    const int u = queue_.back();
-    queue_.pop_back();
-    queued_[u] = 0;
-    ++visits_;
-    const double finish = earliest_start_[u] + duration_s_[u];
+    const int u = Dequeue<true>();
+    const double finish_s = earliest_start_[u] + duration_s_[u];
     for (int v : dag_.succs(u)) {
-      if (finish > earliest_start_[v]) {
-        earliest_start_[v] = finish;
-        if (!queued_[v]) {
-          queued_[v] = 1;
-          queue_.push_back(v);
-          std::push_heap(queue_.begin(), queue_.end(), std::greater<int>());
-        }
-      }
+      if (finish_s > earliest_start_[v]) earliest_start_[v] = finish_s, Enqueue<true>(v);
     }
   }
-  queued_[i] = 1;
-  queue_.assign(1, i);
+  Enqueue<false>(i);
   while (!queue_.empty()) {
-    std::pop_heap(queue_.begin(), queue_.end());
-    const int v = queue_.back();
-    queue_.pop_back();
-    queued_[v] = 0;
-    ++visits_;
-    const double start = latest_finish_[v] - duration_s_[v];
+    const int v = Dequeue<false>();
+    const double start_s = latest_finish_[v] - duration_s_[v];
     for (int u : dag_.preds(v)) {
-      if (start < latest_finish_[u]) {
-        latest_finish_[u] = start;
-        if (!queued_[u]) {
-          queued_[u] = 1;
-          queue_.push_back(u);
-          std::push_heap(queue_.begin(), queue_.end());
-        }
-      }
+      if (start_s < latest_finish_[u]) latest_finish_[u] = start_s, Enqueue<false>(u);
     }
   }
 }
@@ -238,55 +240,33 @@ bool Discretizer::SinksFinishBy(double time_s) const {
 
 void Discretizer::PropagateStarts(int first, int second, long stamp) {
   queue_.clear();
-  auto push_succs = [&](int x) {
-    for (int y : dag_.succs(x)) {
-      if (queued_[y]) continue;
-      queued_[y] = 1;
-      queue_.push_back(y);
-      std::push_heap(queue_.begin(), queue_.end(), std::greater<int>());
-    }
-  };
-  push_succs(first);
-  push_succs(second);
+  for (int x : {first, second}) {
+    for (int y : dag_.succs(x)) Enqueue<true>(y);
+  }
   while (!queue_.empty()) {
-    std::pop_heap(queue_.begin(), queue_.end(), std::greater<int>());
-    const int x = queue_.back();
-    queue_.pop_back();
-    queued_[x] = 0;
-    ++visits_;
+    const int x = Dequeue<true>();
     double start_s = 0;
     for (int p : dag_.preds(x)) start_s = std::max(start_s, earliest_start_[p] + duration_s_[p]);
     if (start_s == earliest_start_[x]) continue;
     if (start_s < earliest_start_[x]) MarkRoomGained(x, stamp);
     earliest_start_[x] = start_s;
-    push_succs(x);
+    for (int y : dag_.succs(x)) Enqueue<true>(y);
   }
 }
 
 void Discretizer::PropagateFinishes(int first, int second, double deadline_s, long stamp) {
   queue_.clear();
-  auto push_preds = [&](int x) {
-    for (int y : dag_.preds(x)) {
-      if (queued_[y]) continue;
-      queued_[y] = 1;
-      queue_.push_back(y);
-      std::push_heap(queue_.begin(), queue_.end());
-    }
-  };
-  push_preds(first);
-  push_preds(second);
+  for (int x : {first, second}) {
+    for (int y : dag_.preds(x)) Enqueue<false>(y);
+  }
   while (!queue_.empty()) {
-    std::pop_heap(queue_.begin(), queue_.end());
-    const int x = queue_.back();
-    queue_.pop_back();
-    queued_[x] = 0;
-    ++visits_;
+    const int x = Dequeue<false>();
     double finish_s = deadline_s;
     for (int s : dag_.succs(x)) finish_s = std::min(finish_s, latest_finish_[s] - duration_s_[s]);
     if (finish_s == latest_finish_[x]) continue;
     if (finish_s > latest_finish_[x]) MarkRoomGained(x, stamp);
     latest_finish_[x] = finish_s;
-    push_preds(x);
+    for (int y : dag_.preds(x)) Enqueue<false>(y);
   }
 }
 

@@ -65,6 +65,13 @@ class Discretizer {
   };
   Move BestMove(int node) const;
   void Lengthen(int node, int index);
+  // queue_ as a heap of node ids: the smallest first (kForward, a
+  // topological order) or the largest; each node at most once at a time.
+  // Dequeue counts a visit.
+  template <bool kForward>
+  void Enqueue(int x);
+  template <bool kForward>
+  int Dequeue();
 
   // LocalSearch from the plan as given (filled, polished) and, when a
   // quarter of the budget covers kStartVisitsPerNode visits per computation,

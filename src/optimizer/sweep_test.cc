@@ -253,12 +253,29 @@ void ForEachTinyDeadline(unsigned seed, const std::function<void(const TinyDeadl
   }
 }
 
+// How often and by how much a step improves plans, against the exact optimum.
+struct GapTally {
+  int improved = 0, compared = 0;
+  double gap_before = 0, gap_after = 0;  // sums of relative gaps to exact
+  void Add(const PlanCost& before, const PlanCost& after, double exact_j) {
+    improved += after.energy_j < before.energy_j * (1 - 1e-9);
+    gap_before += before.energy_j / exact_j - 1;
+    gap_after += after.energy_j / exact_j - 1;
+    ++compared;
+  }
+  // Improves at least 1 in 20 plans, and the mean gap to `ratio` of before.
+  void ExpectCloser(double ratio) const {
+    EXPECT_GT(improved, compared / 20) << "of " << compared;
+    EXPECT_LT(gap_after, gap_before * ratio)
+        << "mean gaps " << gap_after / compared << " vs " << gap_before / compared;
+  }
+};
+
 // Pair moves never make a plan late or dearer, with or without the local
 // search, and close part of the filled plan's gap to the exact optimum (21%
 // of the mean gap here when written).
 TEST(Discretizer, PairMovesNeverWorseAndCloserToExact) {
-  int improved = 0, compared = 0;
-  double gap_filled = 0, gap_paired = 0;
+  GapTally tally;
   ForEachTinyDeadline(11, [&](const TinyDeadline& t) {
     const PlanCost filled = EvaluatePlan(t.problem, t.discretizer.Run(t.durations_s, t.deadline_s));
     const PlanCost paired = EvaluatePlan(t.problem, t.discretizer.Run(t.durations_s, t.deadline_s, 0, true));
@@ -273,33 +290,24 @@ TEST(Discretizer, PairMovesNeverWorseAndCloserToExact) {
               filled.energy_j + blocking_w * (t.deadline_s - filled.time_s) + 1e-9 * filled.energy_j)
         << "trial " << t.trial << " deadline " << t.deadline_s;
     ASSERT_LE(both.energy_j, paired.energy_j * (1 + 1e-12)) << "trial " << t.trial << " deadline " << t.deadline_s;
-    improved += paired.energy_j < filled.energy_j * (1 - 1e-9);
-    gap_filled += filled.energy_j / t.exact_j - 1;
-    gap_paired += paired.energy_j / t.exact_j - 1;
-    ++compared;
+    tally.Add(filled, paired, t.exact_j);
   });
-  EXPECT_GT(improved, compared / 20) << "of " << compared;
-  EXPECT_LT(gap_paired, gap_filled * 0.9) << "mean gaps " << gap_paired / compared << " vs " << gap_filled / compared;
+  tally.ExpectCloser(0.9);
 }
 
 // The local search never makes a plan late or dearer, often makes it
 // cheaper, and closes a good part of the gap to the exact optimum at the
 // same deadline (57% of the mean gap here when written).
 TEST(Discretizer, LocalSearchNeverWorseAndCloserToExact) {
-  int improved = 0, compared = 0;
-  double gap_greedy = 0, gap_searched = 0;
+  GapTally tally;
   ForEachTinyDeadline(5, [&](const TinyDeadline& t) {
     const PlanCost greedy = EvaluatePlan(t.problem, t.discretizer.Run(t.durations_s, t.deadline_s));
     const PlanCost searched = EvaluatePlan(t.problem, t.discretizer.Run(t.durations_s, t.deadline_s, 1 << 14));
     ASSERT_LE(searched.time_s, t.deadline_s * (1 + 1e-9)) << "trial " << t.trial << " deadline " << t.deadline_s;
     ASSERT_LE(searched.energy_j, greedy.energy_j * (1 + 1e-12)) << "trial " << t.trial << " deadline " << t.deadline_s;
-    improved += searched.energy_j < greedy.energy_j * (1 - 1e-9);
-    gap_greedy += greedy.energy_j / t.exact_j - 1;
-    gap_searched += searched.energy_j / t.exact_j - 1;
-    ++compared;
+    tally.Add(greedy, searched, t.exact_j);
   });
-  EXPECT_GT(improved, compared / 20) << "of " << compared;
-  EXPECT_LT(gap_searched, gap_greedy * 0.6) << "mean gaps " << gap_searched / compared << " vs " << gap_greedy / compared;
+  tally.ExpectCloser(0.6);
 }
 
 }  // namespace
