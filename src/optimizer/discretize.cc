@@ -16,7 +16,7 @@ Discretizer::Discretizer(const Problem& problem, const std::vector<NodeCosts>& c
       rounded_(problem.nodes.size(), 0),
       index_(problem.nodes.size(), 0),
       duration_s_(problem.nodes.size()),
-      queued_(problem.nodes.size(), 0) {
+      queue_(problem.num_nodes()) {
   for (int i = 0; i < dag_.num_nodes(); ++i) {
     if (dag_.succs(i).empty()) sinks_.push_back(i);
   }
@@ -34,51 +34,24 @@ Discretizer::Move Discretizer::BestMove(int i) const {
   return best;
 }
 
-template <bool kForward>
-inline void Discretizer::Enqueue(int x) {
-  if (queued_[x]) return;
-  queued_[x] = 1;
-  queue_.push_back(x);
-  if (kForward) {
-    std::push_heap(queue_.begin(), queue_.end(), std::greater<int>());
-  } else {
-    std::push_heap(queue_.begin(), queue_.end());
-  }
-}
-
-template <bool kForward>
-inline int Discretizer::Dequeue() {
-  if (kForward) {
-    std::pop_heap(queue_.begin(), queue_.end(), std::greater<int>());
-  } else {
-    std::pop_heap(queue_.begin(), queue_.end());
-  }
-  const int x = queue_.back();
-  queue_.pop_back();
-  queued_[x] = 0;
-  ++visits_;
-  return x;
-}
-
 void Discretizer::Lengthen(int i, int index) {
   SetOption(i, index);
   // Later computations may start later; earlier ones must finish sooner.
   // Node ids are a topological order: visiting by id settles each once.
-  queue_.clear();
-  Enqueue<true>(i);
+  queue_.Push(i);
   while (!queue_.empty()) {
     const int u = Dequeue<true>();
     const double finish_s = earliest_start_[u] + duration_s_[u];
     for (int v : dag_.succs(u)) {
-      if (finish_s > earliest_start_[v]) earliest_start_[v] = finish_s, Enqueue<true>(v);
+      if (finish_s > earliest_start_[v]) earliest_start_[v] = finish_s, queue_.Push(v);
     }
   }
-  Enqueue<false>(i);
+  queue_.Push(i);
   while (!queue_.empty()) {
     const int v = Dequeue<false>();
     const double start_s = latest_finish_[v] - duration_s_[v];
     for (int u : dag_.preds(v)) {
-      if (start_s < latest_finish_[u]) latest_finish_[u] = start_s, Enqueue<false>(u);
+      if (start_s < latest_finish_[u]) latest_finish_[u] = start_s, queue_.Push(u);
     }
   }
 }
@@ -239,9 +212,8 @@ bool Discretizer::SinksFinishBy(double time_s) const {
 }
 
 void Discretizer::PropagateStarts(int first, int second, long stamp) {
-  queue_.clear();
   for (int x : {first, second}) {
-    for (int y : dag_.succs(x)) Enqueue<true>(y);
+    for (int y : dag_.succs(x)) queue_.Push(y);
   }
   while (!queue_.empty()) {
     const int x = Dequeue<true>();
@@ -250,14 +222,13 @@ void Discretizer::PropagateStarts(int first, int second, long stamp) {
     if (start_s == earliest_start_[x]) continue;
     if (start_s < earliest_start_[x]) MarkRoomGained(x, stamp);
     earliest_start_[x] = start_s;
-    for (int y : dag_.succs(x)) Enqueue<true>(y);
+    for (int y : dag_.succs(x)) queue_.Push(y);
   }
 }
 
 void Discretizer::PropagateFinishes(int first, int second, double deadline_s, long stamp) {
-  queue_.clear();
   for (int x : {first, second}) {
-    for (int y : dag_.preds(x)) Enqueue<false>(y);
+    for (int y : dag_.preds(x)) queue_.Push(y);
   }
   while (!queue_.empty()) {
     const int x = Dequeue<false>();
@@ -266,7 +237,7 @@ void Discretizer::PropagateFinishes(int first, int second, double deadline_s, lo
     if (finish_s == latest_finish_[x]) continue;
     if (finish_s > latest_finish_[x]) MarkRoomGained(x, stamp);
     latest_finish_[x] = finish_s;
-    for (int y : dag_.preds(x)) Enqueue<false>(y);
+    for (int y : dag_.preds(x)) queue_.Push(y);
   }
 }
 
