@@ -88,7 +88,19 @@ void BindOptimizer(py::module_& m) {
         py::arg("text"), py::arg("source") = "<string>", py::arg("stages") = 0,
         "Parses Zeus-format profile CSV text; `source` names it in errors.");
 
+  py::class_<ProblemNode>(m, "Computation", "One computation of an iteration: a node of the problem's DAG.")
+      .def_readonly("stage", &ProblemNode::stage, "GPU (pipeline stage) that runs it.")
+      .def_property_readonly("instruction", [](const ProblemNode& n) { return InstructionName(n.comp.instruction); },
+                             "'forward', 'backward', 'backward_input' or 'backward_weight'.")
+      .def_property_readonly("microbatch", [](const ProblemNode& n) { return n.comp.microbatch; }, "Microbatch.")
+      .def_property_readonly("chunk", [](const ProblemNode& n) { return n.comp.chunk; }, "Model chunk on its GPU.")
+      .def_readonly("position", &ProblemNode::position, "Index in its GPU's execution order.")
+      .def_readonly("options", &ProblemNode::options,
+                    "Its clocks, highest first, with time and energy (x gpus_per_stage); a plan's choice indexes these.")
+      .def_readonly("succs", &ProblemNode::succs, "Computations that wait for it (indices into Problem.computations).");
   py::class_<Problem, ProblemPtr>(m, "Problem", "One iteration's computation DAG with time/energy options.")
+      .def_property_readonly("computations", [](const Problem& p) { return p.nodes; },
+                             "Every computation, in a topological order (a copy).")
       .def_property_readonly("num_stages", &Problem::num_stages, "Pipeline stages.")
       .def_property_readonly("num_nodes", &Problem::num_nodes, "Computations in one iteration (the length of a plan's choice).")
       .def_readonly("blocking_power_w", &Problem::blocking_power_w, "GPU power while blocked on communication (W).");

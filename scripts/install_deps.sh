@@ -7,7 +7,7 @@ packages=(
   liblemon-dev libglpk-dev nlohmann-json3-dev libcli11-dev libcpp-httplib-dev libsqlite3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   pybind11-dev python3-pybind11 python3-dev python3-pytest
-  libeigen3-dev python3-torch python3-numpy
+  libeigen3-dev python3-torch python3-numpy python3-scipy
   help2man python3-venv python3-pip python3-setuptools python3-wheel python3-mypy openssl python3-yaml
   libpng-dev chromium prometheus
 )

@@ -30,6 +30,7 @@ import weakref as _weakref
 from . import _perseus
 from ._perseus import (  # noqa: F401
     __version__,
+    Computation,
     Frontier,
     FrontierPlan,
     FreqPoint,

@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""How far the optimizer's plans and bounds are from the exact discrete optimum.
+
+An evaluation tool, not part of perseus's run time: for chosen frontier plans it
+solves the whole discrete problem at the plan's iteration time as a mixed-integer
+program with HiGHS (scipy.optimize.milp, Debian's python3-scipy) and prints, as
+shares of all-max energy, the plan above its certified lower bound, the plan above
+the best plan HiGHS found, and HiGHS's own bound against ours. docs/design.md,
+"Pair moves", quotes its figures.
+
+The program: a binary per (computation, clock) and a start time per computation;
+one clock each; every dependency u -> v: start(v) >= start(u) + time(u); every
+computation finishes by T; minimise sum(energy - blocking power x time) over the
+chosen clocks, plus blocking power x stages x T (perseus's energy model).
+
+Usage (from the source tree, after the build):
+  PYTHONPATH=build/ci/python python3 bench/milp_gap.py \\
+      ../shared/data/sosp24/stage_profile/bloom+a100_sxm_bf16.csv --stages 8 \\
+      --microbatches 12 --blocking-power 83.64 --relative-times 1.0,1.0009 --time-limit 100
+"""
+import argparse
+import sys
+
+import numpy as np
+import scipy.sparse
+from scipy.optimize import Bounds, LinearConstraint, milp
+
+import perseus
+
+
+def solve_at(problem, deadline_s, time_limit_s):
+    """The discrete optimum with iteration time <= deadline_s, energy at deadline_s.
+
+    Returns (best energy found in J or None, HiGHS's lower bound in J, proved optimal)."""
+    nodes = problem.computations
+    blocking_w = problem.blocking_power_w
+    first = []  # first binary of each computation
+    costs = []
+    for node in nodes:
+        first.append(len(costs))
+        costs.extend(o.energy_j - blocking_w * o.time_s for o in node.options)
+    binaries = len(costs)
+    variables = binaries + len(nodes)  # then one start time per computation
+    rows, cols, vals, lower, upper = [], [], [], [], []
+
+    def row(entries, lo, hi):
+        for col, val in entries:
+            rows.append(len(lower))
+            cols.append(col)
+            vals.append(val)
+        lower.append(lo)
+        upper.append(hi)
+
+    def duration(i, sign):
+        return [(first[i] + k, sign * o.time_s) for k, o in enumerate(nodes[i].options)]
+
+    for i, node in enumerate(nodes):
+        row([(first[i] + k, 1.0) for k in range(len(node.options))], 1, 1)
+        for j in node.succs:
+            row([(binaries + j, 1.0), (binaries + i, -1.0)] + duration(i, -1.0), 0, np.inf)
+        if not node.succs:
+            row([(binaries + i, 1.0)] + duration(i, 1.0), -np.inf, deadline_s)
+    matrix = scipy.sparse.csr_matrix((vals, (rows, cols)), shape=(len(lower), variables))
+    objective = np.concatenate([np.array(costs), np.zeros(len(nodes))])
+    integrality = np.concatenate([np.ones(binaries), np.zeros(len(nodes))])
+    bounds = Bounds(np.zeros(variables), np.concatenate([np.ones(binaries), np.full(len(nodes), np.inf)]))
+    result = milp(objective, constraints=LinearConstraint(matrix, lower, upper), integrality=integrality,
+                  bounds=bounds, options={"time_limit": time_limit_s, "mip_rel_gap": 1e-7})
+    fixed_j = blocking_w * problem.num_stages * deadline_s
+    best = None if result.x is None else result.fun + fixed_j
+    return best, result.mip_dual_bound + fixed_j, result.status == 0
+
+
+def plan_near(frontier, relative_time):
+    """The frontier plan whose time is closest to relative_time x the all-max time."""
+    target = frontier.all_max.time_s * relative_time
+    return min(frontier.plans, key=lambda p: abs(p.time_s - target))
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("profile", help="Zeus-format profile CSV")
+    parser.add_argument("--stages", type=int, default=0)
+    parser.add_argument("--microbatches", type=int, required=True)
+    parser.add_argument("--schedule", default="1f1b")
+    parser.add_argument("--chunks", type=int, default=1)
+    parser.add_argument("--blocking-power", type=float, default=0.0, help="W per GPU while blocked")
+    parser.add_argument("--relative-times", default="1.0",
+                        help="comma-separated iteration times relative to all-max; the nearest plan of each")
+    parser.add_argument("--time-limit", type=float, default=60.0, help="seconds of HiGHS per plan")
+    args = parser.parse_args(argv)
+    profile = perseus.load_profile(args.profile, args.stages)
+    problem = perseus.build_problem(profile, schedule=args.schedule, stages=args.stages,
+                                    microbatches=args.microbatches, chunks=args.chunks,
+                                    blocking_power_w=args.blocking_power)
+    frontier = perseus.solve_frontier(problem)
+    all_max_j = frontier.all_max.energy_j
+    print(f"{problem.num_nodes} computations; % of all-max energy ({all_max_j:.1f} J)")
+    print(f"{'rel_time':>9} {'plan-bound':>11} {'plan-exact':>11} {'highs_bound-ours':>17} {'optimal':>8}")
+    for relative_time in (float(x) for x in args.relative_times.split(",")):
+        plan = plan_near(frontier, relative_time)
+        best_j, highs_bound_j, optimal = solve_at(problem, plan.time_s, args.time_limit)
+        plan_exact = float("nan") if best_j is None else 100 * (plan.energy_j - best_j) / all_max_j
+        print(f"{plan.time_s / frontier.all_max.time_s:9.4f} {100 * (plan.energy_j - plan.lower_bound_j) / all_max_j:10.3f}%"
+              f" {plan_exact:10.3f}% {100 * (highs_bound_j - plan.lower_bound_j) / all_max_j:16.3f}% {str(optimal):>8}")
+        sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,70 @@
+"""The optimizer against an exact solver (bench/milp_gap.py, HiGHS through SciPy).
+
+On small problems HiGHS proves the discrete optimum at each frontier plan's time:
+the certified lower bound must lie below it and the plan above it. This checks the
+bound with a solver that shares nothing with perseus, and Problem.computations
+(the DAG as Python sees it) along the way. SciPy is installed by
+scripts/install_deps.sh (python3-scipy); outside CI a missing SciPy skips."""
+import importlib.util
+import os
+
+import pytest
+
+import perseus
+
+if not os.environ.get("CI"):
+    pytest.importorskip("scipy.optimize", reason="python3-scipy is not installed (scripts/install_deps.sh)")
+
+SOURCE = os.environ.get("PERSEUS_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
+
+# Two stages, non-convex clocks (the 1200 MHz backward sits above its hull).
+CSV = """stage,instruction,frequency,time,energy
+0,forward,1410,0.010,3.0
+0,forward,1200,0.011,2.6
+0,forward,1000,0.013,2.5
+0,backward,1410,0.020,6.0
+0,backward,1200,0.022,5.6
+0,backward,1000,0.026,5.0
+1,forward,1410,0.014,4.2
+1,forward,1200,0.0155,3.6
+1,forward,1000,0.018,3.4
+1,backward,1410,0.028,8.4
+1,backward,1200,0.031,7.3
+1,backward,1000,0.036,7.0
+"""
+
+
+def _milp_gap():
+    spec = importlib.util.spec_from_file_location("milp_gap", os.path.join(SOURCE, "bench", "milp_gap.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_problem_computations_describe_the_dag():
+    problem = perseus.build_problem(perseus.parse_profile_csv(CSV), microbatches=3, blocking_power_w=60)
+    nodes = problem.computations
+    assert len(nodes) == problem.num_nodes == 12
+    assert all(j > i for i, n in enumerate(nodes) for j in n.succs)  # a topological order
+    assert {n.instruction for n in nodes} == {"forward", "backward"}
+    assert sorted((n.stage, n.position) for n in nodes) == [(s, p) for s in range(2) for p in range(6)]
+    first = nodes[0]
+    assert (first.stage, first.instruction, first.microbatch, first.chunk) == (0, "forward", 0, 0)
+    assert [o.freq_mhz for o in first.options] == [1410, 1200, 1000]
+    assert first.options[1].time_s == pytest.approx(0.011)
+
+
+def test_certified_bounds_and_plans_bracket_the_exact_optimum():
+    milp_gap = _milp_gap()
+    problem = perseus.build_problem(perseus.parse_profile_csv(CSV), microbatches=3, blocking_power_w=60)
+    frontier = perseus.solve_frontier(problem, unit_time_s=1e-4)
+    plans = frontier.plans[:: max(1, len(frontier.plans) // 12)]
+    exact_at_some_plan = 0
+    for plan in plans:
+        best_j, bound_j, optimal = milp_gap.solve_at(problem, plan.time_s, 30)
+        assert optimal, plan
+        assert plan.lower_bound_j <= best_j * (1 + 1e-7), (plan, best_j)
+        assert best_j <= plan.energy_j * (1 + 1e-7), (plan, best_j)
+        assert bound_j <= best_j * (1 + 1e-6)
+        exact_at_some_plan += plan.energy_j <= best_j * (1 + 1e-7)
+    assert exact_at_some_plan >= len(plans) // 2, f"{exact_at_some_plan} of {len(plans)} plans exact"
