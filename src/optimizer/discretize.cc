@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 
 #include "optimizer/critical_path.h"
 
@@ -362,8 +361,8 @@ bool Discretizer::PairMoves(double deadline_s, long budget_visits) {
 void Discretizer::Search(double deadline_s, long budget_visits) {
   const int n = problem_.num_nodes();
   const long per_start_visits = budget_visits / 4;
-  // The plan as it comes (pair moves may have lengthened it past where the
-  // search's trades would leave it) and every start's searched plan compete.
+  // The plan as given competes with every start's searched plan: pair moves
+  // may have made it cheaper than a search from it ends up.
   chosen_ = index_;
   double chosen_energy_j = PlanEnergy();
   auto keep_if_cheaper = [&] {

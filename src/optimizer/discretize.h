@@ -72,7 +72,8 @@ class Discretizer {
   // Computations waiting to be visited, each at most once at a time, taken
   // smallest id first (forward, a topological order) or largest first. A
   // bitset, not a heap: the propagations that use it visit about 100-400
-  // computations per change, and a heap's pushes and pops were most of that.
+  // computations per change, and a heap's pushes and pops cost 8% of making
+  // the plans at 16 x 256 (docs/design.md, "Pair moves").
   class NodeQueue {
    public:
     explicit NodeQueue(int nodes) : bits_((nodes + 63) / 64, 0) {}
@@ -216,7 +217,7 @@ class Discretizer {
   std::vector<Move> heap_;
   NodeQueue queue_;
   long visits_ = 0;           // computations visited, for the local search's budget
-  bool pair_moves_ = false;   // this call's
+  bool pair_moves_ = false;  // this call's
   struct Trade {
     double rate_j_per_s;  // energy saved per second beyond the computation's slack
     int node, index;
