@@ -9,15 +9,17 @@
 //  3. The sweep with its dynamic min cut against LEMON's Preflow from
 //     scratch (why the min cut is hand-written).
 //  4. (with --huge) interleaved 1F1B with 2 chunks on 32 stages (the 8-stage
-//     profile's stages repeated) at 128 microbatches, one thread, default
+//     profile's stages repeated) at 128 microbatches (--huge-microbatches N:
+//     N; 512 is the issue's size), one thread, default
 //     options: where issue 12's 32 x 512 x 2 target stands.
 // Plan quality (gaps to the bound and to exact) is optimizer_quality_bench's.
-// Usage: optimizer_bench [--large] [--huge] [--shared DIR]
+// Usage: optimizer_bench [--large] [--huge] [--huge-microbatches N] [--shared DIR]
 #include <sys/resource.h>
 
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <ostream>
@@ -214,10 +216,12 @@ void Huge(const Profile& profile, int microbatches) {
 
 int main(int argc, char** argv) {
   bool large = false, huge = false;
+  int huge_microbatches = 128;
   std::string shared = PERSEUS_SHARED_DATA;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--large")) large = true;
     else if (!std::strcmp(argv[i], "--huge")) huge = true;
+    else if (!std::strcmp(argv[i], "--huge-microbatches") && i + 1 < argc) huge = true, huge_microbatches = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--shared") && i + 1 < argc) shared = argv[++i];
   }
   std::string path = shared + "/sosp24/stage_profile/gpt3-175b+a100_sxm_bf16.csv";
@@ -232,6 +236,6 @@ int main(int argc, char** argv) {
   SpeedTable(profile, large);
   BoundChecks(profile, large);
   MinCutEngines(profile);
-  if (huge) Huge(profile, 128);
+  if (huge) Huge(profile, huge_microbatches);
   return 0;
 }

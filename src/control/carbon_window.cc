@@ -24,7 +24,6 @@ void RecordHour(CarbonState& cs, int64_t now, double value) {
   const int64_t gap = cs.history.empty() ? 0 : hour - cs.history_last_hour - 1;
   if (cs.history.empty() || cs.history_last_hour < 0 || gap >= static_cast<int64_t>(kMaxHistoryHours)) {
     cs.history = {value};
-    cs.history_first_hour = carbon::HourOfDayUtc(now);
   } else if (gap < 0) {
     cs.history.back() = value;  // another decision in the same hour (or the clock went back)
   } else {
@@ -35,7 +34,6 @@ void RecordHour(CarbonState& cs, int64_t now, double value) {
   if (cs.history.size() > kMaxHistoryHours) {
     const size_t drop = cs.history.size() - kMaxHistoryHours;
     cs.history.erase(cs.history.begin(), cs.history.begin() + static_cast<std::ptrdiff_t>(drop));
-    cs.history_first_hour = static_cast<int>((cs.history_first_hour + drop) % 24);
   }
 }
 

@@ -60,7 +60,6 @@ struct CarbonState {
   double elapsed_windows = 0;        // wall time under carbon control, in windows
   double work_windows = 0;           // work done, in windows of the reference
   std::vector<double> history;       // one intensity per UTC hour, oldest first (at most 4 weeks)
-  int history_first_hour = 0;        // UTC hour of day of history[0]
   std::string explanation;           // the last decision's log line
 };
 

@@ -95,7 +95,6 @@ TEST(CarbonWindow, TheForecastIsTheEnsembleOnTheHistorysCalendar) {
   const int64_t first = kDay0 + 5 * 3600;  // Saturday 05:00 UTC
   for (int i = 0; i < 24 * 10; ++i) state.history.push_back(Diurnal(first + i * 3600, rng));
   state.history_last_hour = first / 3600 + 24 * 10 - 1;
-  state.history_first_hour = 5;
   carbon::EnsembleForecaster ensemble(1, carbon::HourOfWeekUtc(first));
   for (double v : state.history) ensemble.Observe(v);
   CarbonForecastCache cache;
@@ -113,7 +112,6 @@ TEST(CarbonWindow, HistoryIsHourlyWhateverTheWindow) {
   EXPECT_EQ(state.history, (std::vector<double>{200}));
   DecideCarbonWindow(knobs, {0.05, 900}, kDay0 + 3 * 3600, {300, false}, &state);  // two hours unseen repeat
   EXPECT_EQ(state.history, (std::vector<double>{200, 200, 200, 300}));
-  EXPECT_EQ(state.history_first_hour, 0);
   EXPECT_EQ(state.history_last_hour, kDay0 / 3600 + 3);
   EXPECT_NE(state.explanation.find("2022-01-01T03:00:00Z: intensity 300.0 gCO2/kWh"), std::string::npos)
       << state.explanation;

@@ -23,7 +23,6 @@ control::CarbonState WarmedState(const IntensityTrace& trace, int start_window) 
   const int warm_from = std::max(0, start_window - kWarmupWindows);
   if (warm_from == start_window) return state;
   state.history.assign(trace.carbon_g_per_kwh.begin() + warm_from, trace.carbon_g_per_kwh.begin() + start_window);
-  state.history_first_hour = HourOfDayUtc(trace.WindowStart(warm_from));
   state.history_last_hour = trace.WindowStart(start_window - 1) / 3600;
   return state;
 }

@@ -121,7 +121,7 @@ Json ControlStateToJson(const ControlState& state) {
                  {"intensity_g_per_kwh", c.intensity_g_per_kwh}, {"stale", c.stale},
                  {"forecast_g_per_kwh", c.forecast_g_per_kwh}, {"lambda_g_per_s", c.lambda_g_per_s},
                  {"elapsed_windows", c.elapsed_windows}, {"work_windows", c.work_windows},
-                 {"history", c.history}, {"history_first_hour", c.history_first_hour},
+                 {"history", c.history},
                  {"explanation", c.explanation}};
   return {{"phase", PhaseName(state.phase)}, {"error", state.error},
           {"version_counter", state.version_counter}, {"base_version", state.base_version},
@@ -185,7 +185,8 @@ Result<ControlState> ControlStateFromJson(const Json& j) {
       cs.elapsed_windows = c.at("elapsed_windows").get<double>();
       cs.work_windows = c.at("work_windows").get<double>();
       cs.history = c.at("history").get<std::vector<double>>();
-      cs.history_first_hour = c.at("history_first_hour").get<int>();
+      // Until 2026-11 states also stored "history_first_hour" (derivable from
+      // history_last_hour and the history's length); it is ignored.
       cs.explanation = c.at("explanation").get<std::string>();
     }
   } catch (const Json::exception& e) {
