@@ -7,7 +7,8 @@
 //  2. The default lower-bound check (the dual-flow certificate) against one
 //     min-cost-flow solve with LEMON's NetworkSimplex: time and agreement.
 //  3. The sweep with its dynamic min cut against LEMON's Preflow from
-//     scratch (why the min cut is hand-written).
+//     scratch (why the min cut is hand-written), and the sweep with every
+//     step's cut network built afresh against reusing it where exact.
 //  4. (with --huge) interleaved 1F1B with 2 chunks on 32 stages (the 8-stage
 //     profile's stages repeated) at 128 microbatches (--huge-microbatches N:
 //     N; 512 is the size), one thread, default
@@ -16,6 +17,7 @@
 // Usage: optimizer_bench [--large] [--huge] [--huge-microbatches N] [--shared DIR]
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -192,6 +194,33 @@ void MinCutEngines(const Profile& profile) {
   }
 }
 
+// The sweep alone, each step's cut network built afresh or reused where
+// exact (the default): steps, steps that reused, seconds (best of three).
+void NetworkReuse(const Profile& profile, bool large) {
+  std::printf("\n== Sweep cut networks: built afresh every step vs reused where exact (default), one thread, best of 3 ==\n");
+  std::vector<std::pair<int, int>> shapes = {{8, 24}, {8, 96}};
+  if (large) shapes.push_back({16, 256});
+  for (auto [s, m] : shapes) {
+    Problem problem = Build(profile, s, m);
+    auto costs = perseus::optimizer::BuildNodeCosts(problem);
+    double seconds[2] = {1e300, 1e300}, final_t[2] = {0, 0};
+    int steps[2] = {0, 0}, reused[2] = {0, 0};
+    for (int run = 0; run < 6; ++run) {
+      const int reuse = run % 2;
+      perseus::optimizer::FrontierSweep sweep(problem, costs);
+      sweep.set_reuse_networks(reuse == 1);
+      const double t0 = Now();
+      while (sweep.Step()) {
+      }
+      seconds[reuse] = std::min(seconds[reuse], Now() - t0);
+      steps[reuse] = sweep.steps(), reused[reuse] = sweep.reused_networks(), final_t[reuse] = sweep.time_s();
+    }
+    std::printf("%2dx%-4d afresh: steps %6d  %.3f s | reused: steps %6d (%d on a reused network)  %.3f s  (%.2fx)  final T %.6f / %.6f s\n",
+                s, m, steps[0], seconds[0], steps[1], reused[1], seconds[1], seconds[0] / seconds[1], final_t[0], final_t[1]);
+    std::fflush(stdout);
+  }
+}
+
 }  // namespace
 
 // 32 stages x `microbatches` x 2 chunks, interleaved, on one thread with the
@@ -236,6 +265,7 @@ int main(int argc, char** argv) {
   SpeedTable(profile, large);
   BoundChecks(profile, large);
   MinCutEngines(profile);
+  NetworkReuse(profile, large);
   if (huge) Huge(profile, huge_microbatches);
   return 0;
 }

@@ -22,6 +22,8 @@
 #include <utility>
 #include <vector>
 
+#include "optimizer/frontier_sweep.h"
+#include "optimizer/node_costs.h"
 #include "optimizer/testing/brute_force.h"
 #include "perseus/optimizer.h"
 
@@ -232,6 +234,38 @@ TEST(SolverFuzz, EveryRandomSmallProblemOfEverySchedulesFinishesWithACheckedBoun
   }
   std::printf("%d problems solved, %d with the bound checked independently (largest relative difference %.2g)\n",
               solved, checked, max_error);
+}
+
+// The sweep reuses a step's cut network for the next where that is exact
+// (FrontierSweep::TryStep). Against the sweep that builds every network
+// afresh, on the same random problems of every schedule: the same steps, the
+// same times and the same relaxation costs, up to rounding.
+TEST(SolverFuzz, ReusedCutNetworksTraceTheSameRelaxation) {
+  long steps = 0, reused = 0;
+  for (uint32_t seed = 1; seed <= 400; ++seed) {
+    Case c = seed <= 300 ? RandomCase(seed) : RandomSplitCase(seed);
+    ProblemSpec spec;
+    spec.schedule = {c.kind, c.stages, c.microbatches, c.chunks};
+    spec.blocking_power_w = c.blocking_w;
+    Result<Problem> problem = BuildProblem(c.profile, spec);
+    ASSERT_TRUE(problem.ok()) << c.label << ": " << problem.status().ToString();
+    const std::vector<optimizer::NodeCosts> costs = optimizer::BuildNodeCosts(*problem);
+    optimizer::FrontierSweep fresh(*problem, costs), reusing(*problem, costs);
+    fresh.set_reuse_networks(false);
+    for (;;) {
+      const bool more = fresh.Step();
+      ASSERT_EQ(reusing.Step(), more) << c.label << " at step " << fresh.steps();
+      if (!more) break;
+      ASSERT_NEAR(reusing.time_s(), fresh.time_s(), 1e-9 * fresh.time_s()) << c.label << " step " << fresh.steps();
+      ASSERT_NEAR(reusing.relaxation_cost_j(), fresh.relaxation_cost_j(), 1e-9 * std::abs(fresh.relaxation_cost_j()))
+          << c.label << " step " << fresh.steps();
+    }
+    EXPECT_EQ(fresh.reused_networks(), 0);
+    steps += reusing.steps();
+    reused += reusing.reused_networks();
+  }
+  std::printf("%ld sweep steps, %ld on a reused network\n", steps, reused);
+  EXPECT_GT(reused, steps / 10);  // it does reuse
 }
 
 }  // namespace
