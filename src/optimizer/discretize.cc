@@ -15,9 +15,17 @@ Discretizer::Discretizer(const Problem& problem, const std::vector<NodeCosts>& c
       rounded_(problem.nodes.size(), 0),
       index_(problem.nodes.size(), 0),
       duration_s_(problem.nodes.size()),
-      queue_(problem.num_nodes()) {
-  for (int i = 0; i < dag_.num_nodes(); ++i) {
-    if (dag_.succs(i).empty()) sinks_.push_back(i);
+      queue_(problem.num_nodes()),
+      stale_starts_(problem.num_nodes()),
+      stale_finishes_(problem.num_nodes()),
+      settle_first_(problem.num_nodes()),
+      settle_last_(problem.num_nodes()) {
+  for (int u = 0; u < dag_.num_nodes(); ++u) {
+    settle_first_[u] = settle_last_[u] = u;
+    for (int s : dag_.succs(u)) {
+      settle_last_[u] = std::max(settle_last_[u], s);
+      for (int p : dag_.preds(s)) settle_first_[u] = std::min(settle_first_[u], p);
+    }
   }
 }
 
@@ -203,41 +211,35 @@ void Discretizer::Polish(double deadline_s) {
   FillFromHeap();
 }
 
-bool Discretizer::SinksFinishBy(double time_s) const {
-  for (int x : sinks_) {
-    if (earliest_start_[x] + duration_s_[x] > time_s) return false;
-  }
-  return true;
-}
-
-void Discretizer::PropagateStarts(int first, int second, long stamp) {
-  for (int x : {first, second}) {
-    for (int y : dag_.succs(x)) queue_.Push(y);
-  }
-  while (!queue_.empty()) {
-    const int x = Dequeue<true>();
+void Discretizer::SettleStarts(int up_to, long stamp) {
+  int x;
+  while (stale_starts_.PopSmallestUpTo(up_to, x)) {
+    ++visits_;
     double start_s = 0;
     for (int p : dag_.preds(x)) start_s = std::max(start_s, earliest_start_[p] + duration_s_[p]);
     if (start_s == earliest_start_[x]) continue;
     if (start_s < earliest_start_[x]) MarkRoomGained(x, stamp);
     earliest_start_[x] = start_s;
-    for (int y : dag_.succs(x)) queue_.Push(y);
+    for (int y : dag_.succs(x)) stale_starts_.Push(y);
   }
 }
 
-void Discretizer::PropagateFinishes(int first, int second, double deadline_s, long stamp) {
-  for (int x : {first, second}) {
-    for (int y : dag_.preds(x)) queue_.Push(y);
-  }
-  while (!queue_.empty()) {
-    const int x = Dequeue<false>();
+void Discretizer::SettleFinishes(int down_to, double deadline_s, long stamp) {
+  int x;
+  while (stale_finishes_.PopLargestDownTo(down_to, x)) {
+    ++visits_;
     double finish_s = deadline_s;
     for (int s : dag_.succs(x)) finish_s = std::min(finish_s, latest_finish_[s] - duration_s_[s]);
     if (finish_s == latest_finish_[x]) continue;
     if (finish_s > latest_finish_[x]) MarkRoomGained(x, stamp);
     latest_finish_[x] = finish_s;
-    for (int y : dag_.preds(x)) queue_.Push(y);
+    for (int y : dag_.preds(x)) stale_finishes_.Push(y);
   }
+}
+
+void Discretizer::SettleAround(int u, double deadline_s, long stamp) {
+  SettleStarts(settle_last_[u], stamp);
+  SettleFinishes(settle_first_[u], deadline_s, stamp);
 }
 
 void Discretizer::MarkRoomGained(int x, long stamp) {
@@ -319,17 +321,30 @@ bool Discretizer::TryPair(int u, int v, double deadline_s, long since, long& sta
   ++stamp;
   MarkRoomGained(u, stamp);
   MarkRoomGained(v, stamp);
-  PropagateStarts(u, v, stamp);
+  MarkStartsStale(u, v);
   // The window read the other computations' times as they were; where a
-  // path u -> w -> v runs beside the dependency, the move may not fit.
-  if (!SinksFinishBy(deadline_s * (1 + kTimeEps))) {
+  // path u -> w -> v runs beside the dependency, the move may not fit. Only
+  // such a path can make it not fit (u finishes before its other
+  // successors' latest starts, which no path through v sets, and v by its
+  // latest finish, which neither end sets), so v's exact earliest start
+  // decides.
+  SettleStarts(v, stamp);
+  if (earliest_start_[v] + duration_s_[v] > latest_finish_[v] + deadline_s * kTimeEps) {
     SetOption(u, old_u_index);
     SetOption(v, old_v_index);
-    PropagateStarts(u, v, stamp);
+    MarkStartsStale(u, v);
     return false;
   }
-  PropagateFinishes(u, v, deadline_s, stamp);
+  for (int x : {u, v}) {
+    for (int y : dag_.preds(x)) stale_finishes_.Push(y);
+  }
   return true;
+}
+
+void Discretizer::MarkStartsStale(int u, int v) {
+  for (int x : {u, v}) {
+    for (int y : dag_.succs(x)) stale_starts_.Push(y);
+  }
 }
 
 bool Discretizer::PairMoves(double deadline_s, long budget_visits) {
@@ -345,12 +360,19 @@ bool Discretizer::PairMoves(double deadline_s, long budget_visits) {
     const long round_stamp = stamp;
     bool moved = false;
     for (int u = 0; u < n && visits_ < budget_visits; ++u) {
+      SettleAround(u, deadline_s, stamp);
       if (!candidate_[u]) continue;
       candidate_[u] = 0;
       for (int v : dag_.succs(u)) {
+        const long before = stamp;
         if (TryPair(u, v, deadline_s, since, stamp)) moved = true;
+        if (stamp != before) SettleAround(u, deadline_s, stamp);  // a move, kept or undone
       }
     }
+    // Every time exact again, and every computation that gained room marked
+    // for the next round.
+    SettleStarts(n - 1, stamp);
+    SettleFinishes(0, deadline_s, stamp);
     any = any || moved;
     if (!moved || visits_ >= budget_visits) break;
     since = round_stamp + 1;
