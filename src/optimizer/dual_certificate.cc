@@ -1,7 +1,7 @@
 // The dual-flow certificate (see the header).
 #include "optimizer/dual_certificate.h"
 
-#include <lemon/preflow.h>
+#include <lemon/circulation.h>
 #include <lemon/smart_graph.h>
 
 #include <algorithm>
@@ -16,9 +16,10 @@ namespace {
 using Graph = lemon::SmartDigraph;
 
 // A network with lower and upper bounds on its arcs, solved for a feasible
-// circulation by the textbook reduction: each lower bound is sent up front,
-// a super source feeds the nodes it left short and a super sink drains the
-// ones it overfilled, and a maximum flow that saturates both finishes it.
+// circulation with LEMON's Circulation (push-relabel on the bounds directly;
+// 2.5-3 times faster here than the textbook reduction to a maximum flow from
+// a super source to a super sink with LEMON's Preflow, which it replaced:
+// docs/design.md, Algorithm, 5).
 class BoundedCirculation {
  public:
   explicit BoundedCirculation(int nodes) : excess_(nodes, 0) {
@@ -35,25 +36,17 @@ class BoundedCirculation {
   // False if no circulation meets every bound; else Flow() is one.
   bool Solve() {
     const int arcs = static_cast<int>(lower_.size());
-    const Graph::Node super_source = g_.addNode(), super_sink = g_.addNode();
+    Graph::ArcMap<double> lo(g_), up(g_);
+    Graph::NodeMap<double> supply(g_, 0.0);
+    for (int a = 0; a < arcs; ++a) lo[g_.arcFromId(a)] = lower_[a], up[g_.arcFromId(a)] = upper_[a];
+    lemon::Circulation<Graph, Graph::ArcMap<double>, Graph::ArcMap<double>, Graph::NodeMap<double>> circ(g_, lo, up, supply);
     double needed = 0;
-    for (int v = 0; v < static_cast<int>(excess_.size()); ++v) {
-      if (excess_[v] > 0) g_.addArc(super_source, g_.nodeFromId(v)), needed += excess_[v];
-      if (excess_[v] < 0) g_.addArc(g_.nodeFromId(v), super_sink);
-    }
-    Graph::ArcMap<double> cap(g_);
-    for (int a = 0; a < arcs; ++a) cap[g_.arcFromId(a)] = upper_[a] - lower_[a];
-    for (Graph::ArcIt a(g_); a != lemon::INVALID; ++a) {
-      if (Graph::id(a) < arcs) continue;
-      const int v = Graph::id(g_.source(a) == super_source ? g_.target(a) : g_.source(a));
-      cap[a] = std::abs(excess_[v]);
-    }
-    lemon::Preflow<Graph, Graph::ArcMap<double>> preflow(g_, cap, super_source, super_sink);
-    preflow.tolerance(lemon::Tolerance<double>(1e-12 * std::max(1.0, needed)));
-    preflow.run();
+    for (double e : excess_) needed += std::max(0.0, e);
+    circ.tolerance(lemon::Tolerance<double>(1e-12 * std::max(1.0, needed)));
+    const bool ok = circ.run();
     flow_.resize(arcs);
-    for (int a = 0; a < arcs; ++a) flow_[a] = lower_[a] + preflow.flow(g_.arcFromId(a));
-    return preflow.flowValue() >= needed * (1 - 1e-9);
+    for (int a = 0; a < arcs; ++a) flow_[a] = circ.flow(g_.arcFromId(a));
+    return ok;
   }
   double Flow(int arc) const { return flow_[arc]; }
 

@@ -11,7 +11,8 @@
 // dependencies that are tight at T and each f_i lies between C_i's slopes on
 // either side of d_i (the optimality conditions); such a flow exists exactly
 // when the durations are optimal. DualFlowTangent finds one with LEMON's
-// Preflow (a feasible flow with lower bounds, on the tight subnetwork only)
+// Circulation (a feasible flow with lower bounds, on the tight subnetwork
+// only)
 // and evaluates the line from the flow alone, so an error anywhere before
 // (the sweep, the replay) shows as a line below the sweep's cost or as no
 // flow at all. bench/optimizer_bench.cc compares its cost with the min-cost
