@@ -322,12 +322,11 @@ bool Discretizer::TryPair(int u, int v, double deadline_s, long since, long& sta
   MarkRoomGained(u, stamp);
   MarkRoomGained(v, stamp);
   MarkStartsStale(u, v);
-  // The window read the other computations' times as they were; where a
-  // path u -> w -> v runs beside the dependency, the move may not fit. Only
-  // such a path can make it not fit (u finishes before its other
-  // successors' latest starts, which no path through v sets, and v by its
-  // latest finish, which neither end sets), so v's exact earliest start
-  // decides.
+  // The window read the other computations' times as they were. u still
+  // finishes by its other successors' latest starts, which moved only where
+  // a path from them runs on through v (u -> w -> ... -> v beside the
+  // dependency), and v by its latest finish, which neither end sets: so v's
+  // exact earliest start after the move decides whether it fits.
   SettleStarts(v, stamp);
   if (earliest_start_[v] + duration_s_[v] > latest_finish_[v] + deadline_s * kTimeEps) {
     SetOption(u, old_u_index);

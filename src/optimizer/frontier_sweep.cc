@@ -53,8 +53,7 @@ void FrontierSweep::BuildCutNetwork(double tol) {
     if (latest_finish_[i] - earliest_start_[i] - d <= tol) {
       critical_flag_[i] = 1;
       critical_.push_back(i);
-      const double upper = shorten_rate_[i], lower = lengthen_rate_[i];
-      cut_.SetBounds(i, lower, std::isinf(upper) ? kInfiniteCapacity : std::max(upper, lower));
+      SetComputationBounds(i);
     } else {
       cut_.SetBounds(i, 0, 0);
     }
@@ -78,11 +77,9 @@ void FrontierSweep::BuildCutNetwork(double tol) {
   latest_start_drop_s_ = 0;
 }
 
-void FrontierSweep::UpdateMovedBounds() {
-  for (int i : moved_) {
-    const double upper = shorten_rate_[i], lower = lengthen_rate_[i];
-    cut_.SetBounds(i, lower, std::isinf(upper) ? kInfiniteCapacity : std::max(upper, lower));
-  }
+void FrontierSweep::SetComputationBounds(int i) {
+  const double upper = shorten_rate_[i], lower = lengthen_rate_[i];
+  cut_.SetBounds(i, lower, std::isinf(upper) ? kInfiniteCapacity : std::max(upper, lower));
 }
 
 bool FrontierSweep::ReadCut() {
@@ -154,7 +151,7 @@ FrontierSweep::Outcome FrontierSweep::TryStep(double tol, bool rebuild) {
   if (rebuild) {
     BuildCutNetwork(tol);
   } else {
-    UpdateMovedBounds();
+    for (int i : moved_) SetComputationBounds(i);  // their rates changed
   }
   if (!cut_.FindCut(source_side_)) return Outcome::kDone;
   if (!ReadCut()) return Outcome::kDone;

@@ -57,8 +57,8 @@ class FrontierSweep {
  private:
   static int Start(int node) { return 2 + 2 * node; }  // start event; finish is +1
   void BuildCutNetwork(double tolerance_s);
-  // The moved computations' arcs at their refreshed rates.
-  void UpdateMovedBounds();
+  // Computation i's arc in the network: its lengthen and shorten rates.
+  void SetComputationBounds(int i);
   enum class Outcome { kTaken, kRetry, kDone };
   // One try at a step: on the cut network built afresh with critical-path
   // tolerance `tolerance_s`, or (!rebuild) on the last one with the moved

@@ -183,6 +183,13 @@ Case RandomSplitCase(uint32_t seed) {
   return c;
 }
 
+Result<Problem> BuildCaseProblem(const Case& c) {
+  ProblemSpec spec;
+  spec.schedule = {c.kind, c.stages, c.microbatches, c.chunks};
+  spec.blocking_power_w = c.blocking_w;
+  return BuildProblem(c.profile, spec);
+}
+
 // The case that was reported: 4 x 4 GPipe, identical stages at 1410/1230/1050/870 MHz, no blocking power.
 TEST(SolverFuzz, TheReportedGPipeHangFinishes) {
   Watchdog watchdog;
@@ -206,10 +213,7 @@ TEST(SolverFuzz, EveryRandomSmallProblemOfEverySchedulesFinishesWithACheckedBoun
   double max_error = 0;
   for (uint32_t seed = 1; seed <= 800; ++seed) {
     Case c = seed <= 600 ? RandomCase(seed) : RandomSplitCase(seed);
-    ProblemSpec spec;
-    spec.schedule = {c.kind, c.stages, c.microbatches, c.chunks};
-    spec.blocking_power_w = c.blocking_w;
-    Result<Problem> problem = BuildProblem(c.profile, spec);
+    Result<Problem> problem = BuildCaseProblem(c);
     ASSERT_TRUE(problem.ok()) << c.label << ": " << problem.status().ToString();
     FrontierOptions options;
     options.unit_time_s = seed % 5 == 0 ? 1e-4 : 1e-3;
@@ -244,10 +248,7 @@ TEST(SolverFuzz, ReusedCutNetworksTraceTheSameRelaxation) {
   long steps = 0, reused = 0;
   for (uint32_t seed = 1; seed <= 400; ++seed) {
     Case c = seed <= 300 ? RandomCase(seed) : RandomSplitCase(seed);
-    ProblemSpec spec;
-    spec.schedule = {c.kind, c.stages, c.microbatches, c.chunks};
-    spec.blocking_power_w = c.blocking_w;
-    Result<Problem> problem = BuildProblem(c.profile, spec);
+    Result<Problem> problem = BuildCaseProblem(c);
     ASSERT_TRUE(problem.ok()) << c.label << ": " << problem.status().ToString();
     const std::vector<optimizer::NodeCosts> costs = optimizer::BuildNodeCosts(*problem);
     optimizer::FrontierSweep fresh(*problem, costs), reusing(*problem, costs);
