@@ -172,8 +172,9 @@ class Discretizer {
   // Pair moves, then filling whatever slack they freed; nothing unless
   // pair_moves_.
   void Polish(double deadline_s);
-  // PairMoves' budget: measured rounds visit about 115 computations and
-  // options per computation (8 x 96), so this binds only on a runaway.
+  // PairMoves' budget: a call visits about 72 computations and options per
+  // computation at 8 x 96 and 95 at 16 x 256 (all its rounds), so this binds
+  // only on a runaway.
   static constexpr long kPairVisitsPerNode = 1024;
   // Rounding and filling choose each computation's option alone; where two
   // computations depend on each other, the time one gives up is often worth
