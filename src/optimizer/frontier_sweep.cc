@@ -75,6 +75,7 @@ void FrontierSweep::BuildCutNetwork(double tol) {
     if (critical_flag_[i] && !tight) loose_sinks_.push_back(i);
   }
   latest_start_drop_s_ = 0;
+  network_tolerance_first_ = tol == time_s_ * kTimeEps;
 }
 
 void FrontierSweep::SetComputationBounds(int i) {
@@ -213,7 +214,6 @@ bool FrontierSweep::Step() {
   // The critical set is exact up to rounding; if rounding hid a path the cut
   // cannot shorten, widen the tolerance and cut again.
   for (double tol = time_s_ * kTimeEps; tol < time_s_ * 1e-4; tol *= 100) {
-    network_tolerance_first_ = tol == time_s_ * kTimeEps;
     const Outcome outcome = TryStep(tol, /*rebuild=*/true);
     if (outcome != Outcome::kRetry) return outcome == Outcome::kTaken;
   }
