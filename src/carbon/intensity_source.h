@@ -9,6 +9,7 @@
 #include <functional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "carbon/intensity_trace.h"
 
@@ -21,6 +22,9 @@ struct IntensityReading {
   double carbon_g_per_kwh = 0;
   int64_t unix_s = 0;      // when the value applies
   bool stale = false;      // true: a fallback to the last known value
+  // The fuel mix of the same hour, generation in MW per fuel of kEiaFuels
+  // in their order, where the source publishes it; else empty.
+  std::vector<double> mix_mw = {};
 };
 
 class IntensitySource {
@@ -34,7 +38,7 @@ class IntensitySource {
 class FixedIntensitySource : public IntensitySource {
  public:
   explicit FixedIntensitySource(double carbon_g_per_kwh) : carbon_g_per_kwh_(carbon_g_per_kwh) {}
-  IntensityReading Current(int64_t now_unix_s) override { return {carbon_g_per_kwh_, now_unix_s, false}; }
+  IntensityReading Current(int64_t now_unix_s) override { return {carbon_g_per_kwh_, now_unix_s, false, {}}; }
 
  private:
   double carbon_g_per_kwh_;
@@ -42,7 +46,8 @@ class FixedIntensitySource : public IntensitySource {
 
 // Replays a trace without look-ahead: at `now`, the value of the hour before
 // the one containing `now` (an hour's average is known only once it is
-// over), with that hour's start as its time. In the trace's first hour and
+// over), with that hour's start as its time and, where the trace has it
+// (an EIA file), that hour's fuel mix. In the trace's first hour and
 // before it, the first value; more than an hour after it, the last (both
 // marked stale). The carbon replay reads a trace the same way.
 class TraceIntensitySource : public IntensitySource {

@@ -106,8 +106,9 @@ Result<IntensityTrace> BuildHourlyTrace(const std::vector<IntensitySample>& samp
 
 Result<IntensityTrace> LoadCsvTrace(const std::string& path) { return TraceFromColumn(ReadCsvFile(path), "gco2_per_kwh"); }
 
-Result<IntensityTrace> LoadEiaTrace(const std::string& path) {
-  const Result<CsvTable> table = ReadCsvFile(path);
+namespace {
+
+Result<IntensityTrace> EiaTraceFromTable(const Result<CsvTable>& table, const std::string& path) {
   Result<IntensityTrace> trace = TraceFromColumn(table, "avg_CI");
   if (!trace.ok()) return trace;
   std::string filled_columns;
@@ -135,6 +136,37 @@ Result<IntensityTrace> LoadEiaTrace(const std::string& path) {
                            filled_columns);
   }
   return trace;
+}
+
+}  // namespace
+
+Result<IntensityTrace> LoadEiaTrace(const std::string& path) { return EiaTraceFromTable(ReadCsvFile(path), path); }
+
+Result<IntensityTrace> LoadTraceFile(const std::string& path) {
+  const Result<CsvTable> table = ReadCsvFile(path);
+  if (!table.ok()) return table.status();
+  if (table->Column("avg_CI") >= 0) return EiaTraceFromTable(table, path);
+  if (table->Column("gco2_per_kwh") < 0) {
+    return Status::InvalidArgument(table->source + ":" + std::to_string(table->header_line) +
+                                   ": missing column 'gco2_per_kwh' (a CSV trace) or 'avg_CI' (an EIA file)");
+  }
+  return TraceFromColumn(table, "gco2_per_kwh");
+}
+
+std::vector<double> EiaLifecycleFactors() {
+  std::vector<double> factors;
+  for (const EiaFuel& fuel : kEiaFuels) factors.push_back(fuel.lifecycle_g_per_kwh);
+  return factors;
+}
+
+std::vector<double> EiaMixAt(const IntensityTrace& trace, int w) {
+  if (trace.generation.size() != kEiaFuelCount) return {};
+  std::vector<double> mw;
+  for (size_t f = 0; f < kEiaFuelCount; ++f) {
+    if (trace.generation[f].fuel != kEiaFuels[f].column) return {};
+    mw.push_back(trace.generation[f].mw[w]);
+  }
+  return mw;
 }
 
 double MixIntensity(const std::vector<double>& mw, const std::vector<double>& g_per_kwh) {

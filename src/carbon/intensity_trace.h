@@ -35,9 +35,15 @@ struct EiaFuel {
 inline constexpr EiaFuel kEiaFuels[] = {{"WND", 11},  {"SUN", 41},  {"WAT", 24}, {"OIL", 650},
                                         {"NG", 490},  {"COL", 820}, {"NUC", 12}, {"OTH", 230}};
 
+inline constexpr size_t kEiaFuelCount = sizeof(kEiaFuels) / sizeof(kEiaFuels[0]);
+
 // sum(factor_i * mw_i) / sum(mw_i): the intensity of a generation mix; NaN
 // when the total is not positive. REQUIRES: equal sizes.
 double MixIntensity(const std::vector<double>& mw, const std::vector<double>& g_per_kwh);
+
+// The emission factors of kEiaFuels, in their order: the factors of every
+// fuel mix the runtime carries (a reading's, a job's stored history).
+std::vector<double> EiaLifecycleFactors();
 
 struct IntensityTrace {
   std::string source;                      // file name or URL, for reports
@@ -48,6 +54,11 @@ struct IntensityTrace {
   int size() const { return static_cast<int>(carbon_g_per_kwh.size()); }
   int64_t WindowStart(int i) const { return start_unix_s + i * kWindowS; }
 };
+
+// Window w's fuel mix, generation in MW per fuel of kEiaFuels in their
+// order; empty when the trace has no mix of exactly those fuels (only the
+// EIA reader gives one). REQUIRES: 0 <= w < trace.size().
+std::vector<double> EiaMixAt(const IntensityTrace& trace, int w);
 
 // A timestamped sample; NaN marks a missing value.
 struct IntensitySample {
@@ -70,6 +81,10 @@ Result<IntensityTrace> LoadCsvTrace(const std::string& path);
 // be used (a negative or unreadable cell) leaves `generation` empty, with a
 // note naming the cell: the intensity alone still loads.
 Result<IntensityTrace> LoadEiaTrace(const std::string& path);
+// Reads a trace file of either kind: an EIA file when its header has an
+// avg_CI column (the fuel mix with it), else a CSV trace. What the server's
+// trace source and `perseus carbon --trace` read.
+Result<IntensityTrace> LoadTraceFile(const std::string& path);
 // "<shared_data>/carbon/eia2022_<region>_hourly_ci.csv"; region CISO or NYIS.
 Result<std::string> EiaTracePath(const std::string& shared_data_dir, const std::string& region);
 

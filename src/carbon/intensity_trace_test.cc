@@ -134,6 +134,37 @@ TEST(EiaTrace, FillsTheThreeEmptyCisoCells) {
   EXPECT_FALSE(EiaTracePath("/d", "ERCO").ok());
 }
 
+// One reader for a trace file of either kind, chosen by its header.
+TEST(TraceFile, ReadsEitherKindAndNamesBothColumnsWhenNeitherIsThere) {
+  ScopedTempDir tmp;
+  const std::string eia = tmp.Write("eia.csv", "timestamp,WND,SUN,WAT,OIL,NG,COL,NUC,OTH,avg_CI\n"
+                                               "2022-01-01 00:00:00+00:00,100,0,0,0,100,0,0,0,250.5\n"
+                                               "2022-01-01 01:00:00+00:00,300,0,0,0,100,0,0,0,130.75\n");
+  Result<IntensityTrace> t = LoadTraceFile(eia);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_EQ(t->carbon_g_per_kwh, (std::vector<double>{250.5, 130.75}));
+  EXPECT_EQ(EiaMixAt(*t, 1), (std::vector<double>{300, 0, 0, 0, 100, 0, 0, 0}));
+  EXPECT_DOUBLE_EQ(MixIntensity(EiaMixAt(*t, 1), EiaLifecycleFactors()), 130.75);
+  // The fuels must be kEiaFuels in their order, else there is no mix to carry.
+  IntensityTrace reordered = *t;
+  std::swap(reordered.generation[0], reordered.generation[1]);
+  EXPECT_TRUE(EiaMixAt(reordered, 0).empty());
+
+  const std::string csv = tmp.Write("trace.csv", "timestamp,gco2_per_kwh\n2022-01-01T00:00:00Z,300\n");
+  t = LoadTraceFile(csv);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_EQ(t->carbon_g_per_kwh, (std::vector<double>{300}));
+  EXPECT_TRUE(EiaMixAt(*t, 0).empty());
+
+  const std::string neither = tmp.Write("neither.csv", "timestamp,ci\n2022-01-01T00:00:00Z,300\n");
+  EXPECT_EQ(LoadTraceFile(neither).status().message(),
+            neither + ":1: missing column 'gco2_per_kwh' (a CSV trace) or 'avg_CI' (an EIA file)");
+  EXPECT_FALSE(LoadTraceFile(tmp.Path("absent.csv")).ok());
+  // A bad cell in an EIA file is located as LoadEiaTrace locates it.
+  const std::string bad = tmp.Write("bad.csv", "timestamp,avg_CI\n2022-01-01T00:00:00Z,-3\n");
+  EXPECT_EQ(LoadTraceFile(bad).status().message().find(bad + ":2: column 'avg_CI'"), 0u);
+}
+
 // No look-ahead: an hour's value is read once the hour is over.
 TEST(TraceSource, ReadsTheHourBeforeAndClampsOutside) {
   IntensityTrace t;
@@ -150,6 +181,21 @@ TEST(TraceSource, ReadsTheHourBeforeAndClampsOutside) {
   EXPECT_TRUE(s.Current(0).stale);
   EXPECT_TRUE(s.Current(99999).stale);
   EXPECT_DOUBLE_EQ(FixedIntensitySource(42).Current(5).carbon_g_per_kwh, 42);
+  EXPECT_TRUE(s.Current(7200).mix_mw.empty());  // a trace without a fuel mix
+}
+
+// With an EIA trace, each reading carries the fuel mix of the hour it reads.
+TEST(TraceSource, ReadsTheFuelMixOfTheSameHour) {
+  IntensityTrace t;
+  t.start_unix_s = 3600;
+  t.carbon_g_per_kwh = {10, 20};
+  for (const EiaFuel& fuel : kEiaFuels) t.generation.push_back({fuel.column, fuel.lifecycle_g_per_kwh, {1, 2}});
+  t.generation[4].mw = {5, 6};
+  TraceIntensitySource s(t);
+  EXPECT_EQ(s.Current(7200 + 60).mix_mw, (std::vector<double>{1, 1, 1, 1, 5, 1, 1, 1}));  // hour 0's
+  EXPECT_EQ(s.Current(10800).mix_mw, (std::vector<double>{2, 2, 2, 2, 6, 2, 2, 2}));      // hour 1's
+  EXPECT_EQ(s.Current(0).mix_mw, s.Current(7200).mix_mw);                                 // before: the first
+  EXPECT_EQ(s.Current(99999).mix_mw, s.Current(10800).mix_mw);                            // after: the last
 }
 
 }  // namespace

@@ -38,7 +38,7 @@ Result<IntensityTrace> ResolveTrace(const CarbonArgs& a) {
   if (given != 1) {
     return Status::InvalidArgument("give exactly one of --trace FILE, --eia CISO|NYIS, --fixed G, --electricitymaps-zone Z");
   }
-  if (!a.trace.empty()) return LoadCsvTrace(a.trace);
+  if (!a.trace.empty()) return LoadTraceFile(a.trace);
   if (!a.eia.empty()) {
     Result<std::string> path = EiaTracePath(a.shared_data.empty() ? SharedDataDir() : a.shared_data, a.eia);
     if (!path.ok()) return path.status();

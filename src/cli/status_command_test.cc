@@ -39,6 +39,10 @@ TEST(StatusCommand, ShowsTheCarbonDecision) {
       << text;
   EXPECT_NE(text.find("why: grid dirtier than usual"), std::string::npos) << text;
   EXPECT_NE(text.find("pipeline 0: plan 3, predicted 2.9000 s 6100.0 J, measured - s - J"), std::string::npos) << text;
+  // A server that forecast from the grid's fuel mix says so.
+  job["carbon"]["forecast_with_fuel_mix"] = true;
+  text = FormatJobStatus(job);
+  EXPECT_NE(text.find("398.5 forecast (with the fuel mix); frontier plan 3"), std::string::npos) << text;
 }
 
 TEST(StatusCommand, CarbonBeforeTheFirstDecisionAndWithoutCarbon) {

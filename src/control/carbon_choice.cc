@@ -74,28 +74,61 @@ double WindowMix::PowerW(const std::vector<RatePower>& hull) const {
   return (1 - fast_share) * hull[slow].power_w + fast_share * hull[fast].power_w;
 }
 
+// The greedy above, run from its end: every window that runs starts at the
+// fastest point and the most expensive units are given back, in exactly the
+// reverse order of the buying (cost, then window, then step), while the work
+// still suffices; the unit that does not fit is given back in part. Each
+// window's steps come off in order (costs rise along the hull), so a heap of
+// every window's dearest step yields them: O(windows + returned x log windows)
+// instead of sorting every window's every step, and a budget of a few percent
+// returns few.
 WorkPlan PlanWork(const std::vector<RatePower>& hull, const std::vector<double>& ci, const std::vector<double>& share,
                   double work) {
   const int n = static_cast<int>(ci.size()), last = static_cast<int>(hull.size()) - 1;
   WorkPlan plan;
   plan.windows.assign(n, WindowMix{});
   for (int w = 0; w < n; ++w) plan.work += share[w] * hull[0].rate;
-  // Steps (cost, window, from): by cost, then window; a window's steps come in order (costs rise along the hull).
-  std::vector<std::tuple<double, int, int>> steps;
+  if (plan.work >= work || last == 0) {  // the least power suffices, or is all there is
+    plan.feasible = plan.work >= work * (1 - 1e-12);
+    return plan;
+  }
+  // (cost, window, from): the dearest step each window has not given back.
+  using Step = std::tuple<double, int, int>;
+  std::vector<Step> heap;
   for (int w = 0; w < n; ++w) {
-    for (int k = 0; k < last && share[w] > 0; ++k) steps.emplace_back(StepCost(hull, k, ci[w]), w, k);
+    if (share[w] <= 0) continue;
+    plan.work += share[w] * (hull[last].rate - hull[0].rate);
+    plan.windows[w] = WindowMix{last, last, 0};
+    heap.emplace_back(StepCost(hull, last - 1, ci[w]), w, last - 1);
   }
-  std::sort(steps.begin(), steps.end());
-  for (const auto& [cost, w, k] : steps) {
-    if (plan.work >= work) break;
-    const double gain = share[w] * (hull[k + 1].rate - hull[k].rate);
-    plan.mu_g_per_s = cost;
-    const double part = std::min(1.0, (work - plan.work) / gain);
-    plan.windows[w] = part < 1 ? WindowMix{k, k + 1, part} : WindowMix{k + 1, k + 1, 0};
-    plan.work += part * gain;
-  }
+  std::make_heap(heap.begin(), heap.end());
   plan.feasible = plan.work >= work * (1 - 1e-12);
-  return plan;
+  double surplus = plan.work - work;  // work that can be given back
+  if (surplus < 0) {  // short even at the fastest everywhere: mu is the dearest step's
+    if (!heap.empty()) plan.mu_g_per_s = std::get<0>(heap.front());
+    return plan;
+  }
+  while (!heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end());
+    const auto [cost, w, k] = heap.back();
+    heap.pop_back();
+    const double gain = share[w] * (hull[k + 1].rate - hull[k].rate);
+    if (gain > surplus) {  // the last unit bought: kept, in part
+      const double part = 1 - surplus / gain;
+      plan.mu_g_per_s = cost;
+      plan.windows[w] = part < 1 ? WindowMix{k, k + 1, part} : WindowMix{k + 1, k + 1, 0};
+      plan.work -= surplus;
+      return plan;
+    }
+    surplus -= gain;
+    plan.work -= gain;
+    plan.windows[w] = WindowMix{k, k, 0};
+    if (k > 0) {
+      heap.emplace_back(StepCost(hull, k - 1, ci[w]), w, k - 1);
+      std::push_heap(heap.begin(), heap.end());
+    }
+  }
+  return plan;  // everything given back (only by rounding: the least power fell short)
 }
 
 double PlanCarbonG(const std::vector<RatePower>& hull, const WorkPlan& plan, const std::vector<double>& ci,

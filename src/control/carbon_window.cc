@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "carbon/ensemble_forecaster.h"
+#include "carbon/intensity_trace.h"
 #include "carbon/iso_time.h"
 #include "control/carbon_choice.h"
 #include "control/plan_assignment.h"
@@ -15,25 +16,36 @@ namespace {
 
 int64_t FloorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
 
-// Records `value` as the intensity of the UTC hour containing `now`. Hours
-// no decision saw (windows longer than an hour, a server that was down)
-// repeat the last value, so the history stays hourly whatever the window,
-// as the forecaster's daily and weekly lags need.
-void RecordHour(CarbonState& cs, int64_t now, double value) {
+// Records the reading as the intensity (and fuel mix) of the UTC hour
+// containing `now`. Hours no decision saw (windows longer than an hour, a
+// server that was down) repeat the last value, so the history stays hourly
+// whatever the window, as the forecaster's daily and weekly lags need. The
+// mix covers the hours since the first reading with one, while every
+// reading has one: a reading without breaks it.
+void RecordHour(CarbonState& cs, int64_t now, const CarbonReading& reading) {
   const int64_t hour = FloorDiv(now, 3600);
   const int64_t gap = cs.history.empty() ? 0 : hour - cs.history_last_hour - 1;
+  std::vector<std::vector<double>>& mix = cs.history_mix_mw;
   if (cs.history.empty() || cs.history_last_hour < 0 || gap >= static_cast<int64_t>(kMaxHistoryHours)) {
-    cs.history = {value};
+    cs.history = {reading.carbon_g_per_kwh};
+    mix.clear();
   } else if (gap < 0) {
-    cs.history.back() = value;  // another decision in the same hour (or the clock went back)
+    cs.history.back() = reading.carbon_g_per_kwh;  // another decision in the same hour (or the clock went back)
+    if (!mix.empty()) mix.pop_back();
   } else {
     cs.history.insert(cs.history.end(), static_cast<size_t>(gap), cs.history.back());
-    cs.history.push_back(value);
+    cs.history.push_back(reading.carbon_g_per_kwh);
+    if (!mix.empty()) mix.insert(mix.end(), static_cast<size_t>(gap), mix.back());
   }
+  if (reading.mix_mw.size() != carbon::kEiaFuelCount) mix.clear();  // none (or not of those fuels)
+  else mix.push_back(reading.mix_mw);
   cs.history_last_hour = std::max(cs.history_last_hour, hour);
   if (cs.history.size() > kMaxHistoryHours) {
     const size_t drop = cs.history.size() - kMaxHistoryHours;
     cs.history.erase(cs.history.begin(), cs.history.begin() + static_cast<std::ptrdiff_t>(drop));
+  }
+  if (mix.size() > cs.history.size()) {
+    mix.erase(mix.begin(), mix.begin() + static_cast<std::ptrdiff_t>(mix.size() - cs.history.size()));
   }
 }
 
@@ -179,19 +191,37 @@ CarbonForecastCache::~CarbonForecastCache() = default;
 CarbonForecastCache::CarbonForecastCache(CarbonForecastCache&&) noexcept = default;
 CarbonForecastCache& CarbonForecastCache::operator=(CarbonForecastCache&&) noexcept = default;
 
-double CarbonForecastCache::ForecastNextHour(const CarbonState& state) {
-  const int64_t n = static_cast<int64_t>(state.history.size());
-  const int64_t first_hour = state.history_last_hour - (n - 1);
-  // Feed every hour but the last (which a later decision in the same hour
-  // may still replace); rebuild when the history does not continue ours.
-  if (!completed_ || next_hour_ < first_hour || next_hour_ > state.history_last_hour) {
-    completed_ = std::make_unique<carbon::EnsembleForecaster>(1, carbon::HourOfWeekUtc(first_hour * 3600));
-    next_hour_ = first_hour;
+bool ForecastUsesFuelMix(const CarbonState& state) {
+  return !state.history.empty() && state.history_mix_mw.size() == state.history.size();
+}
+
+bool CarbonForecastCache::Continues(const CarbonState& state, bool with_mix) const {
+  const int64_t first_hour = state.history_last_hour - (static_cast<int64_t>(state.history.size()) - 1);
+  if (!fed_ || with_mix != with_mix_ || fed_through_ < first_hour || fed_through_ > state.history_last_hour) {
+    return false;
   }
-  for (; next_hour_ < state.history_last_hour; ++next_hour_) completed_->Observe(state.history[next_hour_ - first_hour]);
-  carbon::EnsembleForecaster with_last = *completed_;
-  with_last.Observe(state.history.back());
-  return with_last.Predict();
+  const size_t i = static_cast<size_t>(fed_through_ - first_hour);
+  return state.history[i] == fed_last_value_ && (!with_mix || state.history_mix_mw[i] == fed_last_mix_);
+}
+
+double CarbonForecastCache::ForecastNextHour(const CarbonState& state) {
+  const int64_t first_hour = state.history_last_hour - (static_cast<int64_t>(state.history.size()) - 1);
+  const bool with_mix = ForecastUsesFuelMix(state);
+  if (!Continues(state, with_mix)) {
+    fed_ = std::make_unique<carbon::EnsembleForecaster>(
+        1, carbon::HourOfWeekUtc(first_hour * 3600),
+        with_mix ? carbon::EiaLifecycleFactors() : std::vector<double>{});
+    fed_through_ = first_hour - 1;
+    with_mix_ = with_mix;
+  }
+  for (; fed_through_ < state.history_last_hour; ++fed_through_) {
+    const size_t i = static_cast<size_t>(fed_through_ + 1 - first_hour);
+    if (with_mix) fed_->ObserveWithMix(state.history[i], state.history_mix_mw[i]);
+    else fed_->Observe(state.history[i]);
+  }
+  fed_last_value_ = state.history.back();
+  fed_last_mix_ = with_mix ? state.history_mix_mw.back() : std::vector<double>{};
+  return fed_->Predict();
 }
 
 carbon::KnobSet FrontierKnobsFromNoSlowdown(const Frontier& frontier) {
@@ -218,7 +248,7 @@ int DecideCarbonWindow(const carbon::KnobSet& knobs, const CarbonWindowConfig& c
                        const std::vector<double>& known_coming) {
   CarbonState& cs = *state;
   ChargeElapsed(knobs, config, now, cs);
-  RecordHour(cs, reading.of_unix_s < 0 ? now : std::min(now, reading.of_unix_s), reading.carbon_g_per_kwh);
+  RecordHour(cs, reading.of_unix_s < 0 ? now : std::min(now, reading.of_unix_s), reading);
   CarbonForecastCache fresh;
   cs.forecast_g_per_kwh = (cache ? cache : &fresh)->ForecastNextHour(cs);
   Horizon h = PlanHorizon(config, cs);

@@ -60,12 +60,20 @@ struct CarbonState {
   double elapsed_windows = 0;        // wall time under carbon control, in windows
   double work_windows = 0;           // work done, in windows of the reference
   std::vector<double> history;       // one intensity per UTC hour, oldest first (at most 4 weeks)
+  // The fuel mix of the last history_mix_mw.size() hours of history (MW per
+  // fuel of carbon::kEiaFuels), where the source publishes it: from the first
+  // reading with a mix on, while every reading has one. When it covers the
+  // whole history the forecast uses it (EnsembleForecaster's mix members).
+  std::vector<std::vector<double>> history_mix_mw;
   std::string explanation;           // the last decision's log line
 };
 
 // The forecaster fed with the history so far, kept between decisions so a
-// decision costs one observation, not the whole history. Not stored: after
-// a restart (or given an empty cache) it is rebuilt from the history kept.
+// decision costs one observation, not the whole history. The last hour is
+// fed too; a later decision in the same hour that changes its value (a live
+// reading) rebuilds it from the history, as does anything else that does not
+// continue what it was fed. Not stored: after a restart (or given an empty
+// cache) it is rebuilt from the history kept.
 class CarbonForecastCache {
  public:
   CarbonForecastCache();
@@ -77,8 +85,14 @@ class CarbonForecastCache {
   double ForecastNextHour(const CarbonState& state);
 
  private:
-  std::unique_ptr<carbon::EnsembleForecaster> completed_;  // fed every hour but the last
-  int64_t next_hour_ = -1;                             // absolute hour it expects next
+  // Whether the history continues what the forecaster was fed.
+  bool Continues(const CarbonState& state, bool with_mix) const;
+
+  std::unique_ptr<carbon::EnsembleForecaster> fed_;  // fed every hour up to fed_through_
+  int64_t fed_through_ = -1;                     // absolute hour
+  double fed_last_value_ = 0;                    // what it was fed for that hour
+  std::vector<double> fed_last_mix_;
+  bool with_mix_ = false;  // fed_ has the mix members
 };
 
 struct CarbonWindowConfig {
@@ -103,7 +117,13 @@ struct CarbonReading {
   // decision (a live reading). A replayed trace without look-ahead gives the
   // hour before: an hour's average is known only when it is over.
   int64_t of_unix_s = -1;
+  // That hour's fuel mix (MW per fuel of carbon::kEiaFuels), where the
+  // source publishes it; else empty.
+  std::vector<double> mix_mw = {};
 };
+
+// Whether the next forecast uses the fuel mix: it covers the whole history.
+bool ForecastUsesFuelMix(const CarbonState& state);
 
 // At most this many windows are planned ahead on a rolling basis (a day of
 // windows, at least one); with a known length, the rest of the job (at most

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "carbon/ensemble_forecaster.h"
+#include "carbon/intensity_trace.h"
 #include "carbon/iso_time.h"
 
 namespace perseus::control {
@@ -102,6 +103,105 @@ TEST(CarbonWindow, TheForecastIsTheEnsembleOnTheHistorysCalendar) {
   carbon::EnsembleForecaster monday(1, 5);  // the same hours taken as from Monday 05:00
   for (double v : state.history) monday.Observe(v);
   EXPECT_NE(cache.ForecastNextHour(state), monday.Predict());
+}
+
+// A fuel mix for hour `now`: the diurnal intensity made of solar by day and
+// gas and coal at night, with its intensity (kEiaFuels' factors).
+std::vector<double> DiurnalMix(int64_t now, std::mt19937& rng) {
+  std::normal_distribution<double> noise(0, 50);
+  const bool day = (now - kDay0) % 86400 < 12 * 3600;
+  //      WND                 SUN                 WAT  OIL  NG                  COL                NUC  OTH
+  return {300 + noise(rng), day ? 2000.0 : 0.0, 100, 10, 900 + noise(rng), day ? 50.0 : 400.0, 500, 40};
+}
+
+CarbonReading MixReading(int64_t now, std::mt19937& rng) {
+  CarbonReading r;
+  r.mix_mw = DiurnalMix(now, rng);
+  r.carbon_g_per_kwh = carbon::MixIntensity(r.mix_mw, carbon::EiaLifecycleFactors());
+  return r;
+}
+
+// The mix covers the hours since the first reading with one, hourly like
+// the intensity, while every reading has one; the forecast uses it when it
+// covers the whole history.
+TEST(CarbonWindow, TheFuelMixIsKeptHourlyWhileEveryReadingHasOne) {
+  const carbon::KnobSet knobs = FourPlans();
+  const std::vector<double> a(8, 1), b(8, 2), c(8, 3);
+  CarbonState state;
+  DecideCarbonWindow(knobs, {0.05, 900}, kDay0, {100, false, -1, a}, &state);
+  EXPECT_EQ(state.history_mix_mw, (std::vector<std::vector<double>>{a}));
+  EXPECT_TRUE(ForecastUsesFuelMix(state));
+  DecideCarbonWindow(knobs, {0.05, 900}, kDay0 + 900, {200, false, -1, b}, &state);  // same hour: replaces
+  EXPECT_EQ(state.history_mix_mw, (std::vector<std::vector<double>>{b}));
+  DecideCarbonWindow(knobs, {0.05, 900}, kDay0 + 3 * 3600, {300, false, -1, c}, &state);  // unseen hours repeat
+  EXPECT_EQ(state.history_mix_mw, (std::vector<std::vector<double>>{b, b, b, c}));
+  EXPECT_TRUE(ForecastUsesFuelMix(state));
+  DecideCarbonWindow(knobs, {0.05, 900}, kDay0 + 4 * 3600, {300, false}, &state);  // no mix: breaks it
+  EXPECT_TRUE(state.history_mix_mw.empty());
+  EXPECT_FALSE(ForecastUsesFuelMix(state));
+  DecideCarbonWindow(knobs, {0.05, 900}, kDay0 + 5 * 3600, {300, false, -1, a}, &state);  // starts again
+  EXPECT_EQ(state.history_mix_mw, (std::vector<std::vector<double>>{a}));
+  EXPECT_EQ(state.history.size(), 6u);
+  EXPECT_FALSE(ForecastUsesFuelMix(state));  // it covers one hour of six
+  DecideCarbonWindow(knobs, {0.05, 900}, kDay0 + 6 * 3600, {300, false, -1, {1, 2, 3}}, &state);  // not 8 fuels
+  EXPECT_TRUE(state.history_mix_mw.empty());
+  // The history keeps four weeks and the mix never outgrows it.
+  CarbonState full;
+  for (int64_t h = 0; h < static_cast<int64_t>(kMaxHistoryHours) + 50; ++h) {
+    DecideCarbonWindow(knobs, {0.05, 3600}, kDay0 + h * 3600, {300, false, -1, a}, &full);
+  }
+  EXPECT_EQ(full.history.size(), kMaxHistoryHours);
+  EXPECT_EQ(full.history_mix_mw.size(), kMaxHistoryHours);
+}
+
+// With the mix over the whole history the forecast is the ensemble with
+// its mix members, fed every hour's intensity and mix; it differs from the
+// forecast from the intensity alone.
+TEST(CarbonWindow, TheForecastUsesTheFuelMixWhenItCoversTheHistory) {
+  CarbonState state;
+  std::mt19937 rng(5);
+  const int64_t first = kDay0 + 5 * 3600;
+  for (int i = 0; i < 24 * 10; ++i) {
+    const CarbonReading r = MixReading(first + i * 3600, rng);
+    state.history.push_back(r.carbon_g_per_kwh);
+    state.history_mix_mw.push_back(r.mix_mw);
+  }
+  state.history_last_hour = first / 3600 + 24 * 10 - 1;
+  carbon::EnsembleForecaster with_mix(1, carbon::HourOfWeekUtc(first), carbon::EiaLifecycleFactors());
+  carbon::EnsembleForecaster alone(1, carbon::HourOfWeekUtc(first));
+  for (size_t i = 0; i < state.history.size(); ++i) {
+    with_mix.ObserveWithMix(state.history[i], state.history_mix_mw[i]);
+    alone.Observe(state.history[i]);
+  }
+  CarbonForecastCache cache;
+  EXPECT_EQ(cache.ForecastNextHour(state), with_mix.Predict());
+  EXPECT_NE(with_mix.Predict(), alone.Predict());
+  state.history_mix_mw.erase(state.history_mix_mw.begin());  // no longer the whole history
+  EXPECT_EQ(cache.ForecastNextHour(state), alone.Predict());
+}
+
+// The cache follows the mix stopping (a source without it) and starting
+// again (here after a gap longer than the history, which starts both
+// afresh): every forecast equals the one rebuilt from the stored history.
+TEST(CarbonWindow, TheForecastCacheFollowsTheFuelMixStoppingAndStarting) {
+  const carbon::KnobSet knobs = FourPlans();
+  CarbonState cached, rebuilt;
+  CarbonForecastCache cache;
+  std::mt19937 rng(6);
+  int with_mix = 0;
+  for (int h = 0; h < 17 * 24; ++h) {
+    const int64_t hour = h < 12 * 24 ? h : h + static_cast<int64_t>(kMaxHistoryHours) + 100;
+    const int64_t now = kDay0 + hour * 3600;
+    CarbonReading r = MixReading(now, rng);
+    if (h >= 10 * 24 && h < 12 * 24) r.mix_mw.clear();  // two days from a source without the mix
+    const int a = DecideCarbonWindow(knobs, {0.05, 3600}, now, r, &cached, &cache);
+    const int b = DecideCarbonWindow(knobs, {0.05, 3600}, now, r, &rebuilt, nullptr);
+    ASSERT_EQ(a, b) << "hour " << h;
+    ASSERT_EQ(cached.forecast_g_per_kwh, rebuilt.forecast_g_per_kwh) << "hour " << h;
+    ASSERT_EQ(cached.explanation, rebuilt.explanation);
+    with_mix += ForecastUsesFuelMix(cached);
+  }
+  EXPECT_EQ(with_mix, 10 * 24 + 5 * 24);  // the first ten days and the last five
 }
 
 TEST(CarbonWindow, HistoryIsHourlyWhateverTheWindow) {

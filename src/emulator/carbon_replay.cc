@@ -23,22 +23,31 @@ control::CarbonState WarmedState(const IntensityTrace& trace, int start_window) 
   const int warm_from = std::max(0, start_window - kWarmupWindows);
   if (warm_from == start_window) return state;
   state.history.assign(trace.carbon_g_per_kwh.begin() + warm_from, trace.carbon_g_per_kwh.begin() + start_window);
+  for (int w = warm_from; w < start_window && !EiaMixAt(trace, w).empty(); ++w) {
+    state.history_mix_mw.push_back(EiaMixAt(trace, w));
+  }
   state.history_last_hour = trace.WindowStart(start_window - 1) / 3600;
   return state;
 }
 
 // What a server reading the trace knows at the start of window w: the value
-// of the hour before (its average is known once it is over), or with
-// `live` the value of hour w itself.
+// (and fuel mix) of the hour before (its average is known once it is over),
+// or with `live` the value of hour w itself.
 control::CarbonReading Reading(const IntensityTrace& trace, int w, bool live) {
-  if (live || w == 0) return {ValueAt(trace, w), !live, live ? -1 : trace.WindowStart(w)};
-  return {ValueAt(trace, w - 1), false, trace.WindowStart(w - 1)};
+  const int seen = std::clamp(live || w == 0 ? w : w - 1, 0, trace.size() - 1);
+  if (live || w == 0) return {ValueAt(trace, w), !live, live ? -1 : trace.WindowStart(w), EiaMixAt(trace, seen)};
+  return {ValueAt(trace, w - 1), false, trace.WindowStart(w - 1), EiaMixAt(trace, seen)};
 }
 
-// The trace as a decision with `shift_h` reads it (the value of w + shift_h at w).
+// The trace as a decision with `shift_h` reads it (the value and mix of
+// w + shift_h at w).
 IntensityTrace Shifted(const IntensityTrace& trace, int shift_h) {
   IntensityTrace seen = trace;
+  auto from = [&](int w) { return std::clamp(w + shift_h, 0, trace.size() - 1); };
   for (int w = 0; w < trace.size(); ++w) seen.carbon_g_per_kwh[w] = ValueAt(trace, w + shift_h);
+  for (size_t f = 0; f < trace.generation.size(); ++f) {
+    for (int w = 0; w < trace.size(); ++w) seen.generation[f].mw[w] = trace.generation[f].mw[from(w)];
+  }
   return seen;
 }
 

@@ -26,16 +26,26 @@ using server::testing::JobBody;
 constexpr int64_t kDay0 = 1640995200;  // 2022-01-01T00:00:00Z
 constexpr int kPipelines = 4, kStages = 3, kMicrobatches = 6;
 
-// Five days of a noisy diurnal intensity (a solar dip around noon UTC).
-std::string WriteTrace(const ScopedTempDir& dir) {
-  std::string text = "timestamp,gco2_per_kwh\n";
+// Five days of a noisy diurnal intensity (a solar dip around noon UTC); with
+// `fuel_mix`, an EIA-format file whose avg_CI is its mix's intensity.
+std::string WriteTrace(const ScopedTempDir& dir, bool fuel_mix) {
+  std::string text = fuel_mix ? "timestamp,WND,SUN,WAT,OIL,NG,COL,NUC,OTH,avg_CI\n" : "timestamp,gco2_per_kwh\n";
   for (int h = 0; h < 5 * 24; ++h) {
     char ts[32];
     std::snprintf(ts, sizeof ts, "2022-01-%02dT%02d:00:00Z", h / 24 + 1, h % 24);
     const int hour = h % 24;
-    text += std::string(ts) + "," + std::to_string((hour >= 10 && hour < 16 ? 120 : 480) + (h * 37) % 50) + "\n";
+    const bool sunny = hour >= 10 && hour < 16;
+    if (!fuel_mix) {
+      text += std::string(ts) + "," + std::to_string((sunny ? 120 : 480) + (h * 37) % 50) + "\n";
+      continue;
+    }
+    const std::vector<double> mw = {200.0 + (h * 53) % 300, sunny ? 3000.0 : 0.0, 100, 5, 900.0 + (h * 37) % 200,
+                                    sunny ? 100.0 : 600.0, 500, 50};
+    text += ts;
+    for (double v : mw) text += "," + std::to_string(v);
+    text += "," + std::to_string(carbon::MixIntensity(mw, carbon::EiaLifecycleFactors())) + "\n";
   }
-  return dir.Write("trace.csv", text);
+  return dir.Write(fuel_mix ? "eia.csv" : "trace.csv", text);
 }
 
 class SameDecisionsTest : public ::testing::Test {
@@ -68,7 +78,7 @@ class SameDecisionsTest : public ::testing::Test {
     ASSERT_GT(frontier_.plans.size(), 3u);
   }
 
-  void CarbonEveryHour(bool told_length);
+  void CarbonEveryHour(bool told_length, bool fuel_mix);
   std::vector<int> ServerPlans() {
     std::vector<int> out;
     const Json summary = *service_->JobSummary("j");
@@ -118,15 +128,16 @@ TEST_F(SameDecisionsTest, StragglersServerAndEmulatorAssignTheSamePlans) {
 
 // The server (trace source, hourly decisions) and the replay make the same
 // decision and explanation every hour; `told_length`: both know the job's
-// length (the budget becomes a deadline: the spec's carbon.job_hours).
-void SameDecisionsTest::CarbonEveryHour(bool told_length) {
+// length (the budget becomes a deadline: the spec's carbon.job_hours);
+// `fuel_mix`: the trace is an EIA file and both forecast with its fuel mix.
+void SameDecisionsTest::CarbonEveryHour(bool told_length, bool fuel_mix) {
   ScopedTempDir tmp;
-  const std::string trace_path = WriteTrace(tmp);
+  const std::string trace_path = WriteTrace(tmp, fuel_mix);
   const double budget = 0.05;
   Json carbon = {{"source", "trace"}, {"trace_path", trace_path}, {"slowdown_budget", budget}};
   if (told_length) carbon["job_hours"] = 4 * 24;
   StartJob(carbon);
-  Result<carbon::IntensityTrace> trace = carbon::LoadCsvTrace(trace_path);
+  Result<carbon::IntensityTrace> trace = carbon::LoadTraceFile(trace_path);
   ASSERT_TRUE(trace.ok()) << trace.status().ToString();
   const carbon::KnobSet knobs = control::FrontierKnobsFromNoSlowdown(frontier_);
   carbon::ReplayConfig config;
@@ -152,16 +163,22 @@ void SameDecisionsTest::CarbonEveryHour(bool told_length) {
     const int replayed = knobs.options[replay.windows[h].option].plan_index;
     ASSERT_EQ((*r)["plan_index"].get<int>(), replayed) << "hour " << h;
     EXPECT_EQ((*r)["explanation"].get<std::string>(), replay_log[h]);
+    EXPECT_EQ((*r)["forecast_g_per_kwh"].get<double>(), replay.windows[h].forecast_g_per_kwh) << "hour " << h;
+    EXPECT_EQ((*r)["forecast_with_fuel_mix"].get<bool>(), fuel_mix) << "hour " << h;
     EXPECT_EQ(ServerPlans(), std::vector<int>(kPipelines, replayed)) << "hour " << h;
     changes += h > 0 && replay.windows[h].option != replay.windows[h - 1].option;
   }
   EXPECT_GT(changes, 4);  // the intensity does move the decision
 }
 
-TEST_F(SameDecisionsTest, CarbonServerAndReplayChooseTheSamePlanEveryHour) { CarbonEveryHour(false); }
+TEST_F(SameDecisionsTest, CarbonServerAndReplayChooseTheSamePlanEveryHour) { CarbonEveryHour(false, false); }
 
 TEST_F(SameDecisionsTest, CarbonWithAKnownJobLengthServerAndReplayChooseTheSamePlanEveryHour) {
-  CarbonEveryHour(true);
+  CarbonEveryHour(true, false);
+}
+
+TEST_F(SameDecisionsTest, CarbonWithTheFuelMixServerAndReplayForecastAndChooseTheSameEveryHour) {
+  CarbonEveryHour(false, true);
 }
 
 }  // namespace

@@ -50,6 +50,7 @@ void JobHistory::RecordState(const ControlState& before, const ControlState& aft
   if (decided) {
     e.carbon = after.carbon;
     e.carbon->history.clear();
+    e.carbon->history_mix_mw.clear();
   }
   events_.push_back(std::move(e));
   if (events_.size() > kMaxEvents) {

@@ -230,7 +230,7 @@ Result<Registered> JobService::RegisterJob(const JobSpec& spec) {
   if (spec.carbon && spec.carbon->source == "trace") {
     // Checked here, not in ParseJobSpec, so a restarted server still loads
     // the job when the file has gone (its decisions then report the error).
-    Result<carbon::IntensityTrace> trace = carbon::LoadCsvTrace(spec.carbon->trace_path);
+    Result<carbon::IntensityTrace> trace = carbon::LoadTraceFile(spec.carbon->trace_path);
     if (!trace.ok()) return FieldError("carbon.trace_path", trace.status().message());
   }
   std::optional<PowerCapSchedule> caps;

@@ -20,7 +20,7 @@ namespace {
 Result<std::unique_ptr<carbon::IntensitySource>> MakeSource(const CarbonConfig& c, carbon::LogFn log) {
   if (c.source == "fixed") return std::unique_ptr<carbon::IntensitySource>(new carbon::FixedIntensitySource(c.value_g_per_kwh));
   if (c.source == "trace") {
-    Result<carbon::IntensityTrace> trace = carbon::LoadCsvTrace(c.trace_path);
+    Result<carbon::IntensityTrace> trace = carbon::LoadTraceFile(c.trace_path);
     if (!trace.ok()) return trace.status().WithContext("carbon.trace_path");
     return std::unique_ptr<carbon::IntensitySource>(new carbon::TraceIntensitySource(std::move(*trace)));
   }
@@ -76,7 +76,7 @@ Status JobService::DecideCarbon(Job& job, int64_t now, const carbon::IntensityRe
   const control::CarbonWindowConfig window{cfg.slowdown_budget, cfg.window_s,
                                            cfg.job_hours * 3600 / static_cast<double>(cfg.window_s), false};
   control::DecideCarbonWindow(control::FrontierKnobsFromNoSlowdown(job.plans->frontier()), window, now,
-                              {reading.carbon_g_per_kwh, reading.stale, reading.unix_s}, &state.carbon,
+                              {reading.carbon_g_per_kwh, reading.stale, reading.unix_s, reading.mix_mw}, &state.carbon,
                               &job.carbon_forecast);
   AssignPlans(job, &state);
   PERSEUS_RETURN_IF_ERROR(CommitState(job, state, {}));
@@ -142,6 +142,7 @@ Json JobService::CarbonSummary(const Job& job) {
   j["intensity_g_per_kwh"] = cs.evaluated ? Json(cs.intensity_g_per_kwh) : Json(nullptr);
   j["stale"] = cs.stale;
   j["forecast_g_per_kwh"] = cs.evaluated ? Json(cs.forecast_g_per_kwh) : Json(nullptr);
+  j["forecast_with_fuel_mix"] = control::ForecastUsesFuelMix(cs);
   j["lambda_g_per_s"] = cs.evaluated ? Json(cs.lambda_g_per_s) : Json(nullptr);
   j["plan_index"] = cs.evaluated ? Json(cs.plan_index) : Json(nullptr);
   j["last_eval_unix_s"] = cs.evaluated ? Json(cs.last_eval_unix_s) : Json(nullptr);

@@ -322,6 +322,31 @@ TEST(CarbonHistory, LongWindowsAndGapsRepeatTheLastReadingHourly) {
   EXPECT_LT(before->carbon.option_time_s, 0);
 }
 
+TEST(CarbonHistory, TheFuelMixIsStoredAndABadOneIsRefusedByName) {
+  ControlState state;
+  state.carbon.history = {100, 200, 300};
+  state.carbon.history_last_hour = 455;
+  state.carbon.history_mix_mw = {std::vector<double>(8, 1.5), std::vector<double>(8, 2)};
+  Result<ControlState> back = ControlStateFromJson(ControlStateToJson(state));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->carbon.history_mix_mw, state.carbon.history_mix_mw);
+  Json older = ControlStateToJson(state);  // written before the fuel mix
+  older["carbon"].erase("history_mix_mw");
+  back = ControlStateFromJson(older);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_TRUE(back->carbon.history_mix_mw.empty());
+
+  Json bad = ControlStateToJson(state);
+  bad["carbon"]["history_mix_mw"][1] = {1, 2, 3};
+  EXPECT_EQ(ControlStateFromJson(bad).status().message(),
+            "stored job state: carbon.history_mix_mw[1]: expected 8 generations >= 0 (MW)");
+  bad["carbon"]["history_mix_mw"][1] = std::vector<double>(8, -1);
+  EXPECT_FALSE(ControlStateFromJson(bad).ok());
+  bad["carbon"]["history_mix_mw"] = std::vector<std::vector<double>>(4, std::vector<double>(8, 1));
+  EXPECT_EQ(ControlStateFromJson(bad).status().message(),
+            "stored job state: carbon.history_mix_mw has 4 hours, more than the history's 3");
+}
+
 TEST_F(JobServiceCarbonTest, AStateStoredBeforeOptionTimesIsChargedAtItsPlansTime) {
   const std::string path = tmp_.Path("perseus.db");
   Open(path);

@@ -1,5 +1,10 @@
 #include "runtime/server/job_state.h"
 
+#include <algorithm>
+#include <cmath>
+
+#include "carbon/intensity_trace.h"
+
 namespace perseus::server {
 
 namespace {
@@ -103,6 +108,29 @@ Json StragglersJson(const std::vector<Straggler>& stragglers) {
   return out;
 }
 
+namespace {
+
+// A stored fuel mix the forecaster can use: at most one per hour of
+// history, every one a generation of each fuel of carbon::kEiaFuels.
+Status CheckStoredMix(const CarbonState& cs) {
+  if (cs.history_mix_mw.size() > cs.history.size()) {
+    return Status::Internal("stored job state: carbon.history_mix_mw has " + std::to_string(cs.history_mix_mw.size()) +
+                            " hours, more than the history's " + std::to_string(cs.history.size()));
+  }
+  for (size_t i = 0; i < cs.history_mix_mw.size(); ++i) {
+    const std::vector<double>& mw = cs.history_mix_mw[i];
+    const bool usable = mw.size() == carbon::kEiaFuelCount &&
+                        std::all_of(mw.begin(), mw.end(), [](double v) { return std::isfinite(v) && v >= 0; });
+    if (!usable) {
+      return Status::Internal("stored job state: carbon.history_mix_mw[" + std::to_string(i) + "]: expected " +
+                              std::to_string(carbon::kEiaFuelCount) + " generations >= 0 (MW)");
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Json ControlStateToJson(const ControlState& state) {
   Json pipelines = Json::array();
   for (const PipelinePlan& p : state.pipelines) {
@@ -121,7 +149,7 @@ Json ControlStateToJson(const ControlState& state) {
                  {"intensity_g_per_kwh", c.intensity_g_per_kwh}, {"stale", c.stale},
                  {"forecast_g_per_kwh", c.forecast_g_per_kwh}, {"lambda_g_per_s", c.lambda_g_per_s},
                  {"elapsed_windows", c.elapsed_windows}, {"work_windows", c.work_windows},
-                 {"history", c.history},
+                 {"history", c.history}, {"history_mix_mw", c.history_mix_mw},
                  {"explanation", c.explanation}};
   return {{"phase", PhaseName(state.phase)}, {"error", state.error},
           {"version_counter", state.version_counter}, {"base_version", state.base_version},
@@ -187,6 +215,10 @@ Result<ControlState> ControlStateFromJson(const Json& j) {
       cs.history = c.at("history").get<std::vector<double>>();
       // Until 2026-11 states also stored "history_first_hour" (derivable from
       // history_last_hour and the history's length); it is ignored.
+      if (c.contains("history_mix_mw")) {  // absent in databases written before the fuel mix
+        cs.history_mix_mw = c.at("history_mix_mw").get<std::vector<std::vector<double>>>();
+        PERSEUS_RETURN_IF_ERROR(CheckStoredMix(cs));
+      }
       cs.explanation = c.at("explanation").get<std::string>();
     }
   } catch (const Json::exception& e) {
