@@ -15,6 +15,7 @@
 #include "emulator/conditions.h"
 #include "emulator/policy.h"
 #include "runtime/server/api_handlers.h"
+#include "runtime/server/metrics.h"
 #include "runtime/server/test_util.h"
 
 namespace perseus {
@@ -169,6 +170,9 @@ void SameDecisionsTest::CarbonEveryHour(bool told_length, bool fuel_mix) {
     changes += h > 0 && replay.windows[h].option != replay.windows[h - 1].option;
   }
   EXPECT_GT(changes, 4);  // the intensity does move the decision
+  const std::string metrics = server::RenderMetrics(service_->AllSummaries(), 0);
+  EXPECT_NE(metrics.find(std::string("perseus_carbon_forecast_uses_fuel_mix{job_id=\"j\"} ") + (fuel_mix ? "1" : "0")),
+            std::string::npos);
 }
 
 TEST_F(SameDecisionsTest, CarbonServerAndReplayChooseTheSamePlanEveryHour) { CarbonEveryHour(false, false); }

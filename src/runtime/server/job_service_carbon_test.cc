@@ -138,6 +138,7 @@ TEST_F(JobServiceCarbonTest, SwitchesToSlowerPlansWhenIntensityRisesWithinTheBud
   EXPECT_NE(metrics.find("perseus_carbon_intensity_grams_per_kilowatt_hour{job_id=\"j\"} "), std::string::npos) << metrics;
   EXPECT_NE(metrics.find("perseus_carbon_forecast_grams_per_kilowatt_hour{job_id=\"j\"} "), std::string::npos);
   EXPECT_NE(metrics.find("perseus_carbon_plan_index{job_id=\"j\"} "), std::string::npos);
+  EXPECT_NE(metrics.find("perseus_carbon_forecast_uses_fuel_mix{job_id=\"j\"} 0"), std::string::npos);  // a CSV trace
 }
 
 TEST_F(JobServiceCarbonTest, ZeroBudgetKeepsTheFastestPlan) {

@@ -122,6 +122,8 @@ void AddCarbonAndFrontier(Exposition& e, const std::string& job, const Json& s) 
             "Grid carbon intensity (gCO2/kWh) at the last carbon decision.", job, c["intensity_g_per_kwh"]);
     e.Gauge("perseus_carbon_forecast_grams_per_kilowatt_hour",
             "Forecast intensity (gCO2/kWh) of the next window at the last decision.", job, c["forecast_g_per_kwh"]);
+    e.Gauge("perseus_carbon_forecast_uses_fuel_mix", "1 when the last forecast used the grid's fuel mix, else 0.", job,
+            c.value("forecast_with_fuel_mix", false) ? 1 : 0);
     e.Gauge("perseus_carbon_plan_index", "Frontier plan the carbon policy chose (0 = fastest).", job, c["plan_index"]);
     e.Gauge("perseus_carbon_slowdown_ratio", "The carbon policy's average slowdown vs the no-slowdown plan so far.", job,
             c["slowdown_so_far"]);
