@@ -30,7 +30,7 @@
 #include <vector>
 
 #include "optimizer/frontier_sweep.h"
-#include "optimizer/in_order.h"
+#include "common/in_order.h"
 #include "optimizer/node_costs.h"
 #include "perseus/frontier_io.h"
 #include "perseus/gpu_model.h"
@@ -101,7 +101,7 @@ double Slope(const std::vector<double>& x, const std::vector<double>& y) {
 }
 
 void SpeedTable(const Profile& profile, bool large) {
-  const int cpus = perseus::optimizer::WorkerCount(0, 1 << 20);
+  const int cpus = perseus::WorkerCount(0, 1 << 20);
   std::printf("\n== Frontier as `perseus optimize` makes it by default (plans at about %d times, unit time 1 ms, "
               "default lower-bound check: the dual-flow certificate), on one thread and on every CPU (%d); "
               "every_unit_s: one thread, a plan every unit time (--max-plans 0) ==\n", perseus::kDefaultMaxPlans, cpus);

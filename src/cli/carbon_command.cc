@@ -29,6 +29,7 @@ struct CarbonArgs {
   std::string out, power_limit_profile, shared_data;
   int week = -1;
   int start_stride_h = 24;
+  int threads = 0;
   double deadline_slack = 0;
   double slowdown_budget = 0.05;
 };
@@ -108,6 +109,7 @@ Result<CarbonReport> BuildReport(const CarbonArgs& a, std::string& decisions) {
   if (r.trace.size() > 48) r.forecast = EvaluateForecasters(r.trace);
   r.starts.work_h = r.work_h;
   r.starts.start_stride_h = a.start_stride_h;
+  r.starts.threads = a.threads;
   Result<std::vector<PolicyOutcome>> policies =
       EvaluateStarts(r.trace, PipelinePolicies(*knobs, a.slowdown_budget), r.starts);
   if (!policies.ok()) return policies.status();
@@ -208,7 +210,9 @@ void RegisterCarbonCommand(CLI::App& app) {
   auto a = std::make_shared<CarbonArgs>();
   CLI::App* cmd = app.add_subcommand("carbon", "Replay a grid carbon-intensity trace against a job (carbon-aware mode)");
   AddJobFlags(cmd, a->job);
-  cmd->add_option("--trace", a->trace, "Carbon-intensity CSV: timestamp,gco2_per_kwh (ISO-8601 UTC)");
+  cmd->add_option("--trace", a->trace,
+                  "Carbon-intensity CSV: timestamp,gco2_per_kwh (ISO-8601 UTC), or an EIA-format file (avg_CI and "
+                  "the fuel columns)");
   cmd->add_option("--eia", a->eia, "A shared EIA 2022 hourly trace")->check(CLI::IsMember({"CISO", "NYIS"}));
   cmd->add_option("--fixed", a->fixed_g_per_kwh, "A constant intensity, gCO2/kWh")->check(kNonNegative);
   cmd->add_option("--electricitymaps-zone", a->em_zone, "Replay the last 24 h of this ElectricityMaps zone");
@@ -227,6 +231,10 @@ void RegisterCarbonCommand(CLI::App& app) {
   cmd->add_option("--deadline-slack", a->deadline_slack,
                   "Also evaluate deadline mode: finish within all-max time x (1 + this); may pause (0.25 = 25%)")
       ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--threads", a->threads,
+                  "Runs replayed at once, at most one per CPU this process may run on (0: one per CPU); the "
+                  "results are the same for any count")
+      ->transform(kNonNegativeInt)->capture_default_str();
   cmd->add_option("--out", a->out, "Output directory")->required();
   cmd->callback([a] {
     int rc = RunCarbon(*a);

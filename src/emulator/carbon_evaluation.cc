@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/in_order.h"
 #include "control/carbon_choice.h"
 #include "control/carbon_window.h"
 
@@ -145,15 +146,22 @@ void Summarise(PolicyOutcome& po, double work_h) {
 
 Result<std::vector<PolicyOutcome>> EvaluateStarts(const IntensityTrace& trace, const std::vector<PolicySpec>& policies,
                                                   const StartHours& starts) {
-  std::vector<PolicyOutcome> out;
   const std::vector<int> hours = starts.Of(trace);
-  for (const PolicySpec& p : policies) {
+  const size_t runs = policies.size() * hours.size();
+  InOrder<Result<RunOutcome>> replayed(runs, WorkerCount(starts.threads, runs), [&](size_t run, int) {
+    return RunOne(trace, hours[run % hours.size()], policies[run / hours.size()], starts.work_h);
+  });
+  std::vector<PolicyOutcome> out;
+  for (size_t p = 0; p < policies.size(); ++p) {
     PolicyOutcome po;
-    po.name = p.name;
-    for (int start : hours) {
-      Result<RunOutcome> r = RunOne(trace, start, p, starts.work_h);
-      if (!r.ok()) return r.status();
-      po.runs.push_back(*r);
+    po.name = policies[p].name;
+    for (size_t k = 0; k < hours.size(); ++k) {
+      std::optional<Result<RunOutcome>> r = replayed.Take(p * hours.size() + k);
+      if (!r->ok()) {
+        replayed.Stop();
+        return r->status();
+      }
+      po.runs.push_back(**r);
     }
     Summarise(po, starts.work_h);
     out.push_back(std::move(po));

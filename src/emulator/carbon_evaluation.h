@@ -68,9 +68,16 @@ struct StartHours {
   double work_h = 168;
   int first_start = 21 * 24;
   int start_stride_h = 24;
+  // Runs (a policy from a start hour) replayed at once, each on its own
+  // thread (0: the CPUs this process may run on; common/in_order.h). The
+  // outcomes do not depend on it.
+  int threads = 0;
   std::vector<int> Of(const IntensityTrace& trace) const;
 };
 
+// Every policy from every start hour. The first run that fails (the optimum
+// of a start the fastest option cannot finish) fails the whole, naming the
+// policy; runs not yet started are then skipped.
 Result<std::vector<PolicyOutcome>> EvaluateStarts(const IntensityTrace& trace, const std::vector<PolicySpec>& policies,
                                                   const StartHours& starts);
 

@@ -203,5 +203,44 @@ TEST(CarbonEvaluation, DeadlineModeIsNeverLateAndPausesWhenThatIsWhatTheSlackBuy
   EXPECT_TRUE(logged);
 }
 
+// Runs replayed on several threads give what one thread gives, run for run
+// (the GLPK optimum included); a run that fails fails the evaluation,
+// naming its policy and start.
+TEST(CarbonEvaluation, ThreadsChangeNothingAndAFailingRunFailsTheWhole) {
+  Result<PipelineKnobs> job = Gpt3Job();
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  const IntensityTrace trace = SyntheticTrace(24 * 45);
+  StartHours starts;
+  starts.work_h = 48;
+  starts.start_stride_h = 24 * 3;
+  starts.threads = 1;
+  const std::vector<PolicySpec> policies = PipelinePolicies(*job, 0.05);
+  Result<std::vector<PolicyOutcome>> one = EvaluateStarts(trace, policies, starts);
+  ASSERT_TRUE(one.ok()) << one.status().ToString();
+  starts.threads = 3;
+  Result<std::vector<PolicyOutcome>> three = EvaluateStarts(trace, policies, starts);
+  ASSERT_TRUE(three.ok()) << three.status().ToString();
+  ASSERT_EQ(one->size(), three->size());
+  for (size_t p = 0; p < one->size(); ++p) {
+    ASSERT_EQ((*one)[p].runs.size(), (*three)[p].runs.size());
+    ASSERT_GT((*one)[p].runs.size(), 3u);
+    for (size_t k = 0; k < (*one)[p].runs.size(); ++k) {
+      EXPECT_EQ((*one)[p].runs[k].start_window, (*three)[p].runs[k].start_window);
+      EXPECT_EQ((*one)[p].runs[k].carbon_g, (*three)[p].runs[k].carbon_g) << (*one)[p].name << " run " << k;
+      EXPECT_EQ((*one)[p].runs[k].time_h, (*three)[p].runs[k].time_h) << (*one)[p].name << " run " << k;
+    }
+    EXPECT_EQ((*one)[p].carbon_saved_frac, (*three)[p].carbon_saved_frac);
+  }
+  // An optimum the fastest option cannot reach: no time to spare at a reference faster than every option.
+  PolicySpec impossible = policies.front();
+  impossible.name = "impossible";
+  impossible.knobs.reference.time_s *= 0.5;
+  impossible.optimum = OptimumConfig{48, 0, false, true};
+  Result<std::vector<PolicyOutcome>> failed = EvaluateStarts(trace, {policies.front(), impossible}, starts);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_NE(failed.status().message().find("impossible"), std::string::npos) << failed.status().message();
+  EXPECT_NE(failed.status().message().find("carbon optimum from window"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace perseus::carbon

@@ -4,6 +4,7 @@
 #include <glpk.h>
 
 #include <algorithm>
+#include <mutex>
 #include <cmath>
 #include <memory>
 #include <string>
@@ -85,8 +86,14 @@ GlpProb BuildLp(const Horizon& h, const std::vector<control::RatePower>& hull, c
 }  // namespace
 
 // The LP is given every option (not only the hull), so the hull is not assumed.
+// One solve at a time in the process: GLPK keeps its environment in a global
+// that is not safe to share between threads unless the library was built
+// thread-local, which nothing here checks (EvaluateStarts runs starts on
+// several threads).
 Result<OptimumResult> SolveOptimumLp(const IntensityTrace& trace, int start, const KnobSet& knobs,
                                      const OptimumConfig& config) {
+  static std::mutex glpk_mu;
+  std::lock_guard<std::mutex> lock(glpk_mu);
   std::vector<control::RatePower> points = control::RatePowerPoints(knobs);
   std::sort(points.begin(), points.end(), [](const auto& a, const auto& b) { return a.rate < b.rate; });
   const Horizon h = HorizonFor(trace, start, points, config);

@@ -10,7 +10,7 @@
 #include "optimizer/discretize.h"
 #include "optimizer/dual_certificate.h"
 #include "optimizer/frontier_sweep.h"
-#include "optimizer/in_order.h"
+#include "common/in_order.h"
 #include "optimizer/lower_bound.h"
 #include "optimizer/node_costs.h"
 #include "optimizer/sweep_replay.h"
@@ -208,10 +208,10 @@ Status RecordPlans(const Problem& problem, const std::vector<NodeCosts>& costs,
                    const FrontierOptions& options, SweepResult& out) {
   const Slicing slicing = SliceRecordTimes(problem);
   const size_t slices = (times.size() + slicing.times - 1) / slicing.times;
-  out.threads = optimizer::WorkerCount(slicing.chained ? 1 : options.threads, slices);
+  out.threads = WorkerCount(slicing.chained ? 1 : options.threads, slices);
   std::vector<std::unique_ptr<Recorder>> recorders(out.threads);
   std::atomic<bool> abandon{false};
-  optimizer::InOrder<std::vector<FrontierPlan>> made(slices, out.threads, [&](size_t slice, int worker) {
+  InOrder<std::vector<FrontierPlan>> made(slices, out.threads, [&](size_t slice, int worker) {
     if (!recorders[worker]) recorders[worker] = std::make_unique<Recorder>(problem, costs, sweep);
     return RecordSlice(problem, times, slice * slicing.times, slicing, all_max_time_s, options, abandon,
                        *recorders[worker]);
@@ -373,7 +373,7 @@ void LimitFrontierClockChanges(const Problem& problem, int max_changes_per_gpu, 
     out.lower_bound_j = p.lower_bound_j;
     return out;
   };
-  optimizer::InOrder<FrontierPlan> limited(f->plans.size(), optimizer::WorkerCount(threads, f->plans.size()), limit);
+  InOrder<FrontierPlan> limited(f->plans.size(), WorkerCount(threads, f->plans.size()), limit);
   std::vector<FrontierPlan> plans;
   for (size_t i = 0; i < f->plans.size(); ++i) plans.push_back(*limited.Take(i));
   f->plans = std::move(plans);

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "optimizer/in_order.h"
+#include "common/in_order.h"
 #include "optimizer/testing/brute_force.h"
 #include "perseus/optimizer.h"
 
@@ -265,7 +265,7 @@ TEST(SolveFrontier, TheSameFrontierOnAnyNumberOfThreads) {
       Result<Frontier> many = SolveFrontier(problem, options);
       ASSERT_TRUE(many.ok()) << many.status().ToString();
       // At most one per CPU and per slice of record times.
-      EXPECT_EQ(many->stats.plan_threads, trial == 0 ? 1 : optimizer::WorkerCount(threads, 1 << 20));
+      EXPECT_EQ(many->stats.plan_threads, trial == 0 ? 1 : WorkerCount(threads, 1 << 20));
       EXPECT_EQ(many->stats.candidate_plans, one->stats.candidate_plans);
       ASSERT_EQ(many->plans.size(), one->plans.size()) << "trial " << trial << ", " << threads << " threads";
       for (size_t i = 0; i < one->plans.size(); ++i) {

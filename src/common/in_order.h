@@ -23,7 +23,7 @@
 #include <utility>
 #include <vector>
 
-namespace perseus::optimizer {
+namespace perseus {
 
 // The worker threads for `tasks` tasks: `requested` (0: the CPUs this
 // process may run on), never more than those CPUs nor than the tasks, and
@@ -137,4 +137,4 @@ class InOrder {
   std::vector<std::thread> threads_;
 };
 
-}  // namespace perseus::optimizer
+}  // namespace perseus

@@ -1,6 +1,6 @@
 // InOrder: results in task order whatever the threads' timing, early stops,
 // and the worker count.
-#include "optimizer/in_order.h"
+#include "common/in_order.h"
 
 #include <gtest/gtest.h>
 #include <sched.h>
@@ -19,7 +19,7 @@
 #include "common/file_util.h"
 #include "common/temp_dir_for_test.h"
 
-namespace perseus::optimizer {
+namespace perseus {
 namespace {
 
 TEST(InOrder, ResultsComeInTaskOrderWhateverFinishesFirst) {
@@ -170,4 +170,4 @@ TEST(WorkerCount, AtLeastOneAtMostOnePerTaskAndPerCpu) {
 }
 
 }  // namespace
-}  // namespace perseus::optimizer
+}  // namespace perseus

@@ -1,5 +1,5 @@
 // How many worker threads.
-#include "optimizer/in_order.h"
+#include "common/in_order.h"
 
 #include <sched.h>
 
@@ -11,7 +11,7 @@
 
 #include "common/file_util.h"
 
-namespace perseus::optimizer {
+namespace perseus {
 namespace {
 
 // The CPUs in this process's affinity mask (a container or `taskset` may
@@ -95,4 +95,4 @@ int WorkerCount(int requested, size_t tasks) {
   return static_cast<int>(std::clamp<size_t>(static_cast<size_t>(wanted), 1, std::max<size_t>(tasks, 1)));
 }
 
-}  // namespace perseus::optimizer
+}  // namespace perseus
