@@ -22,6 +22,7 @@ Result<std::unique_ptr<carbon::IntensitySource>> MakeSource(const CarbonConfig& 
   if (c.source == "trace") {
     Result<carbon::IntensityTrace> trace = carbon::LoadTraceFile(c.trace_path);
     if (!trace.ok()) return trace.status().WithContext("carbon.trace_path");
+    for (const std::string& note : trace->notes) log(note);  // interpolated cells, a fuel mix not used
     return std::unique_ptr<carbon::IntensitySource>(new carbon::TraceIntensitySource(std::move(*trace)));
   }
   carbon::ElectricityMapsConfig em;

@@ -323,6 +323,51 @@ TEST(CarbonHistory, LongWindowsAndGapsRepeatTheLastReadingHourly) {
   EXPECT_LT(before->carbon.option_time_s, 0);
 }
 
+// An EIA-format trace: the server forecasts with its fuel mix; when a fuel
+// column cannot be used the trace still runs, on intensity alone, and the
+// server's log says why.
+TEST_F(JobServiceCarbonTest, AnEiaTraceForecastsWithItsFuelMixAndLogsWhyWhenItCannot) {
+  const std::string header = "timestamp,WND,SUN,WAT,OIL,NG,COL,NUC,OTH,avg_CI\n";
+  std::string good = header, bad = header;
+  for (int h = 0; h < 48; ++h) {
+    char row[160];
+    std::snprintf(row, sizeof row, "2022-01-%02d %02d:00:00+00:00,100,%d,0,0,%d,0,0,0,", h / 24 + 1, h % 24,
+                  h % 24 < 12 ? 300 : 0, h % 24 < 12 ? 100 : 400);
+    const std::string ci = h % 24 < 12 ? "132.25" : "392.2";
+    good += row + ci + "\n";
+    bad += row + (h == 5 ? std::string("") : ci) + "\n";  // one empty avg_CI cell
+  }
+  bad.replace(bad.find(",0,0,100,0,0,0,"), 15, ",0,0,-1,0,0,0,");  // a negative gas cell: the mix is dropped
+
+  std::FILE* log_file = std::tmpfile();
+  ASSERT_NE(log_file, nullptr);
+  JsonLog log(log_file);
+  testing::OpenService(":memory:", [this] { return now_; }, &store_, &service_, &log);
+  StartJob(1, 2, {{"source", "trace"}, {"trace_path", tmp_.Write("good.csv", good)}, {"slowdown_budget", 0.1}});
+  now_ += 3 * 3600;
+  Result<Json> decided = service_->EvaluateCarbon("j");
+  ASSERT_TRUE(decided.ok()) << decided.status().ToString();
+  EXPECT_TRUE((*decided)["forecast_with_fuel_mix"].get<bool>());
+  EXPECT_EQ(StoredState("j").carbon.history_mix_mw.size(), StoredState("j").carbon.history.size());
+
+  testing::OpenService(":memory:", [this] { return now_; }, &store_, &service_, &log);
+  const std::string bad_path = tmp_.Write("bad.csv", bad);
+  StartJob(1, 2, {{"source", "trace"}, {"trace_path", bad_path}, {"slowdown_budget", 0.1}});
+  decided = service_->EvaluateCarbon("j");
+  ASSERT_TRUE(decided.ok()) << decided.status().ToString();
+  EXPECT_FALSE((*decided)["forecast_with_fuel_mix"].get<bool>());
+  std::fflush(log_file);
+  std::rewind(log_file);
+  std::string logged;
+  char buf[4096];
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, log_file)) > 0;) logged.append(buf, n);
+  std::fclose(log_file);
+  EXPECT_NE(logged.find("fuel mix not used: " + bad_path + ":2: column 'NG': must be >= 0"), std::string::npos)
+      << logged;
+  EXPECT_NE(logged.find(bad_path + ": filled 1 hour(s) by linear interpolation"), std::string::npos) << logged;
+  EXPECT_NE(logged.find("\"carbon_source\""), std::string::npos);
+}
+
 TEST(CarbonHistory, TheFuelMixIsStoredAndABadOneIsRefusedByName) {
   ControlState state;
   state.carbon.history = {100, 200, 300};

@@ -21,7 +21,7 @@ namespace perseus::server::testing {
 // With `clock`, the service keeps that time and runs no background thread
 // (tests call CarbonTick/PowerCapTick themselves).
 inline void OpenService(const std::string& path, std::function<int64_t()> clock, std::unique_ptr<Store>* store,
-                        std::unique_ptr<JobService>* service) {
+                        std::unique_ptr<JobService>* service, JsonLog* log = nullptr) {
   service->reset();
   store->reset();
   Result<std::unique_ptr<Store>> opened = Store::Open(path, false);
@@ -32,7 +32,7 @@ inline void OpenService(const std::string& path, std::function<int64_t()> clock,
     options.clock = std::move(clock);
     options.background = false;
   }
-  Result<std::unique_ptr<JobService>> created = JobService::Create(store->get(), nullptr, UniformPlansSolver, options);
+  Result<std::unique_ptr<JobService>> created = JobService::Create(store->get(), log, UniformPlansSolver, options);
   ASSERT_TRUE(created.ok()) << created.status().ToString();
   *service = std::move(*created);
 }
