@@ -54,7 +54,7 @@ void EnsembleForecaster::Observe(double carbon_g_per_kwh) {
   Advance(carbon_g_per_kwh);
 }
 
-void EnsembleForecaster::ObserveWithMix(double carbon_g_per_kwh, const std::vector<double>& mw) {
+void EnsembleForecaster::ObserveWithMix(double carbon_g_per_kwh, std::span<const double> mw) {
   assert(mw.size() == lifecycle_g_per_kwh_.size() && !mix_members_.empty());
   for (BlendForecaster& m : intensity_members_) m.Observe(carbon_g_per_kwh);
   double total = 0;

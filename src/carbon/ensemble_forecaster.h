@@ -17,11 +17,11 @@
 // deviation from the mean: members that have been right lately count more.
 // Every weight is learnt from the past only: each new hour completes the
 // examples whose target it is.
-// Thread safety: not thread-safe; copyable (the runtime copies it to add a
-// provisional last hour).
+// Thread safety: not thread-safe; copyable.
 #pragma once
 
 #include <deque>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -41,7 +41,7 @@ class EnsembleForecaster : public Forecaster {
   void Observe(double carbon_g_per_kwh) override;
   // The hour's intensity and every fuel's generation (MW, >= 0).
   // REQUIRES: constructed with fuels; mw.size() equals their number.
-  void ObserveWithMix(double carbon_g_per_kwh, const std::vector<double>& mw);
+  void ObserveWithMix(double carbon_g_per_kwh, std::span<const double> mw);
   double Predict() const override;
   int members() const;
 

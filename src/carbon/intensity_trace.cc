@@ -1,6 +1,7 @@
 // Hourly resampling and the CSV/EIA trace readers.
 #include "carbon/intensity_trace.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -111,12 +112,20 @@ namespace {
 Result<IntensityTrace> EiaTraceFromTable(const Result<CsvTable>& table, const std::string& path) {
   Result<IntensityTrace> trace = TraceFromColumn(table, "avg_CI");
   if (!trace.ok()) return trace;
+  // The mix is all or nothing. A file with none of the fuel columns has
+  // intensity only; one with some of them is missing the others: say which.
+  std::string missing;
+  int present = 0;
+  for (const EiaFuel& fuel : kEiaFuels) {
+    if (table->Column(fuel.column) >= 0) ++present;
+    else missing += std::string(missing.empty() ? "'" : ", '") + fuel.column + "'";
+  }
+  if (!missing.empty()) {
+    if (present > 0) trace->notes.push_back("fuel mix not used: " + path + ": no column " + missing);
+    return trace;
+  }
   std::string filled_columns;
   for (const EiaFuel& fuel : kEiaFuels) {
-    if (table->Column(fuel.column) < 0) {
-      trace->generation.clear();  // the mix is all or nothing
-      break;
-    }
     // A fuel column the forecasts cannot use (a negative or unreadable cell,
     // other hours than avg_CI) costs the mix, not the trace: say why.
     Result<IntensityTrace> mw = TraceFromColumn(table, fuel.column);
@@ -157,6 +166,10 @@ std::vector<double> EiaLifecycleFactors() {
   std::vector<double> factors;
   for (const EiaFuel& fuel : kEiaFuels) factors.push_back(fuel.lifecycle_g_per_kwh);
   return factors;
+}
+
+bool UsableMix(std::span<const double> mw) {
+  return mw.size() == kEiaFuelCount && std::all_of(mw.begin(), mw.end(), [](double v) { return std::isfinite(v) && v >= 0; });
 }
 
 std::vector<double> EiaMixAt(const IntensityTrace& trace, int w) {

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,9 @@ double MixIntensity(const std::vector<double>& mw, const std::vector<double>& g_
 // The emission factors of kEiaFuels, in their order: the factors of every
 // fuel mix the runtime carries (a reading's, a job's stored history).
 std::vector<double> EiaLifecycleFactors();
+// Whether `mw` is a fuel mix the runtime can carry: one generation per fuel
+// of kEiaFuels, each finite and >= 0 (MW).
+bool UsableMix(std::span<const double> mw);
 
 struct IntensityTrace {
   std::string source;                      // file name or URL, for reports

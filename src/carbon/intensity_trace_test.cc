@@ -78,11 +78,18 @@ TEST(EiaTrace, ReadsTheFuelMix) {
   }
   EXPECT_DOUBLE_EQ(MixIntensity(mw, factors), 250.5);
 
-  // Without every fuel column: intensity only.
-  std::string partial = tmp.Write("partial.csv", "timestamp,WND,avg_CI\n2022-01-01 00:00:00+00:00,1,200\n");
+  // Without every fuel column: intensity only, with a note naming the missing ones.
+  std::string partial = tmp.Write("partial.csv", "timestamp,WND,GAS,avg_CI\n2022-01-01 00:00:00+00:00,1,2,200\n");
   t = LoadEiaTrace(partial);
   ASSERT_TRUE(t.ok()) << t.status().ToString();
   EXPECT_TRUE(t->generation.empty());
+  ASSERT_EQ(t->notes.size(), 1u);
+  EXPECT_EQ(t->notes[0], "fuel mix not used: " + partial + ": no column 'SUN', 'WAT', 'OIL', 'NG', 'COL', 'NUC', 'OTH'");
+  // With none of them: intensity only, nothing to say.
+  t = LoadEiaTrace(tmp.Write("ci_only.csv", "timestamp,avg_CI\n2022-01-01 00:00:00+00:00,200\n"));
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_TRUE(t->generation.empty());
+  EXPECT_TRUE(t->notes.empty());
 
   // A fuel cell the forecasts cannot use costs the mix, not the trace; the
   // note names the file, line and column.

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <span>
 
 #include "carbon/ensemble_forecaster.h"
 #include "carbon/intensity_trace.h"
@@ -20,33 +21,42 @@ int64_t FloorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0
 // containing `now`. Hours no decision saw (windows longer than an hour, a
 // server that was down) repeat the last value, so the history stays hourly
 // whatever the window, as the forecaster's daily and weekly lags need. The
-// mix covers the hours since the first reading with one, while every
-// reading has one: a reading without breaks it.
+// mix covers the hours since the first reading with a usable one, while
+// every reading has one: a reading without breaks it.
 void RecordHour(CarbonState& cs, int64_t now, const CarbonReading& reading) {
+  constexpr size_t kFuels = carbon::kEiaFuelCount;
   const int64_t hour = FloorDiv(now, 3600);
   const int64_t gap = cs.history.empty() ? 0 : hour - cs.history_last_hour - 1;
-  std::vector<std::vector<double>>& mix = cs.history_mix_mw;
+  std::vector<double>& mix = cs.history_mix_mw;
   if (cs.history.empty() || cs.history_last_hour < 0 || gap >= static_cast<int64_t>(kMaxHistoryHours)) {
     cs.history = {reading.carbon_g_per_kwh};
     mix.clear();
   } else if (gap < 0) {
     cs.history.back() = reading.carbon_g_per_kwh;  // another decision in the same hour (or the clock went back)
-    if (!mix.empty()) mix.pop_back();
+    if (!mix.empty()) mix.resize(mix.size() - kFuels);
   } else {
     cs.history.insert(cs.history.end(), static_cast<size_t>(gap), cs.history.back());
     cs.history.push_back(reading.carbon_g_per_kwh);
-    if (!mix.empty()) mix.insert(mix.end(), static_cast<size_t>(gap), mix.back());
+    if (!mix.empty()) {
+      const std::vector<double> last(mix.end() - kFuels, mix.end());
+      for (int64_t g = 0; g < gap; ++g) mix.insert(mix.end(), last.begin(), last.end());
+    }
   }
-  if (reading.mix_mw.size() != carbon::kEiaFuelCount) mix.clear();  // none (or not of those fuels)
-  else mix.push_back(reading.mix_mw);
+  if (carbon::UsableMix(reading.mix_mw)) mix.insert(mix.end(), reading.mix_mw.begin(), reading.mix_mw.end());
+  else mix.clear();
   cs.history_last_hour = std::max(cs.history_last_hour, hour);
   if (cs.history.size() > kMaxHistoryHours) {
     const size_t drop = cs.history.size() - kMaxHistoryHours;
     cs.history.erase(cs.history.begin(), cs.history.begin() + static_cast<std::ptrdiff_t>(drop));
   }
-  if (mix.size() > cs.history.size()) {
-    mix.erase(mix.begin(), mix.begin() + static_cast<std::ptrdiff_t>(mix.size() - cs.history.size()));
+  if (mix.size() > cs.history.size() * kFuels) {
+    mix.erase(mix.begin(), mix.end() - static_cast<std::ptrdiff_t>(cs.history.size() * kFuels));
   }
+}
+
+// Hour i of the history's fuel mix. REQUIRES: ForecastUsesFuelMix(cs).
+std::span<const double> MixOfHour(const CarbonState& cs, size_t i) {
+  return {cs.history_mix_mw.data() + i * carbon::kEiaFuelCount, carbon::kEiaFuelCount};
 }
 
 // The mean of the intensity at the hour of history[idx] over the last 7
@@ -191,8 +201,10 @@ CarbonForecastCache::~CarbonForecastCache() = default;
 CarbonForecastCache::CarbonForecastCache(CarbonForecastCache&&) noexcept = default;
 CarbonForecastCache& CarbonForecastCache::operator=(CarbonForecastCache&&) noexcept = default;
 
+size_t FuelMixHours(const CarbonState& state) { return state.history_mix_mw.size() / carbon::kEiaFuelCount; }
+
 bool ForecastUsesFuelMix(const CarbonState& state) {
-  return !state.history.empty() && state.history_mix_mw.size() == state.history.size();
+  return !state.history.empty() && state.history_mix_mw.size() == state.history.size() * carbon::kEiaFuelCount;
 }
 
 bool CarbonForecastCache::Continues(const CarbonState& state, bool with_mix) const {
@@ -201,26 +213,40 @@ bool CarbonForecastCache::Continues(const CarbonState& state, bool with_mix) con
     return false;
   }
   const size_t i = static_cast<size_t>(fed_through_ - first_hour);
-  return state.history[i] == fed_last_value_ && (!with_mix || state.history_mix_mw[i] == fed_last_mix_);
+  if (state.history[i] != fed_last_value_) return false;
+  if (!with_mix) return true;
+  const std::span<const double> mix = MixOfHour(state, i);
+  return std::equal(mix.begin(), mix.end(), fed_last_mix_.begin(), fed_last_mix_.end());
 }
 
 double CarbonForecastCache::ForecastNextHour(const CarbonState& state) {
   const int64_t first_hour = state.history_last_hour - (static_cast<int64_t>(state.history.size()) - 1);
   const bool with_mix = ForecastUsesFuelMix(state);
-  if (!Continues(state, with_mix)) {
-    fed_ = std::make_unique<carbon::EnsembleForecaster>(
+  // Taken out while it is fed, so a feed that throws leaves no half-fed
+  // forecaster behind (the next call rebuilds).
+  std::unique_ptr<carbon::EnsembleForecaster> fed = Continues(state, with_mix) ? std::move(fed_) : nullptr;
+  if (!fed) {
+    fed = std::make_unique<carbon::EnsembleForecaster>(
         1, carbon::HourOfWeekUtc(first_hour * 3600),
         with_mix ? carbon::EiaLifecycleFactors() : std::vector<double>{});
     fed_through_ = first_hour - 1;
-    with_mix_ = with_mix;
   }
-  for (; fed_through_ < state.history_last_hour; ++fed_through_) {
-    const size_t i = static_cast<size_t>(fed_through_ + 1 - first_hour);
-    if (with_mix) fed_->ObserveWithMix(state.history[i], state.history_mix_mw[i]);
-    else fed_->Observe(state.history[i]);
+  fed_.reset();
+  for (int64_t hour = fed_through_ + 1; hour <= state.history_last_hour; ++hour) {
+    const size_t i = static_cast<size_t>(hour - first_hour);
+    if (with_mix) fed->ObserveWithMix(state.history[i], MixOfHour(state, i));
+    else fed->Observe(state.history[i]);
   }
+  fed_through_ = state.history_last_hour;
   fed_last_value_ = state.history.back();
-  fed_last_mix_ = with_mix ? state.history_mix_mw.back() : std::vector<double>{};
+  if (with_mix) {
+    const std::span<const double> last = MixOfHour(state, state.history.size() - 1);
+    fed_last_mix_.assign(last.begin(), last.end());
+  } else {
+    fed_last_mix_.clear();
+  }
+  with_mix_ = with_mix;
+  fed_ = std::move(fed);
   return fed_->Predict();
 }
 

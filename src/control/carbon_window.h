@@ -32,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "carbon/intensity_trace.h"
 #include "carbon/knob_options.h"
 #include "perseus/optimizer.h"
 
@@ -60,11 +61,13 @@ struct CarbonState {
   double elapsed_windows = 0;        // wall time under carbon control, in windows
   double work_windows = 0;           // work done, in windows of the reference
   std::vector<double> history;       // one intensity per UTC hour, oldest first (at most 4 weeks)
-  // The fuel mix of the last history_mix_mw.size() hours of history (MW per
-  // fuel of carbon::kEiaFuels), where the source publishes it: from the first
-  // reading with a mix on, while every reading has one. When it covers the
-  // whole history the forecast uses it (EnsembleForecaster's mix members).
-  std::vector<std::vector<double>> history_mix_mw;
+  // The fuel mix of the last hours of history, oldest first, one row of
+  // carbon::kEiaFuelCount values per hour (MW per fuel of carbon::kEiaFuels;
+  // flat, so copying the state costs one allocation), where the source
+  // publishes it: from the first reading with a usable mix on, while every
+  // reading has one. When it covers the whole history the forecast uses it
+  // (EnsembleForecaster's mix members). The stored JSON has one array per hour.
+  std::vector<double> history_mix_mw;
   std::string explanation;           // the last decision's log line
 };
 
@@ -122,6 +125,8 @@ struct CarbonReading {
   std::vector<double> mix_mw = {};
 };
 
+// Hours of history the fuel mix covers (the last ones).
+size_t FuelMixHours(const CarbonState& state);
 // Whether the next forecast uses the fuel mix: it covers the whole history.
 bool ForecastUsesFuelMix(const CarbonState& state);
 

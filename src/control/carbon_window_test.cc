@@ -121,37 +121,56 @@ CarbonReading MixReading(int64_t now, std::mt19937& rng) {
   return r;
 }
 
-// The mix covers the hours since the first reading with one, hourly like
-// the intensity, while every reading has one; the forecast uses it when it
-// covers the whole history.
+// The stored mix, one row per hour.
+std::vector<std::vector<double>> MixRows(const CarbonState& state) {
+  std::vector<std::vector<double>> rows;
+  for (size_t i = 0; i < FuelMixHours(state); ++i) {
+    rows.emplace_back(state.history_mix_mw.begin() + static_cast<std::ptrdiff_t>(8 * i),
+                      state.history_mix_mw.begin() + static_cast<std::ptrdiff_t>(8 * i + 8));
+  }
+  return rows;
+}
+
+// The mix covers the hours since the first reading with a usable one,
+// hourly like the intensity, while every reading has one; the forecast uses
+// it when it covers the whole history.
 TEST(CarbonWindow, TheFuelMixIsKeptHourlyWhileEveryReadingHasOne) {
   const carbon::KnobSet knobs = FourPlans();
   const std::vector<double> a(8, 1), b(8, 2), c(8, 3);
   CarbonState state;
   DecideCarbonWindow(knobs, {0.05, 900}, kDay0, {100, false, -1, a}, &state);
-  EXPECT_EQ(state.history_mix_mw, (std::vector<std::vector<double>>{a}));
+  EXPECT_EQ(MixRows(state), (std::vector<std::vector<double>>{a}));
   EXPECT_TRUE(ForecastUsesFuelMix(state));
   DecideCarbonWindow(knobs, {0.05, 900}, kDay0 + 900, {200, false, -1, b}, &state);  // same hour: replaces
-  EXPECT_EQ(state.history_mix_mw, (std::vector<std::vector<double>>{b}));
+  EXPECT_EQ(MixRows(state), (std::vector<std::vector<double>>{b}));
   DecideCarbonWindow(knobs, {0.05, 900}, kDay0 + 3 * 3600, {300, false, -1, c}, &state);  // unseen hours repeat
-  EXPECT_EQ(state.history_mix_mw, (std::vector<std::vector<double>>{b, b, b, c}));
+  EXPECT_EQ(MixRows(state), (std::vector<std::vector<double>>{b, b, b, c}));
   EXPECT_TRUE(ForecastUsesFuelMix(state));
   DecideCarbonWindow(knobs, {0.05, 900}, kDay0 + 4 * 3600, {300, false}, &state);  // no mix: breaks it
   EXPECT_TRUE(state.history_mix_mw.empty());
   EXPECT_FALSE(ForecastUsesFuelMix(state));
   DecideCarbonWindow(knobs, {0.05, 900}, kDay0 + 5 * 3600, {300, false, -1, a}, &state);  // starts again
-  EXPECT_EQ(state.history_mix_mw, (std::vector<std::vector<double>>{a}));
+  EXPECT_EQ(MixRows(state), (std::vector<std::vector<double>>{a}));
   EXPECT_EQ(state.history.size(), 6u);
   EXPECT_FALSE(ForecastUsesFuelMix(state));  // it covers one hour of six
-  DecideCarbonWindow(knobs, {0.05, 900}, kDay0 + 6 * 3600, {300, false, -1, {1, 2, 3}}, &state);  // not 8 fuels
+  DecideCarbonWindow(knobs, {0.05, 900}, kDay0 + 6 * 3600, {300, false, -1, a}, &state);
+  DecideCarbonWindow(knobs, {0.05, 900}, kDay0 + 7 * 3600, {300, false, -1, {1, 2, 3}}, &state);  // not 8 fuels
+  EXPECT_TRUE(state.history_mix_mw.empty());
+  std::vector<double> negative = a;
+  negative[4] = -1;
+  DecideCarbonWindow(knobs, {0.05, 900}, kDay0 + 8 * 3600, {300, false, -1, a}, &state);
+  DecideCarbonWindow(knobs, {0.05, 900}, kDay0 + 9 * 3600, {300, false, -1, negative}, &state);  // not usable
   EXPECT_TRUE(state.history_mix_mw.empty());
   // The history keeps four weeks and the mix never outgrows it.
   CarbonState full;
+  CarbonForecastCache cache;
   for (int64_t h = 0; h < static_cast<int64_t>(kMaxHistoryHours) + 50; ++h) {
-    DecideCarbonWindow(knobs, {0.05, 3600}, kDay0 + h * 3600, {300, false, -1, a}, &full);
+    DecideCarbonWindow(knobs, {0.05, 3600}, kDay0 + h * 3600, {300, false, -1, h % 2 ? a : b}, &full, &cache);
   }
   EXPECT_EQ(full.history.size(), kMaxHistoryHours);
-  EXPECT_EQ(full.history_mix_mw.size(), kMaxHistoryHours);
+  ASSERT_EQ(FuelMixHours(full), kMaxHistoryHours);
+  EXPECT_EQ(MixRows(full).back(), a);  // the last hour, 721, is odd
+  EXPECT_EQ(MixRows(full).front(), b);
 }
 
 // With the mix over the whole history the forecast is the ensemble with
@@ -164,19 +183,19 @@ TEST(CarbonWindow, TheForecastUsesTheFuelMixWhenItCoversTheHistory) {
   for (int i = 0; i < 24 * 10; ++i) {
     const CarbonReading r = MixReading(first + i * 3600, rng);
     state.history.push_back(r.carbon_g_per_kwh);
-    state.history_mix_mw.push_back(r.mix_mw);
+    state.history_mix_mw.insert(state.history_mix_mw.end(), r.mix_mw.begin(), r.mix_mw.end());
   }
   state.history_last_hour = first / 3600 + 24 * 10 - 1;
   carbon::EnsembleForecaster with_mix(1, carbon::HourOfWeekUtc(first), carbon::EiaLifecycleFactors());
   carbon::EnsembleForecaster alone(1, carbon::HourOfWeekUtc(first));
   for (size_t i = 0; i < state.history.size(); ++i) {
-    with_mix.ObserveWithMix(state.history[i], state.history_mix_mw[i]);
+    with_mix.ObserveWithMix(state.history[i], MixRows(state)[i]);
     alone.Observe(state.history[i]);
   }
   CarbonForecastCache cache;
   EXPECT_EQ(cache.ForecastNextHour(state), with_mix.Predict());
   EXPECT_NE(with_mix.Predict(), alone.Predict());
-  state.history_mix_mw.erase(state.history_mix_mw.begin());  // no longer the whole history
+  state.history_mix_mw.erase(state.history_mix_mw.begin(), state.history_mix_mw.begin() + 8);  // not the whole history
   EXPECT_EQ(cache.ForecastNextHour(state), alone.Predict());
 }
 

@@ -70,7 +70,9 @@ struct StartHours {
   int start_stride_h = 24;
   // Runs (a policy from a start hour) replayed at once, each on its own
   // thread (0: the CPUs this process may run on; common/in_order.h). The
-  // outcomes do not depend on it.
+  // outcomes do not depend on it, but for GLPK's time limits: an LP that
+  // reaches one (10 s, primal simplex) switches method, so a machine slow
+  // enough to reach it can differ in the last digits.
   int threads = 0;
   std::vector<int> Of(const IntensityTrace& trace) const;
 };

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "carbon/power_limit_profile.h"
+#include "common/in_order.h"
 #include "control/carbon_window.h"
 #include "perseus/gpu_model.h"
 
@@ -209,6 +210,7 @@ TEST(CarbonEvaluation, DeadlineModeIsNeverLateAndPausesWhenThatIsWhatTheSlackBuy
 TEST(CarbonEvaluation, ThreadsChangeNothingAndAFailingRunFailsTheWhole) {
   Result<PipelineKnobs> job = Gpt3Job();
   ASSERT_TRUE(job.ok()) << job.status().ToString();
+  if (WorkerCount(3, 100) < 2) GTEST_SKIP() << "one CPU: nothing runs at once";
   const IntensityTrace trace = SyntheticTrace(24 * 45);
   StartHours starts;
   starts.work_h = 48;

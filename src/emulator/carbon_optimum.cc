@@ -83,17 +83,9 @@ GlpProb BuildLp(const Horizon& h, const std::vector<control::RatePower>& hull, c
   return lp;
 }
 
-}  // namespace
-
 // The LP is given every option (not only the hull), so the hull is not assumed.
-// One solve at a time in the process: GLPK keeps its environment in a global
-// that is not safe to share between threads unless the library was built
-// thread-local, which nothing here checks (EvaluateStarts runs starts on
-// several threads).
-Result<OptimumResult> SolveOptimumLp(const IntensityTrace& trace, int start, const KnobSet& knobs,
-                                     const OptimumConfig& config) {
-  static std::mutex glpk_mu;
-  std::lock_guard<std::mutex> lock(glpk_mu);
+Result<OptimumResult> SolveLp(const IntensityTrace& trace, int start, const KnobSet& knobs,
+                              const OptimumConfig& config) {
   std::vector<control::RatePower> points = control::RatePowerPoints(knobs);
   std::sort(points.begin(), points.end(), [](const auto& a, const auto& b) { return a.rate < b.rate; });
   const Horizon h = HorizonFor(trace, start, points, config);
@@ -114,6 +106,23 @@ Result<OptimumResult> SolveOptimumLp(const IntensityTrace& trace, int start, con
                             " (infeasible: the fastest option cannot finish the work in time)");
   }
   return OptimumResult{glp_get_obj_val(lp.get()), h.time_h};
+}
+
+}  // namespace
+
+// One solve at a time in the process: GLPK keeps its environment in a global
+// that is not safe to share between threads unless the library was built
+// thread-local, which nothing here checks (EvaluateStarts runs starts on
+// several threads). Where it is thread-local, each thread that solves gets
+// its own, which nothing would free when the thread ends: it is freed after
+// every solve (GLPK makes a new one at the next).
+Result<OptimumResult> SolveOptimumLp(const IntensityTrace& trace, int start, const KnobSet& knobs,
+                                     const OptimumConfig& config) {
+  static std::mutex glpk_mu;
+  std::lock_guard<std::mutex> lock(glpk_mu);
+  Result<OptimumResult> solved = SolveLp(trace, start, knobs, config);
+  glp_free_env();
+  return solved;
 }
 
 OptimumResult SolveOptimumGreedy(const IntensityTrace& trace, int start, const KnobSet& knobs,

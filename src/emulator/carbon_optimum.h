@@ -14,7 +14,8 @@
 // control::PlanWork, exact for this structure and ~100x faster
 // (carbon_optimum_test.cc checks that the two agree). The evaluation reports
 // the greedy's, and GLPK's where only the LP applies (budget_at_every_hour).
-// Thread safety: pure functions.
+// Thread safety: pure functions; SolveOptimumLp takes a process-wide lock
+// (one GLPK solve at a time).
 #pragma once
 
 #include "carbon/intensity_trace.h"

@@ -24,7 +24,8 @@ control::CarbonState WarmedState(const IntensityTrace& trace, int start_window) 
   if (warm_from == start_window) return state;
   state.history.assign(trace.carbon_g_per_kwh.begin() + warm_from, trace.carbon_g_per_kwh.begin() + start_window);
   for (int w = warm_from; w < start_window && !EiaMixAt(trace, w).empty(); ++w) {
-    state.history_mix_mw.push_back(EiaMixAt(trace, w));
+    const std::vector<double> mix = EiaMixAt(trace, w);
+    state.history_mix_mw.insert(state.history_mix_mw.end(), mix.begin(), mix.end());
   }
   state.history_last_hour = trace.WindowStart(start_window - 1) / 3600;
   return state;

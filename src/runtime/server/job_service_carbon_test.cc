@@ -348,7 +348,7 @@ TEST_F(JobServiceCarbonTest, AnEiaTraceForecastsWithItsFuelMixAndLogsWhyWhenItCa
   Result<Json> decided = service_->EvaluateCarbon("j");
   ASSERT_TRUE(decided.ok()) << decided.status().ToString();
   EXPECT_TRUE((*decided)["forecast_with_fuel_mix"].get<bool>());
-  EXPECT_EQ(StoredState("j").carbon.history_mix_mw.size(), StoredState("j").carbon.history.size());
+  EXPECT_EQ(StoredState("j").carbon.history_mix_mw.size(), 8 * StoredState("j").carbon.history.size());
 
   testing::OpenService(":memory:", [this] { return now_; }, &store_, &service_, &log);
   const std::string bad_path = tmp_.Write("bad.csv", bad);
@@ -356,6 +356,7 @@ TEST_F(JobServiceCarbonTest, AnEiaTraceForecastsWithItsFuelMixAndLogsWhyWhenItCa
   decided = service_->EvaluateCarbon("j");
   ASSERT_TRUE(decided.ok()) << decided.status().ToString();
   EXPECT_FALSE((*decided)["forecast_with_fuel_mix"].get<bool>());
+  service_.reset();  // it holds the log, which this scope owns
   std::fflush(log_file);
   std::rewind(log_file);
   std::string logged;
@@ -372,8 +373,11 @@ TEST(CarbonHistory, TheFuelMixIsStoredAndABadOneIsRefusedByName) {
   ControlState state;
   state.carbon.history = {100, 200, 300};
   state.carbon.history_last_hour = 455;
-  state.carbon.history_mix_mw = {std::vector<double>(8, 1.5), std::vector<double>(8, 2)};
-  Result<ControlState> back = ControlStateFromJson(ControlStateToJson(state));
+  state.carbon.history_mix_mw = std::vector<double>(8, 1.5);
+  state.carbon.history_mix_mw.insert(state.carbon.history_mix_mw.end(), 8, 2.0);
+  const Json stored = ControlStateToJson(state);
+  EXPECT_EQ(stored["carbon"]["history_mix_mw"], Json::parse("[[1.5,1.5,1.5,1.5,1.5,1.5,1.5,1.5],[2,2,2,2,2,2,2,2]]"));
+  Result<ControlState> back = ControlStateFromJson(stored);
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(back->carbon.history_mix_mw, state.carbon.history_mix_mw);
   Json older = ControlStateToJson(state);  // written before the fuel mix

@@ -1,8 +1,5 @@
 #include "runtime/server/job_state.h"
 
-#include <algorithm>
-#include <cmath>
-
 #include "carbon/intensity_trace.h"
 
 namespace perseus::server {
@@ -110,23 +107,32 @@ Json StragglersJson(const std::vector<Straggler>& stragglers) {
 
 namespace {
 
-// A stored fuel mix the forecaster can use: at most one per hour of
-// history, every one a generation of each fuel of carbon::kEiaFuels.
-Status CheckStoredMix(const CarbonState& cs) {
-  if (cs.history_mix_mw.size() > cs.history.size()) {
-    return Status::Internal("stored job state: carbon.history_mix_mw has " + std::to_string(cs.history_mix_mw.size()) +
-                            " hours, more than the history's " + std::to_string(cs.history.size()));
+// The stored fuel mix (one array per hour) as CarbonState keeps it, flat: at
+// most one hour per hour of history, each a usable mix (carbon::UsableMix).
+Result<std::vector<double>> StoredMix(const Json& rows, size_t history_hours) {
+  const std::vector<std::vector<double>> hours = rows.get<std::vector<std::vector<double>>>();
+  if (hours.size() > history_hours) {
+    return Status::Internal("stored job state: carbon.history_mix_mw has " + std::to_string(hours.size()) +
+                            " hours, more than the history's " + std::to_string(history_hours));
   }
-  for (size_t i = 0; i < cs.history_mix_mw.size(); ++i) {
-    const std::vector<double>& mw = cs.history_mix_mw[i];
-    const bool usable = mw.size() == carbon::kEiaFuelCount &&
-                        std::all_of(mw.begin(), mw.end(), [](double v) { return std::isfinite(v) && v >= 0; });
-    if (!usable) {
+  std::vector<double> flat;
+  for (size_t i = 0; i < hours.size(); ++i) {
+    if (!carbon::UsableMix(hours[i])) {
       return Status::Internal("stored job state: carbon.history_mix_mw[" + std::to_string(i) + "]: expected " +
                               std::to_string(carbon::kEiaFuelCount) + " generations >= 0 (MW)");
     }
+    flat.insert(flat.end(), hours[i].begin(), hours[i].end());
   }
-  return Status::Ok();
+  return flat;
+}
+
+Json MixRows(const std::vector<double>& flat) {
+  Json rows = Json::array();
+  for (size_t i = 0; i + carbon::kEiaFuelCount <= flat.size(); i += carbon::kEiaFuelCount) {
+    rows.push_back(std::vector<double>(flat.begin() + static_cast<std::ptrdiff_t>(i),
+                                       flat.begin() + static_cast<std::ptrdiff_t>(i + carbon::kEiaFuelCount)));
+  }
+  return rows;
 }
 
 }  // namespace
@@ -149,7 +155,7 @@ Json ControlStateToJson(const ControlState& state) {
                  {"intensity_g_per_kwh", c.intensity_g_per_kwh}, {"stale", c.stale},
                  {"forecast_g_per_kwh", c.forecast_g_per_kwh}, {"lambda_g_per_s", c.lambda_g_per_s},
                  {"elapsed_windows", c.elapsed_windows}, {"work_windows", c.work_windows},
-                 {"history", c.history}, {"history_mix_mw", c.history_mix_mw},
+                 {"history", c.history}, {"history_mix_mw", MixRows(c.history_mix_mw)},
                  {"explanation", c.explanation}};
   return {{"phase", PhaseName(state.phase)}, {"error", state.error},
           {"version_counter", state.version_counter}, {"base_version", state.base_version},
@@ -216,8 +222,9 @@ Result<ControlState> ControlStateFromJson(const Json& j) {
       // Until 2026-11 states also stored "history_first_hour" (derivable from
       // history_last_hour and the history's length); it is ignored.
       if (c.contains("history_mix_mw")) {  // absent in databases written before the fuel mix
-        cs.history_mix_mw = c.at("history_mix_mw").get<std::vector<std::vector<double>>>();
-        PERSEUS_RETURN_IF_ERROR(CheckStoredMix(cs));
+        Result<std::vector<double>> mix = StoredMix(c.at("history_mix_mw"), cs.history.size());
+        if (!mix.ok()) return mix.status();
+        cs.history_mix_mw = std::move(*mix);
       }
       cs.explanation = c.at("explanation").get<std::string>();
     }
