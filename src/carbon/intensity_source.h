@@ -44,12 +44,16 @@ class FixedIntensitySource : public IntensitySource {
   double carbon_g_per_kwh_;
 };
 
-// Replays a trace without look-ahead: at `now`, the value of the hour before
-// the one containing `now` (an hour's average is known only once it is
-// over), with that hour's start as its time and, where the trace has it
-// (an EIA file), that hour's fuel mix. In the trace's first hour and
-// before it, the first value; more than an hour after it, the last (both
-// marked stale). The carbon replay reads a trace the same way.
+// What a reader of `trace` knows at `now` without look-ahead: the value of
+// the hour before the one containing `now` (an hour's average is known only
+// once it is over), with that hour's start as its time and, where the trace
+// has it (an EIA file), that hour's fuel mix. In the trace's first hour and
+// before it, the first value; more than an hour after it, the last at `now`
+// (both marked stale). The server's trace source and the carbon replay read
+// a trace through this.
+IntensityReading ReadWithoutLookAhead(const IntensityTrace& trace, int64_t now_unix_s);
+
+// Replays a trace without look-ahead (ReadWithoutLookAhead).
 class TraceIntensitySource : public IntensitySource {
  public:
   explicit TraceIntensitySource(IntensityTrace trace) : trace_(std::move(trace)) {}

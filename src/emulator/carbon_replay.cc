@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "carbon/intensity_source.h"
 #include "carbon/iso_time.h"
 #include "control/carbon_window.h"
 
@@ -31,13 +32,13 @@ control::CarbonState WarmedState(const IntensityTrace& trace, int start_window) 
   return state;
 }
 
-// What a server reading the trace knows at the start of window w: the value
-// (and fuel mix) of the hour before (its average is known once it is over),
-// or with `live` the value of hour w itself.
+// What a server reading the trace knows at the start of window w: what its
+// trace source reads (the hour before, ReadWithoutLookAhead), or with
+// `live` the value and mix of hour w itself.
 control::CarbonReading Reading(const IntensityTrace& trace, int w, bool live) {
-  const int seen = std::clamp(live || w == 0 ? w : w - 1, 0, trace.size() - 1);
-  if (live || w == 0) return {ValueAt(trace, w), !live, live ? -1 : trace.WindowStart(w), EiaMixAt(trace, seen)};
-  return {ValueAt(trace, w - 1), false, trace.WindowStart(w - 1), EiaMixAt(trace, seen)};
+  if (live) return {ValueAt(trace, w), false, -1, EiaMixAt(trace, std::clamp(w, 0, trace.size() - 1))};
+  const IntensityReading r = ReadWithoutLookAhead(trace, trace.WindowStart(w));
+  return {r.carbon_g_per_kwh, r.stale, r.unix_s, r.mix_mw};
 }
 
 // The trace as a decision with `shift_h` reads it (the value and mix of
