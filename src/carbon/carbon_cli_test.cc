@@ -54,6 +54,31 @@ TEST(CarbonCli, ErrorsAreReportedAndNothingIsWritten) {
   EXPECT_EQ(r.err, "perseus: error: " + trace + ": 1 hour(s) of trace are too short for a job\n");
 }
 
+// An EIA file given as --trace is read as one (its fuel mix feeds the
+// forecasts); a run of several seconds prints progress on stderr (the runs
+// replayed so far), unless --quiet.
+TEST(CarbonCli, AnEiaFileAsTheTraceWithProgressLinesUnlessQuiet) {
+  const std::string eia = std::string(PERSEUS_SHARED_DATA) + "/carbon/eia2022_CISO_hourly_ci.csv";
+  if (!std::ifstream(eia)) GTEST_SKIP() << "shared data absent: " << eia;
+  ScopedTempDir tmp;
+  const std::vector<std::string> args = {"carbon", "--trace", eia, "--example", "gpt3-175b-a100", "--start-stride-h",
+                                         "240", "--threads", "1"};
+  std::vector<std::string> loud = args, quiet = args;
+  loud.insert(loud.end(), {"--out", tmp.Path("loud")});
+  quiet.insert(quiet.end(), {"--quiet", "--out", tmp.Path("quiet")});
+  CommandResult r = RunPerseus(loud);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // About 7 s on one thread of the CI machine; lines start after 2 s.
+  EXPECT_NE(r.err.find(" runs ("), std::string::npos) << r.err;  // "...: 286 of 340 runs (2 s)"
+  EXPECT_NE(r.err.find("\nperseus: done in "), std::string::npos) << r.err;
+  nlohmann::json j = nlohmann::json::parse(ReadWholeFile(tmp.Path("loud") + "/report.json"));
+  EXPECT_EQ(j["forecast_1h"].back()["name"], "ours (ensemble, fuel mix)");
+  r = RunPerseus(quiet);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(ReadWholeFile(tmp.Path("quiet") + "/report.json"), ReadWholeFile(tmp.Path("loud") + "/report.json"));
+}
+
 TEST(CarbonCli, ElectricityMapsHistoryFromALocalServer) {
   const std::string fixture = std::string(PERSEUS_SHARED_DATA) +
                               "/carbon/zeus_electricitymaps_US-MIDW-MISO_carbon_history_file1.json";

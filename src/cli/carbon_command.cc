@@ -3,16 +3,20 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <cstdio>
+#include <atomic>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
+#include <functional>
 #include <memory>
+#include <string>
 
 #include "emulator/carbon_report.h"
 #include "carbon/electricitymaps_source.h"
 #include "carbon/power_limit_profile.h"
 #include "cli/cli_util.h"
 #include "cli/job_flags.h"
+#include "cli/progress.h"
 #include "cli/validators.h"
 #include "common/file_util.h"
 #include "common/shared_data.h"
@@ -30,6 +34,7 @@ struct CarbonArgs {
   int week = -1;
   int start_stride_h = 24;
   int threads = 0;
+  bool quiet = false;
   double deadline_slack = 0;
   double slowdown_budget = 0.05;
 };
@@ -87,7 +92,22 @@ Result<TradeoffCurve> Curve(const std::string& name, const IntensityTrace& trace
   return c;
 }
 
-Result<CarbonReport> BuildReport(const CarbonArgs& a, std::string& decisions) {
+// Runs replayed so far out of those started, for the progress lines.
+struct RunCount {
+  std::atomic<size_t> done{0};
+  size_t total = 0;
+  // The phase's detail: "1200 of 2028 runs (every policy from every start hour)".
+  std::function<std::string()> Detail() {
+    return [this] { return std::to_string(done.load()) + " of " + std::to_string(total) + " runs"; };
+  }
+  // Starts counting `runs` more.
+  void Add(size_t runs) {
+    done = 0;
+    total = runs;
+  }
+};
+
+Result<CarbonReport> BuildReport(const CarbonArgs& a, std::string& decisions, Progress& progress) {
   Result<IntensityTrace> trace = ResolveTrace(a);
   if (!trace.ok()) return trace.status();
   Result<ResolvedJob> job = ResolveJob(a.job);
@@ -106,17 +126,26 @@ Result<CarbonReport> BuildReport(const CarbonArgs& a, std::string& decisions) {
   r.job_description = DescribeJob(job->spec);
   r.all_max_time_s = knobs->frontier.all_max.time_s;
   r.all_max_energy_j = knobs->frontier.all_max.energy_j;
+  progress.Phase("evaluating the forecasters over the trace");
   if (r.trace.size() > 48) r.forecast = EvaluateForecasters(r.trace);
+  RunCount count;
   r.starts.work_h = r.work_h;
   r.starts.start_stride_h = a.start_stride_h;
   r.starts.threads = a.threads;
-  Result<std::vector<PolicyOutcome>> policies =
-      EvaluateStarts(r.trace, PipelinePolicies(*knobs, a.slowdown_budget), r.starts);
+  r.starts.runs_done = &count.done;
+  const size_t starts = r.starts.Of(r.trace).size();
+  const std::vector<PolicySpec> pipeline_policies = PipelinePolicies(*knobs, a.slowdown_budget);
+  count.Add(pipeline_policies.size() * starts);
+  progress.Phase("replaying the policies from " + std::to_string(starts) + " start hours", count.Detail());
+  Result<std::vector<PolicyOutcome>> policies = EvaluateStarts(r.trace, pipeline_policies, r.starts);
   if (!policies.ok()) return policies.status();
   r.policies = std::move(*policies);
   r.split = SplitSaving(r.policies);
   if (a.deadline_slack > 0) {
-    Result<std::vector<PolicyOutcome>> deadline = EvaluateStarts(r.trace, DeadlinePolicies(*knobs, a.deadline_slack), r.starts);
+    const std::vector<PolicySpec> deadline_policies = DeadlinePolicies(*knobs, a.deadline_slack);
+    count.Add(deadline_policies.size() * starts);
+    progress.Phase("replaying deadline mode", count.Detail());
+    Result<std::vector<PolicyOutcome>> deadline = EvaluateStarts(r.trace, deadline_policies, r.starts);
     if (!deadline.ok()) return deadline.status();
     r.deadline_slack = a.deadline_slack;
     r.deadline = std::move(*deadline);
@@ -129,6 +158,8 @@ Result<CarbonReport> BuildReport(const CarbonArgs& a, std::string& decisions) {
     ReplayConfig aware;
     aware.slowdown_budget = a.slowdown_budget;
     KnobSet plk = PowerLimitKnobs(*pl);
+    count.Add(starts);
+    progress.Phase("replaying the power-limit policy", count.Detail());
     Result<std::vector<PolicyOutcome>> o =
         EvaluateStarts(r.trace, {{"power limit, carbon-aware (data-parallel job)", plk, aware}}, r.starts);
     if (!o.ok()) return o.status();
@@ -138,6 +169,8 @@ Result<CarbonReport> BuildReport(const CarbonArgs& a, std::string& decisions) {
   }
   StartHours weekly = r.starts;  // the curves' five budgets each: weekly starts keep the run short
   weekly.start_stride_h = std::max(weekly.start_stride_h, 168);
+  count.Add(curves.size() * 5 * weekly.Of(r.trace).size());
+  progress.Phase("the trade-off curves", count.Detail());
   for (const auto& [name, k] : curves) {
     Result<TradeoffCurve> c = Curve(name, r.trace, k, weekly);
     if (!c.ok()) return c.status();
@@ -189,7 +222,9 @@ void PrintSummary(const CarbonReport& r) {
 
 int RunCarbon(const CarbonArgs& a) {
   std::string decisions;
-  Result<CarbonReport> r = BuildReport(a, decisions);
+  Progress progress(a.quiet);
+  Result<CarbonReport> r = BuildReport(a, decisions, progress);
+  progress.Finish();
   if (!r.ok()) return ReportError(r.status());
   Status st = WriteOutputs(a.out, {{"report.json", CarbonReportJson(*r)},
                                    {"report.md", CarbonReportMarkdown(*r)},
@@ -235,6 +270,7 @@ void RegisterCarbonCommand(CLI::App& app) {
                   "Runs replayed at once, at most one per CPU this process may run on (0: one per CPU); the "
                   "results are the same for any count")
       ->transform(kNonNegativeInt)->capture_default_str();
+  cmd->add_flag("--quiet", a->quiet, "No progress lines on stderr");
   cmd->add_option("--out", a->out, "Output directory")->required();
   cmd->callback([a] {
     int rc = RunCarbon(*a);

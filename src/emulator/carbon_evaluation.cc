@@ -149,7 +149,9 @@ Result<std::vector<PolicyOutcome>> EvaluateStarts(const IntensityTrace& trace, c
   const std::vector<int> hours = starts.Of(trace);
   const size_t runs = policies.size() * hours.size();
   InOrder<Result<RunOutcome>> replayed(runs, WorkerCount(starts.threads, runs), [&](size_t run, int) {
-    return RunOne(trace, hours[run % hours.size()], policies[run / hours.size()], starts.work_h);
+    Result<RunOutcome> r = RunOne(trace, hours[run % hours.size()], policies[run / hours.size()], starts.work_h);
+    if (starts.runs_done != nullptr) ++*starts.runs_done;
+    return r;
   });
   std::vector<PolicyOutcome> out;
   for (size_t p = 0; p < policies.size(); ++p) {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <optional>
 #include <string>
 #include <vector>
@@ -74,6 +75,9 @@ struct StartHours {
   // reaches one (10 s, primal simplex) switches method, so a machine slow
   // enough to reach it can differ in the last digits.
   int threads = 0;
+  // When set, EvaluateStarts adds one for every run it has replayed (for
+  // progress lines; read from any thread).
+  std::atomic<size_t>* runs_done = nullptr;
   std::vector<int> Of(const IntensityTrace& trace) const;
 };
 
