@@ -29,8 +29,8 @@
 #include <string>
 #include <vector>
 
-#include "optimizer/frontier_sweep.h"
 #include "common/in_order.h"
+#include "optimizer/frontier_sweep.h"
 #include "optimizer/node_costs.h"
 #include "perseus/frontier_io.h"
 #include "perseus/gpu_model.h"

@@ -92,16 +92,16 @@ Result<TradeoffCurve> Curve(const std::string& name, const IntensityTrace& trace
   return c;
 }
 
-// Runs replayed so far out of those started, for the progress lines.
+// The runs of the current phase replayed so far, for the progress lines.
 struct RunCount {
   std::atomic<size_t> done{0};
   size_t total = 0;
-  // The phase's detail: "1200 of 2028 runs (every policy from every start hour)".
+  // The phase's detail: "1200 of 2028 runs".
   std::function<std::string()> Detail() {
     return [this] { return std::to_string(done.load()) + " of " + std::to_string(total) + " runs"; };
   }
-  // Starts counting `runs` more.
-  void Add(size_t runs) {
+  // A new phase of `runs` runs.
+  void Start(size_t runs) {
     done = 0;
     total = runs;
   }
@@ -135,7 +135,7 @@ Result<CarbonReport> BuildReport(const CarbonArgs& a, std::string& decisions, Pr
   r.starts.runs_done = &count.done;
   const size_t starts = r.starts.Of(r.trace).size();
   const std::vector<PolicySpec> pipeline_policies = PipelinePolicies(*knobs, a.slowdown_budget);
-  count.Add(pipeline_policies.size() * starts);
+  count.Start(pipeline_policies.size() * starts);
   progress.Phase("replaying the policies from " + std::to_string(starts) + " start hours", count.Detail());
   Result<std::vector<PolicyOutcome>> policies = EvaluateStarts(r.trace, pipeline_policies, r.starts);
   if (!policies.ok()) return policies.status();
@@ -143,7 +143,7 @@ Result<CarbonReport> BuildReport(const CarbonArgs& a, std::string& decisions, Pr
   r.split = SplitSaving(r.policies);
   if (a.deadline_slack > 0) {
     const std::vector<PolicySpec> deadline_policies = DeadlinePolicies(*knobs, a.deadline_slack);
-    count.Add(deadline_policies.size() * starts);
+    count.Start(deadline_policies.size() * starts);
     progress.Phase("replaying deadline mode", count.Detail());
     Result<std::vector<PolicyOutcome>> deadline = EvaluateStarts(r.trace, deadline_policies, r.starts);
     if (!deadline.ok()) return deadline.status();
@@ -158,7 +158,7 @@ Result<CarbonReport> BuildReport(const CarbonArgs& a, std::string& decisions, Pr
     ReplayConfig aware;
     aware.slowdown_budget = a.slowdown_budget;
     KnobSet plk = PowerLimitKnobs(*pl);
-    count.Add(starts);
+    count.Start(starts);
     progress.Phase("replaying the power-limit policy", count.Detail());
     Result<std::vector<PolicyOutcome>> o =
         EvaluateStarts(r.trace, {{"power limit, carbon-aware (data-parallel job)", plk, aware}}, r.starts);
@@ -169,7 +169,7 @@ Result<CarbonReport> BuildReport(const CarbonArgs& a, std::string& decisions, Pr
   }
   StartHours weekly = r.starts;  // the curves' five budgets each: weekly starts keep the run short
   weekly.start_stride_h = std::max(weekly.start_stride_h, 168);
-  count.Add(curves.size() * 5 * weekly.Of(r.trace).size());
+  count.Start(curves.size() * 5 * weekly.Of(r.trace).size());
   progress.Phase("the trade-off curves", count.Detail());
   for (const auto& [name, k] : curves) {
     Result<TradeoffCurve> c = Curve(name, r.trace, k, weekly);

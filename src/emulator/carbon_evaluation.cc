@@ -159,10 +159,7 @@ Result<std::vector<PolicyOutcome>> EvaluateStarts(const IntensityTrace& trace, c
     po.name = policies[p].name;
     for (size_t k = 0; k < hours.size(); ++k) {
       std::optional<Result<RunOutcome>> r = replayed.Take(p * hours.size() + k);
-      if (!r->ok()) {
-        replayed.Stop();
-        return r->status();
-      }
+      if (!r->ok()) return r->status();  // the runner stops the rest as it goes
       po.runs.push_back(**r);
     }
     Summarise(po, starts.work_h);

@@ -24,8 +24,9 @@ control::CarbonState WarmedState(const IntensityTrace& trace, int start_window) 
   const int warm_from = std::max(0, start_window - kWarmupWindows);
   if (warm_from == start_window) return state;
   state.history.assign(trace.carbon_g_per_kwh.begin() + warm_from, trace.carbon_g_per_kwh.begin() + start_window);
-  for (int w = warm_from; w < start_window && !EiaMixAt(trace, w).empty(); ++w) {
+  for (int w = warm_from; w < start_window; ++w) {
     const std::vector<double> mix = EiaMixAt(trace, w);
+    if (mix.empty()) break;  // the trace has no mix
     state.history_mix_mw.insert(state.history_mix_mw.end(), mix.begin(), mix.end());
   }
   state.history_last_hour = trace.WindowStart(start_window - 1) / 3600;
@@ -45,10 +46,10 @@ control::CarbonReading Reading(const IntensityTrace& trace, int w, bool live) {
 // w + shift_h at w).
 IntensityTrace Shifted(const IntensityTrace& trace, int shift_h) {
   IntensityTrace seen = trace;
-  auto from = [&](int w) { return std::clamp(w + shift_h, 0, trace.size() - 1); };
-  for (int w = 0; w < trace.size(); ++w) seen.carbon_g_per_kwh[w] = ValueAt(trace, w + shift_h);
-  for (size_t f = 0; f < trace.generation.size(); ++f) {
-    for (int w = 0; w < trace.size(); ++w) seen.generation[f].mw[w] = trace.generation[f].mw[from(w)];
+  for (int w = 0; w < trace.size(); ++w) {
+    const int from = std::clamp(w + shift_h, 0, trace.size() - 1);
+    seen.carbon_g_per_kwh[w] = trace.carbon_g_per_kwh[from];
+    for (size_t f = 0; f < trace.generation.size(); ++f) seen.generation[f].mw[w] = trace.generation[f].mw[from];
   }
   return seen;
 }

@@ -6,11 +6,11 @@
 #include <memory>
 #include <optional>
 
+#include "common/in_order.h"
 #include "optimizer/critical_path.h"
 #include "optimizer/discretize.h"
 #include "optimizer/dual_certificate.h"
 #include "optimizer/frontier_sweep.h"
-#include "common/in_order.h"
 #include "optimizer/lower_bound.h"
 #include "optimizer/node_costs.h"
 #include "optimizer/sweep_replay.h"
