@@ -194,7 +194,8 @@ def switch_timing(before_s, after, to_mhz):
     durations (medians), when NVML first showed `to_mhz` (the end of the first
     forward after which it read so, or None), when the computations reached
     the new speed (`effective_s`: the start of the first forward closer to the
-    new duration than the old, plus the part of it that ran at the old speed),
+    new duration than the old, or of the one before it when that one is more
+    than 5% of the way, plus the part of it that ran at the old speed),
     forwards in between (neither within 25% of the gap of either duration),
     the measured extra time `late_s` (sum of durations - count * new) and what
     two models predict for it with the NVML latency L: the GPU runs at the old
@@ -215,8 +216,10 @@ def switch_timing(before_s, after, to_mhz):
             break
     if abs(gap) < 0.02 * old:  # the two clocks run this layer at the same speed (capped, or not GPU-bound)
         return out
-    for t, d, _ in after:
+    for i, (t, d, _) in enumerate(after):
         if abs(d - new) < abs(d - old):
+            if i > 0 and (after[i - 1][1] - old) / (new - old) > 0.05:
+                t, d = after[i - 1][0], after[i - 1][1]  # the one before already ran partly at the new speed
             # d = x + (1 - x / old) * new for x seconds at the old clock
             x = min(max((d - new) * old / gap, 0.0), d)
             out["effective_s"] = t + x
@@ -725,6 +728,82 @@ def measure_switch(torch, layer, gpu, from_mhz, to_mhz, before_s=0.3, after_s=0.
     return {"from_mhz": from_mhz, "to_mhz": to_mhz, "lock_call_s": call_s, "before_s": before, "after": after}
 
 
+def busy_switch_timing(forwards, call_start_s, call_end_s, to_mhz):
+    """What one clock change did to forwards that were queued through it.
+
+    forwards: (start, duration) in seconds on the host's clock, in launch
+    order, back to back on the GPU; the lock call ran from call_start_s to
+    call_end_s. Forwards that ended before the call are the old speed's;
+    the rest go to switch_timing with start times relative to the call's
+    start (the one running when the call began has a negative start). Adds
+    whether the GPU computed through the whole call (`busy`: some forward
+    began before the call and the queue reached past its end without a gap)
+    and the call's duration. None when switch_timing has too few forwards."""
+    before = [d for t, d in forwards if t + d <= call_start_s]
+    after = [(t - call_start_s, d, None) for t, d in forwards if t + d > call_start_s]
+    out = switch_timing(before, after, to_mhz)
+    if out is None:
+        return None
+    out["call_s"] = call_end_s - call_start_s
+    covering = [(t, d) for t, d in forwards if t < call_end_s and t + d > call_start_s]
+    out["busy"] = bool(covering) and covering[0][0] <= call_start_s and \
+        all(b[0] - (a[0] + a[1]) < 1e-3 for a, b in zip(covering, covering[1:])) and \
+        covering[-1][0] + covering[-1][1] >= call_end_s
+    return out
+
+
+def measure_switch_busy(torch, layer, gpu, from_mhz, to_mhz, queued_s=0.1, after_s=0.5):
+    """Forwards queued back to back at `from_mhz` without waiting, the clock
+    locked to `to_mhz` while about `queued_s` of them are still queued (so the
+    GPU computes through the whole call, as it does when a rank switches
+    clocks in training), then `after_s` more queued. Every forward's start
+    is put on the host's clock through an event recorded on the idle GPU just
+    before. Returns the inputs of busy_switch_timing."""
+    gpu.lock(from_mhz)
+    a = event(torch)  # one waited-for forward at the old clock sizes the queue
+    y = layer.forward()
+    b = event(torch)
+    torch.cuda.synchronize()
+    del y
+    old_s = max(a.elapsed_time(b) / 1e3, 1e-4)
+    origin = event(torch)
+    origin_host_s = time.perf_counter()
+    records = []
+
+    def queue(count):
+        for _ in range(count):
+            a = event(torch)
+            y = layer.forward()
+            b = event(torch)
+            del y
+            records.append((a, b))
+
+    queue(max(3, math.ceil(queued_s / old_s)))
+    t0 = time.perf_counter()
+    gpu.lock(to_mhz)
+    t1 = time.perf_counter()
+    queue(max(6, math.ceil(after_s / old_s)))
+    torch.cuda.synchronize()
+    forwards = [(origin_host_s + origin.elapsed_time(a) / 1e3, a.elapsed_time(b) / 1e3) for a, b in records]
+    return {"from_mhz": from_mhz, "to_mhz": to_mhz, "lock_call_s": t1 - t0, "call_start_s": t0,
+            "call_end_s": t1, "forwards": forwards}
+
+
+def describe_busy_switch(m):
+    t = m["timing"]
+    head = "%d -> %d MHz, forwards queued through the call: lock call %.1f ms" % (
+        m["from_mhz"], m["to_mhz"], 1e3 * m["lock_call_s"])
+    if t is None:
+        return head + "; too few forwards to tell"
+    line = head + "; forwards %.2f -> %.2f ms" % (1e3 * t["old_s"], 1e3 * t["new_s"])
+    if not t["busy"]:
+        line += "; the GPU was NOT busy through the whole call (the queue ran dry)"
+    if t["effective_s"] is None:
+        return line + "; the two clocks run the layer at the same speed"
+    return line + "; new speed %.1f ms after the call began (%d forward%s in between)" % (
+        1e3 * t["effective_s"], t["between"], "" if t["between"] == 1 else "s")
+
+
 def clock_switches(torch, layer, gpu, rows, log, repeats=2):
     """Step 3: switches down and up between the highest clock the layer
     really ran at (not capped) and the lowest profiled; prints each."""
@@ -740,6 +819,13 @@ def clock_switches(torch, layer, gpu, rows, log, repeats=2):
             m["timing"] = switch_timing(m["before_s"], m["after"], b)
             results.append(m)
             log("  " + describe_switch(m))
+    for _ in range(repeats):
+        for a, b in ((high, low), (low, high)):
+            m = measure_switch_busy(torch, layer, gpu, a, b)
+            m["timing"] = busy_switch_timing(m["forwards"], m["call_start_s"], m["call_end_s"], b)
+            m["queued"] = True
+            results.append(m)
+            log("  " + describe_busy_switch(m))
     return results
 
 
@@ -1059,7 +1145,7 @@ def main(argv=None, torch_module=None):
         report["plans"] = result
 
         log("\n3. clock switches as the computations see them (forwards back to back, each waited for; "
-            "'late' is the time lost or gained against an instant switch)")
+            "'late' is the time lost or gained against an instant switch; then forwards queued through the call)")
         report["switches"] = clock_switches(torch, layer, gpu, rows, log)
 
         log("\n4. online profiling")

@@ -247,6 +247,9 @@ def test_whole_script_on_the_fake_gpu(tmp_path):
     assert "3. clock switches as the computations see them" in out
     assert re.search(r"^  1410 -> 705 MHz: lock call [0-9.]+ ms; NVML shows 705 MHz after [0-9.]+ ms", out, re.M), out
     assert re.search(r"^  705 -> 1410 MHz: lock call", out, re.M), out
+    # On the CPU stand-in work runs as it is queued, so the queue is always dry at the call.
+    assert re.search(r"^  1410 -> 705 MHz, forwards queued through the call: lock call [0-9.]+ ms; forwards "
+                     r"[0-9.]+ -> [0-9.]+ ms; the GPU was NOT busy through the whole call", out, re.M), out
     assert "online profiling comparison: not run (--skip-online)" in out
     report = json.loads(report_path.read_text())
     rows = report["profile"]
@@ -255,7 +258,8 @@ def test_whole_script_on_the_fake_gpu(tmp_path):
     assert rows[0]["forward_w"] == pytest.approx(400, rel=0.1)
     assert rows[1]["forward_w"] == pytest.approx(160, rel=0.1)
     assert report["blocking_power_w"] == pytest.approx(400, rel=0.1)
-    assert len(report["switches"]) == 4 and report["switches"][0]["after"]
+    assert len(report["switches"]) == 8 and report["switches"][0]["after"]
+    assert [bool(m.get("queued")) for m in report["switches"]] == [False] * 4 + [True] * 4
     plans = report["plans"]
     assert plans["all-max"]["switches"] <= 1
     assert plans["no-slowdown"]["energy_j"] > 0
@@ -314,6 +318,42 @@ def test_switch_timing_up_and_instant_and_flat():
     assert line == ("1380 -> 990 MHz: lock call 8.7 ms; NVML shows 990 MHz after 112.7 ms; forwards 10.00 -> 14.00 ms; "
                     "new speed after 105.0 ms (1 forward in between); late -41.8 ms vs models: old clock for "
                     "L = 112.7 ms: -45.1 ms; first computation only: -4.0 ms")
+
+
+def _queued(old_s, new_s, switch_at_s, count=60, start_s=-0.05):
+    """Forwards back to back from start_s on a GPU that changes speed at switch_at_s."""
+    forwards, t = [], start_s
+    for _ in range(count):
+        x = min(max(switch_at_s - t, 0.0), old_s)  # seconds of this forward at the old speed
+        d = x + (1 - x / old_s) * new_s
+        forwards.append((t, d))
+        t += d
+    return forwards
+
+
+def test_busy_switch_timing_places_the_switch_within_the_call():
+    # The call runs from 0 to 9 ms; the GPU changes speed when it returns, in the middle of a forward.
+    forwards = _queued(0.010, 0.014, 0.009)
+    t = gpu_check.busy_switch_timing(forwards, 0.0, 0.009, 990)
+    assert t["busy"] and t["call_s"] == pytest.approx(0.009)
+    assert t["old_s"] == pytest.approx(0.010) and t["new_s"] == pytest.approx(0.014)
+    assert t["effective_s"] == pytest.approx(0.009, abs=1e-9)
+    assert t["nvml_s"] is None and "late_full_s" not in t
+    # At the call's start: the forward running then is the one in between.
+    at_start = gpu_check.busy_switch_timing(_queued(0.010, 0.014, 0.0), 0.0, 0.009, 990)
+    assert at_start["effective_s"] == pytest.approx(0.0, abs=1e-9)
+    line = gpu_check.describe_busy_switch({"from_mhz": 1380, "to_mhz": 990, "lock_call_s": 0.009, "timing": t})
+    assert line == ("1380 -> 990 MHz, forwards queued through the call: lock call 9.0 ms; forwards 10.00 -> 14.00 ms; "
+                    "new speed 9.0 ms after the call began (0 forwards in between)")
+    # A queue that ran dry before the call returned, and one that began after the call started.
+    dry = [(-0.046 + 0.010 * i, 0.010) for i in range(5)] + [(0.012 + 0.014 * i, 0.014) for i in range(40)]
+    assert not gpu_check.busy_switch_timing(dry, 0.0, 0.009, 990)["busy"]
+    late_start = [(0.001 + 0.014 * i, 0.014) for i in range(40)]
+    assert gpu_check.busy_switch_timing([(-0.05, 0.01)] * 3 + late_start, 0.0, 0.009, 990)["busy"] is False
+    assert "NOT busy" in gpu_check.describe_busy_switch(
+        {"from_mhz": 1380, "to_mhz": 990, "lock_call_s": 0.009,
+         "timing": gpu_check.busy_switch_timing(dry, 0.0, 0.009, 990)})
+    assert gpu_check.busy_switch_timing(forwards[:4], 0.0, 0.009, 990) is None
 
 
 @pytest.mark.skipif(not os.environ.get("PERSEUS_CLI"), reason="the perseus binary (PERSEUS_CLI) is not built")
