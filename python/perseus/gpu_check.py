@@ -30,6 +30,7 @@ figures. scripts/gpu_check.sh runs `perseus doctor` first, then this.
 """
 import argparse
 import collections
+import contextlib
 import csv
 import ctypes
 import io
@@ -752,11 +753,12 @@ def busy_switch_timing(forwards, call_start_s, call_end_s, to_mhz):
     return out
 
 
-def measure_switch_busy(torch, layer, gpu, from_mhz, to_mhz, queued_s=0.1, after_s=0.5):
-    """Forwards queued back to back at `from_mhz` without waiting, the clock
-    locked to `to_mhz` while about `queued_s` of them are still queued (so the
+def measure_switch_busy(torch, layer, gpu, from_mhz, to_mhz, queued_s=0.16, after_s=0.5):
+    """Forwards queued back to back at `from_mhz` without waiting (`queued_s`
+    of them), the clock locked to `to_mhz` once about half have run (so the
     GPU computes through the whole call, as it does when a rank switches
-    clocks in training), then `after_s` more queued. Every forward's start
+    clocks in training, and the old speed is seen before it), then `after_s`
+    more queued. Every forward's start
     is put on the host's clock through an event recorded on the idle GPU just
     before. Returns the inputs of busy_switch_timing."""
     gpu.lock(from_mhz)
@@ -778,7 +780,8 @@ def measure_switch_busy(torch, layer, gpu, from_mhz, to_mhz, queued_s=0.1, after
             del y
             records.append((a, b))
 
-    queue(max(3, math.ceil(queued_s / old_s)))
+    queue(max(6, math.ceil(queued_s / old_s)))
+    time.sleep(max(queued_s / 2 - (time.perf_counter() - origin_host_s), 0.0))
     t0 = time.perf_counter()
     gpu.lock(to_mhz)
     t1 = time.perf_counter()
@@ -889,7 +892,7 @@ def online_comparison(args, layer, torch, rows):
             "profiling": {"min_clock_mhz": min(offline_clocks), "max_clocks": args.online_clocks,
                           "window_iterations": window_iterations, "warmup_iterations": 2,
                           "time_budget_s": args.online_timeout_s}}
-    with tempfile.TemporaryDirectory() as tmp:
+    with _online_dir(args.online_dir) as tmp:
         port_file = os.path.join(tmp, "port")
         server = start_server([cli, "serve", "--db", os.path.join(tmp, "p.db"), "--port", "0",
                                "--port-file", port_file, "--log-file", os.path.join(tmp, "log")])
@@ -928,8 +931,10 @@ def online_comparison(args, layer, torch, rows):
             if phase in ("registering", "profiling"):
                 return ["online profiling comparison: incomplete (still %s%s after %.0f s; --online-timeout-s)"
                         % (phase, progress, args.online_timeout_s)]
+            profile_text = ""
             with urllib.request.urlopen("%s/jobs/%s/profile" % (url, job), timeout=10) as reply:
-                online = parse_profile_rows(reply.read().decode())
+                profile_text = reply.read().decode()
+            online = parse_profile_rows(profile_text)
             warnings = opt.take_warnings() if hasattr(opt, "take_warnings") else []
             status = perseus.job_status(url, job)
         except Exception as e:  # noqa: BLE001 - report, do not hide the offline results
@@ -942,7 +947,13 @@ def online_comparison(args, layer, torch, rows):
     header = ["online profiling (perseus serve, a one-stage job, perseus.torch hooks with CUDA events and no "
               "synchronisation per computation; %d-iteration windows): phase %s after %.0f s and %d iterations"
               % (window_iterations, status.get("phase"), time.time() - started, iterations)]
+    if status.get("error"):
+        header.append("  job error: %s" % status["error"])
     header += ["  job warning: %s" % json.dumps(w) for w in status.get("warnings", [])]
+    if args.online_dir:
+        with open(os.path.join(args.online_dir, "profile.csv"), "w") as f:
+            f.write(profile_text)
+        header.append("  the server's log, database and the online profile (profile.csv) are in %s" % args.online_dir)
     diffs = compare_profiles(rows, online)
     lines = header + ["online profiling comparison (online vs offline, same layer; offline interpolated in the "
                       "clock where it did not profile the online clock):",
@@ -958,6 +969,18 @@ def online_comparison(args, layer, torch, rows):
         lines.append("  no clock in common (online clocks: %s)" % sorted({k[2] for k in online}))
     lines += ["  runtime warning: %s" % w for w in warnings]
     return lines
+
+
+@contextlib.contextmanager
+def _online_dir(kept):
+    """The online step's folder (server database, log, port file): `kept`
+    (created if missing, left in place) or a temporary one removed after."""
+    if kept:
+        os.makedirs(kept, exist_ok=True)
+        yield kept
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        yield tmp
 
 
 def _profiling_progress(status):
@@ -1016,6 +1039,12 @@ def parse_args(argv):
     p.add_argument("--online-clocks", type=int, default=12, help="clocks the server profiles online")
     p.add_argument("--online-window-s", type=float, default=1.0, help="about this long per online window")
     p.add_argument("--skip-online", action="store_true")
+    p.add_argument("--online-dir", default="",
+                   help="keep the online step's server log and database, and its profile as profile.csv, here "
+                        "(default: a temporary folder, removed)")
+    p.add_argument("--offline-from", default="",
+                   help="skip steps 1 and 2: take the offline profile from the --json report of an earlier run on "
+                        "this GPU, then time clock switches and profile online")
     p.add_argument("--quick", action="store_true", help="short windows: a smoke test, not figures to quote")
     p.add_argument("--json", default="", help="also write every figure to this file")
     args = p.parse_args(argv)
@@ -1024,6 +1053,30 @@ def parse_args(argv):
         args.warmup_min_s, args.warmup_max_s, args.compare_window_s, args.blocking_s = 4.0, 20.0, 5.0, 2.0
         args.online_timeout_s, args.online_clocks = min(args.online_timeout_s, 120.0), min(args.online_clocks, 4)
     return args
+
+
+def load_offline_report(path, gpu):
+    """The offline rows and blocking power of an earlier `--json` report, which
+    must come from this GPU (same UUID). Errors name the file and the field."""
+    try:
+        with open(path) as f:
+            report = json.load(f)
+    except (OSError, ValueError) as e:
+        raise SystemExit("gpu_check: error: --offline-from %s: %s" % (path, e))
+    uuid = report.get("gpu", {}).get("uuid") if isinstance(report, dict) else None
+    if uuid != gpu.uuid:
+        raise SystemExit("gpu_check: error: --offline-from %s: field gpu.uuid is %s, not this GPU's %s" % (
+            path, uuid, gpu.uuid))
+    rows = report.get("profile")
+    need = ("clock_mhz", "achieved_mhz", "forward_s", "backward_s", "forward_j", "backward_j")
+    if not isinstance(rows, list) or len(rows) < 2 or \
+            not all(isinstance(r, dict) and all(k in r for k in need) for r in rows):
+        raise SystemExit("gpu_check: error: --offline-from %s: field profile: expected two or more offline rows "
+                         "with %s" % (path, ", ".join(need)))
+    blocking_w = report.get("blocking_power_w")
+    if not isinstance(blocking_w, (int, float)):
+        raise SystemExit("gpu_check: error: --offline-from %s: field blocking_power_w: expected a number" % path)
+    return rows, float(blocking_w)
 
 
 def _cuda_device(torch, gpu):
@@ -1090,59 +1143,68 @@ def main(argv=None, torch_module=None):
         log("GPU %d: %s (%s), %d SM clocks %d-%d MHz" % (gpu.index, gpu.name, gpu.uuid, len(gpu.clocks),
                                                          gpu.clocks[-1], gpu.clocks[0]))
         log("layer: %s; forward %.1f ms at %d MHz" % (layer.describe(), forward_s * 1e3, gpu.clocks[0]))
+        report["layer"] = {"describe": layer.describe(), "batch": layer.batch, "forward_s": forward_s}
 
-        log("\n1. offline profile")
-        elapsed, settled_w, spread = warm_up(torch, layer, meter, gpu, args)
-        log("  warm-up: %.0f s at %d MHz, %s at %.1f W (%s)" % (
-            elapsed, gpu.clocks[0], "power settled" if spread <= 0.01 else "power NOT settled", settled_w,
-            "last three windows within %.1f%%" % (100 * spread) if spread != float("inf") else "fewer than 3 windows"))
-        clocks = choose_clocks(gpu.clocks, args.clocks)
-        log("  clocks %s; order %s, then reversed; %g s windows, %g s settling after each change" % (
-            clocks, interleave(clocks), args.window_s, args.settle_s))
-        rows = offline_profile(torch, layer, meter, gpu, args, clocks, log)
-        blocking_w = blocking_power(meter, gpu, torch, args.blocking_s)
-        log("  %-9s %-9s %-14s %-14s %-14s %-14s %-8s %-8s" % ("clock MHz", "achieved", "forward ms", "backward ms",
-                                                               "forward J", "backward J", "fwd W", "f+b W"))
-        for r in rows:
-            log("  %-9d %-9s %-14s %-14s %-14s %-14s %-8.1f %-8.1f" % (
-                r["clock_mhz"], "%d" % round(r["achieved_mhz"]) if r["achieved_mhz"] else "?",
-                "%.3f±%.3f" % (1e3 * r["forward_s"], 1e3 * r["forward_s_pm"]),
-                "%.3f±%.3f" % (1e3 * r["backward_s"], 1e3 * r["backward_s_pm"]),
-                "%.4f±%.4f" % (r["forward_j"], r["forward_j_pm"]), "%.4f±%.4f" % (r["backward_j"], r["backward_j_pm"]),
-                r["forward_w"], r["both_w"]))
-        log("  (± is half the difference between the two passes; energies per layer computation)")
-        log("  blocking power (idle at %d MHz, %.1f s): %.1f W" % (gpu.clocks[0], args.blocking_s, blocking_w))
-        for r in rows:
-            if r["achieved_mhz"] and round(r["achieved_mhz"]) != r["clock_mhz"]:
-                log("  warning: locked %d MHz but the GPU ran at %d MHz (capped: NVIDIA open-gpu-kernel-modules "
-                    "#1314, or a power/thermal limit)" % (r["clock_mhz"], round(r["achieved_mhz"])))
-        if any(r["backward_j"] <= 0 for r in rows):
-            log("  warning: a backward energy came out <= 0: the windows are too short or the power unstable")
+        if args.offline_from:
+            rows, blocking_w = load_offline_report(args.offline_from, gpu)
+            log("\n1-2. skipped: the offline profile (%d clocks) comes from %s" % (len(rows), args.offline_from))
+            report.update({"profile": rows, "blocking_power_w": blocking_w, "offline_from": args.offline_from})
+        else:
+            log("\n1. offline profile")
+            elapsed, settled_w, spread = warm_up(torch, layer, meter, gpu, args)
+            log("  warm-up: %.0f s at %d MHz, %s at %.1f W (%s)" % (
+                elapsed, gpu.clocks[0], "power settled" if spread <= 0.01 else "power NOT settled", settled_w,
+                "last three windows within %.1f%%" % (100 * spread) if spread != float("inf")
+                else "fewer than 3 windows"))
+            clocks = choose_clocks(gpu.clocks, args.clocks)
+            log("  clocks %s; order %s, then reversed; %g s windows, %g s settling after each change" % (
+                clocks, interleave(clocks), args.window_s, args.settle_s))
+            rows = offline_profile(torch, layer, meter, gpu, args, clocks, log)
+            blocking_w = blocking_power(meter, gpu, torch, args.blocking_s)
+            log("  %-9s %-9s %-14s %-14s %-14s %-14s %-8s %-8s" % ("clock MHz", "achieved", "forward ms", "backward ms",
+                                                                   "forward J", "backward J", "fwd W", "f+b W"))
             for r in rows:
-                r["backward_j"] = max(r["backward_j"], 1e-6)
-        report.update({"profile": rows, "blocking_power_w": blocking_w, "warmup_s": elapsed})
+                log("  %-9d %-9s %-14s %-14s %-14s %-14s %-8.1f %-8.1f" % (
+                    r["clock_mhz"], "%d" % round(r["achieved_mhz"]) if r["achieved_mhz"] else "?",
+                    "%.3f±%.3f" % (1e3 * r["forward_s"], 1e3 * r["forward_s_pm"]),
+                    "%.3f±%.3f" % (1e3 * r["backward_s"], 1e3 * r["backward_s_pm"]),
+                    "%.4f±%.4f" % (r["forward_j"], r["forward_j_pm"]),
+                    "%.4f±%.4f" % (r["backward_j"], r["backward_j_pm"]),
+                    r["forward_w"], r["both_w"]))
+            log("  (± is half the difference between the two passes; energies per layer computation)")
+            log("  blocking power (idle at %d MHz, %.1f s): %.1f W" % (gpu.clocks[0], args.blocking_s, blocking_w))
+            for r in rows:
+                if r["achieved_mhz"] and round(r["achieved_mhz"]) != r["clock_mhz"]:
+                    log("  warning: locked %d MHz but the GPU ran at %d MHz (capped: NVIDIA open-gpu-kernel-modules "
+                        "#1314, or a power/thermal limit)" % (r["clock_mhz"], round(r["achieved_mhz"])))
+            if any(r["backward_j"] <= 0 for r in rows):
+                log("  warning: a backward energy came out <= 0: the windows are too short or the power unstable")
+                for r in rows:
+                    r["backward_j"] = max(r["backward_j"], 1e-6)
+            report.update({"profile": rows, "blocking_power_w": blocking_w, "warmup_s": elapsed})
 
-        log("\n2. no-slowdown plan vs all-max")
-        stage_layers, nplans, result = compare_plans(torch, layer, meter, gpu, args, rows, blocking_w, log)
-        gpu.unlock()
-        log("  %d-stage 1F1B pipeline of %s layers, %d microbatches, emulated on this GPU (every computation runs "
-            "at its plan's clock, stage after stage; pipeline time replayed from the measured durations; a waiting "
-            "stage draws the blocking power); frontier of %d plan%s; 4 windows of %g s (ABBA)" % (
-                len(stage_layers), args.stage_layers, args.microbatches, nplans, "" if nplans == 1 else "s",
-                args.compare_window_s))
-        log("  %-12s %-20s %-20s %-10s %-10s" % ("", "predicted s / J", "measured s / J", "switches", "bubbles ms"))
-        for name in ("all-max", "no-slowdown"):
-            r = result[name]
-            log("  %-12s %-20s %-20s %-10.1f %-10.2f" % (
-                name, "%.4f / %.1f" % (r["predicted_time_s"], r["predicted_energy_j"]),
-                "%.4f / %.1f" % (r["time_s"], r["energy_j"]), r["switches"], 1e3 * r["bubbles_s"]))
-        a, b = result["all-max"], result["no-slowdown"]
-        log("  savings: predicted %.2f%%, measured %.2f%%; slowdown: predicted %.2f%%, measured %.2f%%" % (
-            100 * (1 - b["predicted_energy_j"] / a["predicted_energy_j"]), 100 * (1 - b["energy_j"] / a["energy_j"]),
-            100 * (b["predicted_time_s"] / a["predicted_time_s"] - 1), 100 * (b["time_s"] / a["time_s"] - 1)))
-        log("  (measured energy leaves out the emulation's bubbles at the blocking power; with them: savings "
-            "%.2f%%)" % (100 * (1 - b["energy_with_bubbles_j"] / a["energy_with_bubbles_j"])))
-        report["plans"] = result
+            log("\n2. no-slowdown plan vs all-max")
+            stage_layers, nplans, result = compare_plans(torch, layer, meter, gpu, args, rows, blocking_w, log)
+            gpu.unlock()
+            log("  %d-stage 1F1B pipeline of %s layers, %d microbatches, emulated on this GPU (every computation runs "
+                "at its plan's clock, stage after stage; pipeline time replayed from the measured durations; a waiting "
+                "stage draws the blocking power); frontier of %d plan%s; 4 windows of %g s (ABBA)" % (
+                    len(stage_layers), args.stage_layers, args.microbatches, nplans, "" if nplans == 1 else "s",
+                    args.compare_window_s))
+            log("  %-12s %-20s %-20s %-10s %-10s" % ("", "predicted s / J", "measured s / J", "switches", "bubbles ms"))
+            for name in ("all-max", "no-slowdown"):
+                r = result[name]
+                log("  %-12s %-20s %-20s %-10.1f %-10.2f" % (
+                    name, "%.4f / %.1f" % (r["predicted_time_s"], r["predicted_energy_j"]),
+                    "%.4f / %.1f" % (r["time_s"], r["energy_j"]), r["switches"], 1e3 * r["bubbles_s"]))
+            a, b = result["all-max"], result["no-slowdown"]
+            log("  savings: predicted %.2f%%, measured %.2f%%; slowdown: predicted %.2f%%, measured %.2f%%" % (
+                100 * (1 - b["predicted_energy_j"] / a["predicted_energy_j"]),
+                100 * (1 - b["energy_j"] / a["energy_j"]),
+                100 * (b["predicted_time_s"] / a["predicted_time_s"] - 1), 100 * (b["time_s"] / a["time_s"] - 1)))
+            log("  (measured energy leaves out the emulation's bubbles at the blocking power; with them: savings "
+                "%.2f%%)" % (100 * (1 - b["energy_with_bubbles_j"] / a["energy_with_bubbles_j"])))
+            report["plans"] = result
 
         log("\n3. clock switches as the computations see them (forwards back to back, each waited for; "
             "'late' is the time lost or gained against an instant switch; then forwards queued through the call)")

@@ -212,12 +212,24 @@ TINY = ["--d-model", "32", "--nhead", "4", "--ffn", "64", "--seq", "16", "--max-
 @pytest.mark.skipif(not os.path.exists(FAKE_NVML) or not os.environ.get("PERSEUS_CLI"),
                     reason="the fake libnvidia-ml or the perseus binary (PERSEUS_CLI) is not built")
 def test_whole_script_with_the_online_step_on_the_fake_gpu(tmp_path):
-    r = _run_on_cpu("--nvml-library", FAKE_NVML, *TINY, "--clocks", "3", "--online-window-s", "0.05",
-                    "--online-timeout-s", "90", "--online-clocks", "4",
-                    env={"FAKE_NVML_ENERGY_PERIOD_MS": "20", "FAKE_NVML_STATE": str(tmp_path / "state"),
-                         "FAKE_NVML_LOCK_CALL_MS": "30", "FAKE_NVML_CLOCK_LATENCY_MS": "60"})
+    # The offline steps first, then the online step alone with --offline-from their report.
+    env = {"FAKE_NVML_ENERGY_PERIOD_MS": "20", "FAKE_NVML_STATE": str(tmp_path / "state"),
+           "FAKE_NVML_LOCK_CALL_MS": "30", "FAKE_NVML_CLOCK_LATENCY_MS": "60"}
+    offline = _run_on_cpu("--nvml-library", FAKE_NVML, *TINY, "--clocks", "3", "--skip-online",
+                          "--json", str(tmp_path / "offline.json"), env=env)
+    assert offline.returncode == 0, offline.stdout + offline.stderr
+    kept = tmp_path / "online"
+    r = _run_on_cpu("--nvml-library", FAKE_NVML, *TINY, "--online-window-s", "0.05",
+                    "--online-timeout-s", "90", "--online-clocks", "4", "--offline-from",
+                    str(tmp_path / "offline.json"), "--online-dir", str(kept), env=env)
     out = r.stdout
     assert r.returncode == 0, out + r.stderr
+    assert "1-2. skipped: the offline profile (3 clocks) comes from %s" % (tmp_path / "offline.json") in out
+    assert "1. offline profile" not in out and "2. no-slowdown plan" not in out
+    assert "3. clock switches as the computations see them" in out
+    assert "the server's log, database and the online profile (profile.csv) are in %s" % kept in out
+    assert (kept / "profile.csv").read_text().startswith("stage,instruction,frequency,time,energy")
+    assert '"optimization_done"' in (kept / "log").read_text()
     assert "online profiling (perseus serve, a one-stage job, perseus.torch hooks" in out
     # The rank client measured the fake GPU's 30 ms lock calls (the switch latency: the fake's clock then
     # shows 60 ms later, which is NVML's lag, not the switch's) and the server warned.
@@ -274,6 +286,30 @@ def test_refused_clock_control_is_an_error():
     assert r.returncode == 1, r.stdout + err
     assert "gpu_check: error: cannot lock the SM clock: nvmlDeviceSetGpuLockedClocks(1410): Insufficient " \
            "Permissions (NVML error 4); run as root, or pass --daemon SOCKET of a running perseusd" in err
+
+
+def test_offline_from_refuses_another_gpu_and_a_broken_report(tmp_path):
+    gpu = types.SimpleNamespace(uuid="GPU-1")
+    row = {"clock_mhz": 1410, "achieved_mhz": 1410, "forward_s": 0.01, "backward_s": 0.02, "forward_j": 1.0,
+           "backward_j": 2.0}
+    good = {"gpu": {"uuid": "GPU-1"}, "profile": [row, dict(row, clock_mhz=705)], "blocking_power_w": 90}
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(good))
+    rows, blocking_w = gpu_check.load_offline_report(str(path), gpu)
+    assert [r["clock_mhz"] for r in rows] == [1410, 705] and blocking_w == 90.0
+    cases = [({**good, "gpu": {"uuid": "GPU-2"}}, "field gpu.uuid is GPU-2, not this GPU's GPU-1"),
+             ({**good, "profile": [row]}, "field profile: expected two or more offline rows"),
+             ({**good, "profile": [row, {"clock_mhz": 705}]}, "field profile: expected two or more offline rows"),
+             ({**good, "blocking_power_w": "90"}, "field blocking_power_w: expected a number")]
+    for report, message in cases:
+        path.write_text(json.dumps(report))
+        with pytest.raises(SystemExit, match=re.escape("--offline-from %s: %s" % (path, message))):
+            gpu_check.load_offline_report(str(path), gpu)
+    path.write_text("{not json")
+    with pytest.raises(SystemExit, match=re.escape("--offline-from %s: " % path)):
+        gpu_check.load_offline_report(str(path), gpu)
+    with pytest.raises(SystemExit, match="No such file"):
+        gpu_check.load_offline_report(str(tmp_path / "missing.json"), gpu)
 
 
 def _switch(old_s, new_s, latency_s, nvml_s, count=60, gap_s=50e-6):
