@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cmath>
 #include <mutex>
+#include <optional>
 
 #include "common/strings.h"
 #include "control/clock_change_limit.h"
@@ -53,14 +54,25 @@ profiling::PlausibilityLimits PlausibilityLimitsFor(const std::vector<const Rank
   return limits;
 }
 
+// A GPU's blocking power (waiting at the highest clock) as a share of its
+// busiest power, when nothing better is known: an H200 idled at 118-134 W
+// against 695 W busy (17-19%, docs/real_gpu.md), the Perseus paper's A100
+// GPT-3 profile has 83.64 W against 300-400 W (21-28%).
+constexpr double kAssumedBlockingShare = 0.2;
+
 // Powers are reported as of the last window: the GPU is as warm as it will
 // be while the plans run. The blocking power is what window totals pin down
 // least (every busy power moves with it), so a known value anchors the fit:
 // the job's declared blocking power (tight), else the published one of the
-// stage's GPU model.
+// stage's GPU model, else (`*assumed_blocking` set) a loose kAssumedBlockingShare
+// of the busiest window's power, which only matters where the windows cannot
+// tell the blocking power: a stage that never waits, as in a one-stage job,
+// where on an H200 the fit otherwise took -53 kW to absorb noise.
 profiling::EstimatorOptions EstimatorOptionsFor(const JobSpec& spec, const std::vector<const RankInfo*>& stage_ranks,
-                                                const std::vector<profiling::WindowObservation>& observations) {
+                                                const std::vector<profiling::WindowObservation>& observations,
+                                                bool* assumed_blocking) {
   profiling::EstimatorOptions e;
+  *assumed_blocking = false;
   if (spec.profiling.thermal_time_constant_s > 0) e.drift_time_constant_s = spec.profiling.thermal_time_constant_s;
   e.equal_power_split = spec.profiling.single_clock_windows;
   if (spec.blocking_power_w) {
@@ -69,11 +81,42 @@ profiling::EstimatorOptions EstimatorOptionsFor(const JobSpec& spec, const std::
   } else if (std::optional<double> published = PublishedBlockingPowerW(stage_ranks)) {
     e.blocking_power_prior_w = *published;
     e.blocking_power_prior_sd_w = 10;
+  } else {
+    double busiest_w = 0;
+    for (const profiling::WindowObservation& w : observations) {
+      if (w.cycle_time_s > 0) busiest_w = std::max(busiest_w, w.energy_j / w.cycle_time_s);
+    }
+    if (busiest_w > 0) {
+      e.blocking_power_prior_w = kAssumedBlockingShare * busiest_w;
+      e.blocking_power_prior_sd_w = 0.5 * *e.blocking_power_prior_w;
+      *assumed_blocking = true;
+    }
   }
   for (const profiling::WindowObservation& w : observations) {
     e.reference_time_s = std::max(e.reference_time_s.value_or(w.mid_time_s), w.mid_time_s);
   }
   return e;
+}
+
+// The warning for a stage whose blocking power was assumed and that its
+// windows did not pin down (the fit's uncertainty is over half the assumption's).
+std::optional<JobWarning> AssumedBlockingWarning(int stage, const profiling::StageEstimate& e,
+                                                 const profiling::EstimatorOptions& options,
+                                                 const std::vector<profiling::WindowObservation>& observations) {
+  if (e.blocking_power_se_w <= 0.5 * options.blocking_power_prior_sd_w) return std::nullopt;
+  double cycle_s = 0, waiting_s = 0;
+  for (const profiling::WindowObservation& w : observations) {
+    cycle_s += w.cycle_time_s;
+    waiting_s += std::max(w.cycle_time_s - w.forward_time_s - w.backward_time_s, 0.0);
+  }
+  return JobWarning{"blocking_power_assumed",
+                    Format("stage %d's windows cannot tell its blocking power (its GPUs waited %.2f%% of the "
+                           "time): assumed %.0f W ± %.0f W, a fifth of its busiest window's power, since perseus "
+                           "does not know its GPU model; declare blocking_power_w in the job spec (the GPU's power "
+                           "while idle at its highest clock) if the plans' waiting matters",
+                           stage, cycle_s > 0 ? 100 * waiting_s / cycle_s : 0.0, e.blocking_power_w,
+                           e.blocking_power_se_w),
+                    stage, -1};
 }
 
 // Checks one rank's report against the window it claims and its stage's clocks.
@@ -176,14 +219,20 @@ Status JobService::FinishProfilingRound(Job& job, ControlState* state, StoreWrit
   std::vector<std::vector<const RankInfo*>> by_stage = job.RanksByStage();
   std::vector<profiling::StageEstimate> estimates;
   std::vector<std::vector<int>> repeat(job.spec.pp);
+  std::vector<JobWarning> assumed_blocking;
   for (int s = 0; s < job.spec.pp; ++s) {
     const std::vector<profiling::WindowObservation> observations =
         StageObservations(state->profiling, s, by_stage[s], job.window_reports);
-    Result<profiling::StageEstimate> e =
-        profiling::EstimateStage(state->profiling.clocks_mhz[s], observations,
-                                 EstimatorOptionsFor(job.spec, by_stage[s], observations));
+    bool assumed = false;
+    const profiling::EstimatorOptions options = EstimatorOptionsFor(job.spec, by_stage[s], observations, &assumed);
+    Result<profiling::StageEstimate> e = profiling::EstimateStage(state->profiling.clocks_mhz[s], observations, options);
     if (!e.ok()) return e.status().WithContext("stage " + std::to_string(s));
     repeat[s] = profiling::ClockIndicesAboveTarget(*e, o.target_relative_error);
+    if (assumed) {
+      if (std::optional<JobWarning> w = AssumedBlockingWarning(s, *e, options, observations)) {
+        assumed_blocking.push_back(std::move(*w));
+      }
+    }
     estimates.push_back(std::move(*e));
   }
   // Appends repeat windows for clocks above the target while rounds and time remain.
@@ -198,7 +247,10 @@ Status JobService::FinishProfilingRound(Job& job, ControlState* state, StoreWrit
     for (profiling::ProfileIssue& issue : profiling::CheckStage(s, estimates[s], limits)) {
       state->AddWarning({issue.code, issue.message, s, -1});
     }
+    // Warned about above when implausible; a power outside the limits (a negative one) would fail the optimisation.
+    estimates[s].blocking_power_w = std::clamp(estimates[s].blocking_power_w, limits.min_power_w, limits.max_power_w);
   }
+  for (JobWarning& w : assumed_blocking) state->AddWarning(std::move(w));
   Result<Profile> profile = ProfileFromEstimates(estimates, job.spec.schedule.chunks, max_power_w);
   if (!profile.ok()) return profile.status();
   state->blocking_power_w = job.spec.blocking_power_w.value_or(MedianBlockingPowerW(estimates));
