@@ -227,11 +227,13 @@ Status JobService::CommitState(Job& job, const ControlState& state, StoreWrite w
 }
 
 Result<Registered> JobService::RegisterJob(const JobSpec& spec) {
+  std::unique_ptr<carbon::IntensitySource> carbon_source;
   if (spec.carbon && spec.carbon->source == "trace") {
-    // Checked here, not in ParseJobSpec, so a restarted server still loads
-    // the job when the file has gone (its decisions then report the error).
-    Result<carbon::IntensityTrace> trace = carbon::LoadTraceFile(spec.carbon->trace_path);
-    if (!trace.ok()) return FieldError("carbon.trace_path", trace.status().message());
+    // Read here, not in ParseJobSpec, so a restarted server still loads the
+    // job when the file has gone (its decisions then report the error).
+    Result<std::unique_ptr<carbon::IntensitySource>> made = MakeCarbonSource(spec);
+    if (!made.ok()) return FieldError("carbon.trace_path", made.status().message());
+    carbon_source = std::move(*made);
   }
   std::optional<PowerCapSchedule> caps;
   if (!spec.power_cap_schedule.empty()) {  // read at registration; a restart reads it again (LoadJob)
@@ -240,12 +242,13 @@ Result<Registered> JobService::RegisterJob(const JobSpec& spec) {
     caps = std::move(*schedule);
   }
   Result<std::pair<std::shared_ptr<Job>, bool>> registered =
-      jobs_.Register(spec, [&] { return NewJob(spec, std::move(caps)); });
+      jobs_.Register(spec, [&] { return NewJob(spec, std::move(caps), std::move(carbon_source)); });
   if (!registered.ok()) return registered.status();
   return Registered{registered->second};
 }
 
-Result<std::shared_ptr<Job>> JobService::NewJob(const JobSpec& spec, std::optional<PowerCapSchedule> cap_schedule) {
+Result<std::shared_ptr<Job>> JobService::NewJob(const JobSpec& spec, std::optional<PowerCapSchedule> cap_schedule,
+                                                std::unique_ptr<carbon::IntensitySource> carbon_source) {
   auto job = std::make_shared<Job>();
   job->last_activity_unix_s = Now();
   job->spec = spec;
@@ -256,6 +259,7 @@ Result<std::shared_ptr<Job>> JobService::NewJob(const JobSpec& spec, std::option
   job->stage_ranks.resize(spec.pp);
   job->windows.resize(spec.dp);
   job->cap_schedule = std::move(cap_schedule);
+  job->carbon_source = std::move(carbon_source);  // no lock needed: nobody else sees the job yet
   StoreWrite write;
   write.job_id = spec.id;
   write.spec_json = JobSpecToJson(spec).dump();

@@ -184,9 +184,11 @@ class JobService {
   };
   Result<LockedRank> LockRank(const std::string& job_id, int rank);
   Status LoadJob(StoredJob stored);
-  // A new job of `spec` (with its power-cap schedule, read), stored
-  // (RegisterJob's step under the registry's lock).
-  Result<std::shared_ptr<Job>> NewJob(const JobSpec& spec, std::optional<PowerCapSchedule> cap_schedule);
+  // A new job of `spec` (with its power-cap schedule and its carbon source,
+  // when registration made them), stored (RegisterJob's step under the
+  // registry's lock).
+  Result<std::shared_ptr<Job>> NewJob(const JobSpec& spec, std::optional<PowerCapSchedule> cap_schedule,
+                                      std::unique_ptr<carbon::IntensitySource> carbon_source);
   void Quarantine(const std::string& job_id, const std::string& why);
   // REQUIRES: job.mu held. Stores `state` (and `write`) and, once stored, makes it the job's.
   Status CommitState(Job& job, const ControlState& state, StoreWrite write);
@@ -226,6 +228,12 @@ class JobService {
   // job.mu (it may wait on the network), then decides holding it.
   // REQUIRES: job.mu not held (takes job.carbon_source_mu).
   Result<carbon::IntensityReading> ReadIntensity(Job& job, int64_t now_unix_s);
+  // The intensity source of a job with a carbon config; its notes (a trace's
+  // interpolated cells, a fuel mix not used) are logged as carbon_source. A
+  // trace file is read here: at registration (RegisterJob hands the source to
+  // the new job, so the file is read once) or, after a restart, at the job's
+  // first decision. Only a trace can fail (the file's error, unprefixed).
+  Result<std::unique_ptr<carbon::IntensitySource>> MakeCarbonSource(const JobSpec& spec);
   // REQUIRES: job.mu held. Ok if the job has a carbon config, is running and
   // (unless forced) its window has passed.
   Status CarbonDecisionDue(const Job& job, int64_t now_unix_s, bool forced) const;

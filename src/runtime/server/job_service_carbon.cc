@@ -21,7 +21,7 @@ Result<std::unique_ptr<carbon::IntensitySource>> MakeSource(const CarbonConfig& 
   if (c.source == "fixed") return std::unique_ptr<carbon::IntensitySource>(new carbon::FixedIntensitySource(c.value_g_per_kwh));
   if (c.source == "trace") {
     Result<carbon::IntensityTrace> trace = carbon::LoadTraceFile(c.trace_path);
-    if (!trace.ok()) return trace.status().WithContext("carbon.trace_path");
+    if (!trace.ok()) return trace.status();
     for (const std::string& note : trace->notes) log(note);  // interpolated cells, a fuel mix not used
     return std::unique_ptr<carbon::IntensitySource>(new carbon::TraceIntensitySource(std::move(*trace)));
   }
@@ -34,6 +34,13 @@ Result<std::unique_ptr<carbon::IntensitySource>> MakeSource(const CarbonConfig& 
 
 }  // namespace
 
+Result<std::unique_ptr<carbon::IntensitySource>> JobService::MakeCarbonSource(const JobSpec& spec) {
+  const std::string job_id = spec.id;
+  return MakeSource(*spec.carbon, [this, job_id](const std::string& line) {
+    Log("carbon_source", {{"job", job_id}, {"message", line}});
+  });
+}
+
 int64_t JobService::Now() const {
   if (carbon_.clock) return carbon_.clock();
   return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
@@ -43,11 +50,9 @@ int64_t JobService::Now() const {
 Result<carbon::IntensityReading> JobService::ReadIntensity(Job& job, int64_t now) {
   // job.spec never changes after the job is created, so no job lock is needed.
   std::lock_guard<std::mutex> lock(job.carbon_source_mu);
-  if (!job.carbon_source) {
-    const std::string job_id = job.spec.id;
-    Result<std::unique_ptr<carbon::IntensitySource>> source = MakeSource(
-        *job.spec.carbon, [this, job_id](const std::string& line) { Log("carbon_source", {{"job", job_id}, {"message", line}}); });
-    if (!source.ok()) return source.status();
+  if (!job.carbon_source) {  // a job loaded after a restart
+    Result<std::unique_ptr<carbon::IntensitySource>> source = MakeCarbonSource(job.spec);
+    if (!source.ok()) return source.status().WithContext("carbon.trace_path");  // only a trace fails
     job.carbon_source = std::move(*source);
   }
   return job.carbon_source->Current(now);
