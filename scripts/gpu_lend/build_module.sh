@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# On the GPU machine, from the repository's root: builds the perseus Python module for its
+# python3 (or $PY) from the kit scripts/gpu_lend/prepare.sh made. The package lands in
+# PREFIX/python/perseus (use PYTHONPATH=PREFIX/python) and the kit's shared libraries that
+# machine lacks in PREFIX/lib (use LD_LIBRARY_PATH=PREFIX/lib).
+#
+#   scripts/gpu_lend/build_module.sh [KIT_DIR (.devkit)] [PREFIX (/tmp/perseus-kit)]
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+kit=${1:-.devkit}
+prefix=${2:-/tmp/perseus-kit}
+py=${PY:-python3}
+[[ -f $kit/link.txt ]] || { echo "build_module.sh: no kit in $kit (scripts/gpu_lend/prepare.sh makes one)" >&2; exit 1; }
+rm -rf "$prefix"
+mkdir -p "$prefix/lib" "$prefix/python/perseus" "$prefix/obj"
+for f in "$kit"/lib/*; do
+  so=$(basename "$f")
+  ldconfig -p 2>/dev/null | grep -q "^[[:space:]]*$so " || cp "$f" "$prefix/lib/"
+done
+echo "build_module.sh: the kit's libraries this machine lacks: $(ls "$prefix/lib" | tr '\n' ' ')"
+pyinc=$($py -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
+ext=$($py -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
+cp python/perseus/*.py python/perseus/*.pyi python/perseus/py.typed "$prefix/python/perseus/"
+compile() {  # $1: the pybind11 include directory
+  local pids=() failed=0 f p
+  for f in bindings bind_client bind_optimizer; do
+    g++ -std=c++20 -O2 -DNDEBUG -fPIC -fvisibility=hidden -DPYBIND11_INTERNALS_KIND='"_perseus"' \
+      -Iinclude -Isrc -I"$kit/generated" -isystem "$1" -isystem "$kit/include" -isystem "$pyinc" \
+      -c "python/$f.cc" -o "$prefix/obj/$f.o" &
+    pids+=($!)
+  done
+  for p in "${pids[@]}"; do wait "$p" || failed=1; done
+  return $failed
+}
+pybind11_dir=$($py -c 'import pybind11; print(pybind11.get_include())' 2>/dev/null || true)
+echo "build_module.sh: Python headers $pyinc, pybind11 ${pybind11_dir:-not installed}, g++ $(g++ -dumpfullversion)"
+if [[ -z $pybind11_dir ]] || ! compile "$pybind11_dir"; then
+  echo "build_module.sh: compiling with the kit's pybind11 headers instead"
+  compile "$kit/pybind11_headers" || { echo "build_module.sh: compiling the module failed" >&2; exit 1; }
+fi
+libs=()
+while read -r l; do
+  case $l in -l*) libs+=("$l") ;; *) libs+=("$kit/$l") ;; esac
+done <"$kit/link.txt"
+g++ -shared -o "$prefix/python/perseus/_perseus$ext" "$prefix"/obj/*.o \
+  -Wl,--version-script=python/module.map -Wl,--exclude-libs,ALL -Wl,-Bsymbolic "${libs[@]}" ||
+  { echo "build_module.sh: linking the module failed" >&2; exit 1; }
+echo "build_module.sh: built $prefix/python/perseus/_perseus$ext"

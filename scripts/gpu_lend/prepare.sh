@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Packs, from a finished build, what building the perseus Python module needs on a GPU machine
+# that has a C++ compiler and a Python with PyTorch but neither network access nor perseus's
+# build dependencies (a lent or air-gapped node): the perseus binary, the module's static
+# libraries in link order (position-independent, no LTO, so another g++ links them), the shared
+# libraries the module and the binary need, and the third-party headers the module's sources
+# include. Copy the repository with the kit inside it to that machine, then run there, from the
+# repository's root, scripts/gpu_lend/build_module.sh and scripts/gpu_lend/check.sh.
+#
+#   scripts/gpu_lend/prepare.sh [BUILD_DIR (build/ci)] [KIT_DIR (.devkit)]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+build=${1:-build/ci}
+kit=${2:-.devkit}
+ninja_file=$build/build.ninja
+if [[ ! -f $ninja_file || ! -x $build/src/cli/perseus ]]; then
+  echo "prepare.sh: no finished build in $build (cmake --preset ci && cmake --build build/ci)" >&2
+  exit 1
+fi
+links=$(awk '/^build python\/perseus\/_perseus/ {f = 1} f && /LINK_LIBRARIES/ {print; exit}' "$ninja_file" |
+  sed 's/^ *LINK_LIBRARIES = //')
+if [[ -z $links ]]; then
+  echo "prepare.sh: $ninja_file has no link line for the Python module (PERSEUS_BUILD_PYTHON=OFF?)" >&2
+  exit 1
+fi
+rm -rf "$kit"
+mkdir -p "$kit/a" "$kit/lib" "$kit/include" "$kit/pybind11_headers" "$kit/generated"
+cp "$build/src/cli/perseus" "$kit/"
+cp -r "$build/generated/perseus" "$kit/generated/"
+
+keep_shared() {  # copies a shared library under its soname; prints that name
+  local real soname
+  real=$(readlink -f "$1")
+  soname=$(objdump -p "$real" | awk '/SONAME/ {print $2}')
+  cp "$real" "$kit/lib/${soname:-$(basename "$real")}"
+  echo "${soname:-$(basename "$real")}"
+}
+: >"$kit/link.txt"  # the module's libraries in link order, relative to the kit
+for l in $links; do
+  case $l in
+    -l*) echo "$l" >>"$kit/link.txt" ;;
+    *.a)
+      f=$l
+      [[ $f == /* ]] || f=$build/$f
+      cp "$f" "$kit/a/"
+      echo "a/$(basename "$f")" >>"$kit/link.txt"
+      ;;
+    *.so*) echo "lib/$(keep_shared "$l")" >>"$kit/link.txt" ;;
+    *) echo "prepare.sh: unexpected entry in the module's link line: $l" >&2; exit 1 ;;
+  esac
+done
+# What the binary and those libraries load at run time, except the C and C++ runtimes, which the
+# GPU machine has (newer ones serve older binaries).
+for so in $(ldd "$build/src/cli/perseus" "$kit"/lib/* | awk '/=>/ {print $3}' | sort -u); do
+  case $(basename "$so") in
+    libc.so* | libm.so* | libstdc++.so* | libgcc_s.so* | ld-linux* | libpthread.so* | libdl.so* | librt.so*) ;;
+    *) keep_shared "$so" >/dev/null ;;
+  esac
+done
+cp -r /usr/include/nlohmann "$kit/include/"
+# The pybind11 headers this build used: only where that machine's pybind11 is missing or fails.
+pybind11_dir=$(sed -n 's/^pybind11_INCLUDE_DIRS:INTERNAL=\([^;]*\).*/\1/p' "$build/CMakeCache.txt")
+if [[ ! -d $pybind11_dir/pybind11 ]]; then
+  echo "prepare.sh: $build/CMakeCache.txt names no pybind11 headers (pybind11_INCLUDE_DIRS)" >&2
+  exit 1
+fi
+cp -r "$pybind11_dir/pybind11" "$kit/pybind11_headers/"
+echo "prepare.sh: kit in $kit ($(du -sh "$kit" | cut -f1)): $(wc -l <"$kit/link.txt") libraries to link"
