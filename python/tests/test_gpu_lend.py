@@ -66,3 +66,13 @@ def test_build_module_refuses_a_missing_kit(tmp_path):
     r = _run(["bash", os.path.join(SCRIPTS, "build_module.sh"), str(tmp_path / "kit"), str(tmp_path / "p")])
     assert r.returncode == 1
     assert "no kit in %s (scripts/gpu_lend/prepare.sh makes one)" % (tmp_path / "kit") in r.stderr
+
+
+def test_check_refuses_a_module_not_built(tmp_path):
+    (tmp_path / "kit").mkdir()
+    r = _run(["bash", os.path.join(SCRIPTS, "check.sh"), str(tmp_path / "kit"), str(tmp_path / "p"),
+              str(tmp_path / "out")])
+    assert r.returncode == 1
+    assert r.stderr.strip() == ("check.sh: no kit in {0}/kit or no module built in {0}/p (run "
+                                "scripts/gpu_lend/build_module.sh {0}/kit {0}/p)".format(tmp_path))
+    assert not (tmp_path / "out").exists()

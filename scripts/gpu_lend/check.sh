@@ -12,6 +12,10 @@ prefix=${2:-/tmp/perseus-kit}
 out=${3:-.}
 shift $(($# < 3 ? $# : 3))
 py=${PY:-python3}
+if [[ ! -x $kit/perseus ]] || ! compgen -G "$prefix/python/perseus/_perseus*.so" >/dev/null; then
+  echo "check.sh: no kit in $kit or no module built in $prefix (run scripts/gpu_lend/build_module.sh $kit $prefix)" >&2
+  exit 1
+fi
 export LD_LIBRARY_PATH=$prefix/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export PYTHONPATH=$prefix/python${PYTHONPATH:+:$PYTHONPATH}
 export PERSEUS_CLI=$(cd "$kit" && pwd)/perseus
