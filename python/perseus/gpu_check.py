@@ -44,6 +44,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
 
 NVML_SUCCESS = 0
@@ -196,7 +197,8 @@ def switch_timing(before_s, after, to_mhz):
     forward after which it read so, or None), when the computations reached
     the new speed (`effective_s`: the start of the first forward closer to the
     new duration than the old, or of the one before it when that one is more
-    than 5% of the way, plus the part of it that ran at the old speed),
+    than 5% of the way and beyond three times the old forwards' median
+    absolute deviation, plus the part of it that ran at the old speed),
     forwards in between (neither within 25% of the gap of either duration),
     the measured extra time `late_s` (sum of durations - count * new) and what
     two models predict for it with the NVML latency L: the GPU runs at the old
@@ -217,9 +219,11 @@ def switch_timing(before_s, after, to_mhz):
             break
     if abs(gap) < 0.02 * old:  # the two clocks run this layer at the same speed (capped, or not GPU-bound)
         return out
+    noise = 3 * statistics.median(abs(d - old) for d in before_s)  # the old forwards' own spread
     for i, (t, d, _) in enumerate(after):
         if abs(d - new) < abs(d - old):
-            if i > 0 and (after[i - 1][1] - old) / (new - old) > 0.05:
+            prev = after[i - 1][1] if i > 0 else old
+            if (prev - old) / (new - old) > 0.05 and abs(prev - old) > noise:
                 t, d = after[i - 1][0], after[i - 1][1]  # the one before already ran partly at the new speed
             # d = x + (1 - x / old) * new for x seconds at the old clock
             x = min(max((d - new) * old / gap, 0.0), d)
@@ -525,10 +529,12 @@ def run_window(torch, layer, meter, kind, seconds, depth=3):
             "achieved_mhz": statistics.median(meter.clocks) if meter.clocks else None}
 
 
-def size_layer(torch, layer, target_s, max_batch, inflight_forwards):
+def size_layer(torch, layer, target_s, max_batch, inflight_forwards, fixed_batch=None):
     """Picks the batch so that a forward at the current clock takes about
     target_s, and `inflight_forwards` forwards' activations fit in half of
-    the free GPU memory."""
+    the free GPU memory (or takes `fixed_batch`). Returns the forward's time."""
+    if fixed_batch:
+        layer.resize(fixed_batch)
     for attempt in range(4):
         torch.cuda.synchronize()
         before = torch.cuda.memory_allocated()
@@ -547,6 +553,8 @@ def size_layer(torch, layer, target_s, max_batch, inflight_forwards):
             torch.cuda.synchronize()
             times.append(a.elapsed_time(b) / 1e3)
         t = statistics.median(times[3:])
+        if fixed_batch:
+            return t
         batch = max(1, min(max_batch, round(layer.batch * target_s / t)))
         if batch == layer.batch or attempt == 3:
             return t
@@ -931,12 +939,16 @@ def online_comparison(args, layer, torch, rows):
             if phase in ("registering", "profiling"):
                 return ["online profiling comparison: incomplete (still %s%s after %.0f s; --online-timeout-s)"
                         % (phase, progress, args.online_timeout_s)]
-            profile_text = ""
-            with urllib.request.urlopen("%s/jobs/%s/profile" % (url, job), timeout=10) as reply:
-                profile_text = reply.read().decode()
+            status = perseus.job_status(url, job)
+            try:
+                with urllib.request.urlopen("%s/jobs/%s/profile" % (url, job), timeout=10) as reply:
+                    profile_text = reply.read().decode()
+            except urllib.error.HTTPError as e:
+                if status.get("error"):  # failed before it had a profile (no clock its ranks share, say)
+                    return ["online profiling comparison: failed (the job failed: %s)" % status["error"]]
+                raise
             online = parse_profile_rows(profile_text)
             warnings = opt.take_warnings() if hasattr(opt, "take_warnings") else []
-            status = perseus.job_status(url, job)
         except Exception as e:  # noqa: BLE001 - report, do not hide the offline results
             return ["online profiling comparison: failed (%s: %s)" % (type(e).__name__, e)]
         finally:
@@ -1048,6 +1060,9 @@ def parse_args(argv):
     p.add_argument("--quick", action="store_true", help="short windows: a smoke test, not figures to quote")
     p.add_argument("--json", default="", help="also write every figure to this file")
     args = p.parse_args(argv)
+    if args.online_dir and os.path.isdir(args.online_dir) and os.listdir(args.online_dir):
+        # An earlier run's database would hand back its job, already profiled.
+        p.error("--online-dir %s is not empty: give an empty or new folder" % args.online_dir)
     if args.quick:
         args.clocks, args.window_s, args.settle_s = min(args.clocks, 3), 2.0, 0.5
         args.warmup_min_s, args.warmup_max_s, args.compare_window_s, args.blocking_s = 4.0, 20.0, 5.0, 2.0
@@ -1055,9 +1070,10 @@ def parse_args(argv):
     return args
 
 
-def load_offline_report(path, gpu):
-    """The offline rows and blocking power of an earlier `--json` report, which
-    must come from this GPU (same UUID). Errors name the file and the field."""
+def load_offline_report(path, gpu, args):
+    """The offline rows, blocking power and layer ({} when the report predates
+    it) of an earlier `--json` report, which must come from this GPU (same
+    UUID). Errors name the file and the field."""
     try:
         with open(path) as f:
             report = json.load(f)
@@ -1067,6 +1083,12 @@ def load_offline_report(path, gpu):
     if uuid != gpu.uuid:
         raise SystemExit("gpu_check: error: --offline-from %s: field gpu.uuid is %s, not this GPU's %s" % (
             path, uuid, gpu.uuid))
+    # The layer's options must be this run's: the rows are per computation of that layer.
+    for name in ("d_model", "nhead", "ffn", "seq", "dtype", "forward_ms", "max_batch"):
+        theirs = report.get("args", {}).get(name) if isinstance(report.get("args"), dict) else None
+        if theirs is not None and theirs != getattr(args, name):
+            raise SystemExit("gpu_check: error: --offline-from %s: field args.%s is %s, not this run's %s (give "
+                             "the options of that run)" % (path, name, theirs, getattr(args, name)))
     rows = report.get("profile")
     need = ("clock_mhz", "achieved_mhz", "forward_s", "backward_s", "forward_j", "backward_j")
     if not isinstance(rows, list) or len(rows) < 2 or \
@@ -1076,7 +1098,8 @@ def load_offline_report(path, gpu):
     blocking_w = report.get("blocking_power_w")
     if not isinstance(blocking_w, (int, float)):
         raise SystemExit("gpu_check: error: --offline-from %s: field blocking_power_w: expected a number" % path)
-    return rows, float(blocking_w)
+    layer = report.get("layer", {})
+    return rows, float(blocking_w), layer if isinstance(layer, dict) else {}
 
 
 def _cuda_device(torch, gpu):
@@ -1121,6 +1144,12 @@ def main(argv=None, torch_module=None):
     previous_sigterm = signal.signal(signal.SIGTERM, on_sigterm)  # unwinds like Ctrl-C: the clock gets unlocked
     nvml = Nvml(library)
     gpu = Gpu(nvml, args.gpu, args.daemon)
+    try:
+        offline = load_offline_report(args.offline_from, gpu, args) if args.offline_from else None  # no GPU work yet
+    except SystemExit:
+        gpu.close()
+        signal.signal(signal.SIGTERM, previous_sigterm)
+        raise
     report = {"gpu": {"index": gpu.index, "name": gpu.name, "uuid": gpu.uuid}, "args": vars(args)}
     try:
         try:
@@ -1139,14 +1168,18 @@ def main(argv=None, torch_module=None):
         meter = Meter(gpu)
         stage_layers = [int(k) for k in args.stage_layers.split(",")]
         inflight = max(min(len(stage_layers) - s, args.microbatches) * k for s, k in enumerate(stage_layers))
-        forward_s = size_layer(torch, layer, args.forward_ms / 1e3, args.max_batch, inflight)
+        forward_s = size_layer(torch, layer, args.forward_ms / 1e3, args.max_batch, inflight,
+                               fixed_batch=offline[2].get("batch") if offline else None)
         log("GPU %d: %s (%s), %d SM clocks %d-%d MHz" % (gpu.index, gpu.name, gpu.uuid, len(gpu.clocks),
                                                          gpu.clocks[-1], gpu.clocks[0]))
         log("layer: %s; forward %.1f ms at %d MHz" % (layer.describe(), forward_s * 1e3, gpu.clocks[0]))
         report["layer"] = {"describe": layer.describe(), "batch": layer.batch, "forward_s": forward_s}
 
-        if args.offline_from:
-            rows, blocking_w = load_offline_report(args.offline_from, gpu)
+        if offline is not None:
+            rows, blocking_w, offline_layer = offline
+            if not offline_layer:
+                log("note: %s does not say which batch its layer ran (an older report); this run sized its own"
+                    % args.offline_from)
             log("\n1-2. skipped: the offline profile (%d clocks) comes from %s" % (len(rows), args.offline_from))
             report.update({"profile": rows, "blocking_power_w": blocking_w, "offline_from": args.offline_from})
         else:

@@ -292,24 +292,37 @@ def test_offline_from_refuses_another_gpu_and_a_broken_report(tmp_path):
     gpu = types.SimpleNamespace(uuid="GPU-1")
     row = {"clock_mhz": 1410, "achieved_mhz": 1410, "forward_s": 0.01, "backward_s": 0.02, "forward_j": 1.0,
            "backward_j": 2.0}
-    good = {"gpu": {"uuid": "GPU-1"}, "profile": [row, dict(row, clock_mhz=705)], "blocking_power_w": 90}
+    args = gpu_check.parse_args([])
+    good = {"gpu": {"uuid": "GPU-1"}, "profile": [row, dict(row, clock_mhz=705)], "blocking_power_w": 90,
+            "args": {"d_model": 4096, "dtype": "bfloat16"}, "layer": {"batch": 11}}
     path = tmp_path / "r.json"
     path.write_text(json.dumps(good))
-    rows, blocking_w = gpu_check.load_offline_report(str(path), gpu)
-    assert [r["clock_mhz"] for r in rows] == [1410, 705] and blocking_w == 90.0
+    rows, blocking_w, layer = gpu_check.load_offline_report(str(path), gpu, args)
+    assert [r["clock_mhz"] for r in rows] == [1410, 705] and blocking_w == 90.0 and layer == {"batch": 11}
+    path.write_text(json.dumps({k: v for k, v in good.items() if k != "layer"}))  # a report from before layers
+    assert gpu_check.load_offline_report(str(path), gpu, args)[2] == {}
     cases = [({**good, "gpu": {"uuid": "GPU-2"}}, "field gpu.uuid is GPU-2, not this GPU's GPU-1"),
              ({**good, "profile": [row]}, "field profile: expected two or more offline rows"),
              ({**good, "profile": [row, {"clock_mhz": 705}]}, "field profile: expected two or more offline rows"),
-             ({**good, "blocking_power_w": "90"}, "field blocking_power_w: expected a number")]
+             ({**good, "blocking_power_w": "90"}, "field blocking_power_w: expected a number"),
+             ({**good, "args": {"d_model": 2048}}, "field args.d_model is 2048, not this run's 4096")]
     for report, message in cases:
         path.write_text(json.dumps(report))
         with pytest.raises(SystemExit, match=re.escape("--offline-from %s: %s" % (path, message))):
-            gpu_check.load_offline_report(str(path), gpu)
+            gpu_check.load_offline_report(str(path), gpu, args)
     path.write_text("{not json")
     with pytest.raises(SystemExit, match=re.escape("--offline-from %s: " % path)):
-        gpu_check.load_offline_report(str(path), gpu)
+        gpu_check.load_offline_report(str(path), gpu, args)
     with pytest.raises(SystemExit, match="No such file"):
-        gpu_check.load_offline_report(str(tmp_path / "missing.json"), gpu)
+        gpu_check.load_offline_report(str(tmp_path / "missing.json"), gpu, args)
+
+
+def test_a_used_online_dir_is_refused_before_any_gpu_work(tmp_path, capsys):
+    (tmp_path / "p.db").write_text("")
+    with pytest.raises(SystemExit):
+        gpu_check.parse_args(["--online-dir", str(tmp_path)])
+    assert "--online-dir %s is not empty: give an empty or new folder" % tmp_path in capsys.readouterr().err
+    assert gpu_check.parse_args(["--online-dir", str(tmp_path / "new")]).online_dir == str(tmp_path / "new")
 
 
 def _switch(old_s, new_s, latency_s, nvml_s, count=60, gap_s=50e-6):
@@ -413,3 +426,14 @@ def test_the_online_server_ends_when_the_script_is_killed(tmp_path):
             return
         time.sleep(0.05)
     pytest.fail("perseus serve (pid %d) outlived the killed script" % pid)
+
+
+def test_switch_timing_does_not_take_noise_for_a_partial_forward():
+    before = [0.010, 0.0102, 0.0098, 0.0101, 0.0099]  # median absolute deviation 0.1 ms
+    for prev, moved in ((0.01025, False), (0.0105, True)):  # 6% and 12.5% of the way to 14 ms
+        after = [(0.0, 0.010, None), (0.010, prev, None)] + [(0.020 + 0.014 * i, 0.014, None) for i in range(30)]
+        t = gpu_check.switch_timing(before, after, 990)
+        if moved:  # 0.5 ms more than the old duration: 1.25 ms at the new speed, from 10 + 8.75 ms
+            assert t["effective_s"] == pytest.approx(0.010 + (0.0105 - 0.014) * 0.010 / -0.004, abs=1e-9)
+        else:
+            assert t["effective_s"] == pytest.approx(0.020), prev

@@ -13,10 +13,10 @@ SOURCE = os.environ.get("PERSEUS_SOURCE_DIR", os.path.join(os.path.dirname(__fil
 SCRIPTS = os.path.join(SOURCE, "scripts", "gpu_lend")
 
 
-def _run(argv, env=None):
+def _run(argv, env=None, cwd=None):
     full_env = dict(os.environ, PY=sys.executable)
     full_env.update(env or {})
-    return subprocess.run(argv, capture_output=True, text=True, env=full_env, timeout=600)
+    return subprocess.run(argv, capture_output=True, text=True, env=full_env, timeout=600, cwd=cwd)
 
 
 @pytest.mark.skipif(not CLI, reason="the perseus binary (PERSEUS_CLI) is not built")
@@ -38,8 +38,9 @@ def test_the_kit_builds_a_module_that_works_and_check_runs(tmp_path):
     code = ("import perseus; p = perseus.build_problem(perseus.parse_profile_csv('%s'), microbatches=2, "
             "blocking_power_w=50); print(perseus.__file__, perseus.__version__, len(perseus.solve_frontier(p).plans) > 1)"
             % csv)
+    # From an empty folder: `python3 -c` looks in the current one first (ctest runs in <build>/python).
     r = _run([sys.executable, "-c", code], env={"PYTHONPATH": str(prefix / "python"),
-                                                "LD_LIBRARY_PATH": str(prefix / "lib")})
+                                                "LD_LIBRARY_PATH": str(prefix / "lib")}, cwd=str(tmp_path))
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.startswith(str(prefix / "python" / "perseus" / "__init__.py")), r.stdout
     assert r.stdout.split()[2] == "True"
@@ -76,3 +77,23 @@ def test_check_refuses_a_module_not_built(tmp_path):
     assert r.stderr.strip() == ("check.sh: no kit in {0}/kit or no module built in {0}/p (run "
                                 "scripts/gpu_lend/build_module.sh {0}/kit {0}/p)".format(tmp_path))
     assert not (tmp_path / "out").exists()
+
+
+def test_folders_holding_something_else_are_refused_not_emptied(tmp_path):
+    other = tmp_path / "precious"
+    other.mkdir()
+    (other / "notes.txt").write_text("keep me")
+    r = _run(["bash", os.path.join(SCRIPTS, "build_module.sh"), str(tmp_path / "kit"), str(other)])
+    assert r.returncode == 1  # no kit: refused before the prefix is looked at
+    (tmp_path / "kit").mkdir()
+    (tmp_path / "kit" / "link.txt").write_text("")
+    r = _run(["bash", os.path.join(SCRIPTS, "build_module.sh"), str(tmp_path / "kit"), str(other)])
+    assert r.returncode == 1
+    assert r.stderr.strip() == "build_module.sh: %s exists and holds something else: give a new or empty folder" \
+        % other
+    if CLI:
+        build = os.path.normpath(os.path.join(os.path.dirname(CLI), "..", ".."))
+        r = _run(["bash", os.path.join(SCRIPTS, "prepare.sh"), build, str(other)])
+        assert r.returncode == 1
+        assert r.stderr.strip() == "prepare.sh: %s exists and is not a kit: give a new or empty folder" % other
+    assert (other / "notes.txt").read_text() == "keep me"

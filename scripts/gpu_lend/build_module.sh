@@ -1,21 +1,29 @@
 #!/usr/bin/env bash
-# On the GPU machine, from the repository's root: builds the perseus Python module for its
+# On the GPU machine: builds the perseus Python module for its
 # python3 (or $PY) from the kit scripts/gpu_lend/prepare.sh made. The package lands in
 # PREFIX/python/perseus (use PYTHONPATH=PREFIX/python) and the kit's shared libraries that
-# machine lacks in PREFIX/lib (use LD_LIBRARY_PATH=PREFIX/lib).
+# machine lacks in PREFIX/lib (use LD_LIBRARY_PATH=PREFIX/lib). A PREFIX that holds something
+# other than such a build is refused, not emptied.
 #
-#   scripts/gpu_lend/build_module.sh [KIT_DIR (.devkit)] [PREFIX (/tmp/perseus-kit)]
+#   scripts/gpu_lend/build_module.sh [KIT_DIR (<repo>/.devkit)] [PREFIX (/tmp/perseus-kit)]
 set -uo pipefail
-cd "$(dirname "$0")/../.."
-kit=${1:-.devkit}
-prefix=${2:-/tmp/perseus-kit}
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+kit=$(realpath -m "${1:-$repo/.devkit}")
+prefix=$(realpath -m "${2:-/tmp/perseus-kit}")
 py=${PY:-python3}
+cd "$repo" || exit 1
 [[ -f $kit/link.txt ]] || { echo "build_module.sh: no kit in $kit (scripts/gpu_lend/prepare.sh makes one)" >&2; exit 1; }
+if [[ -e $prefix && ! -f $prefix/.perseus-kit-build ]] && [[ -n $(ls -A "$prefix" 2>/dev/null) ]]; then
+  echo "build_module.sh: $prefix exists and holds something else: give a new or empty folder" >&2
+  exit 1
+fi
 rm -rf "$prefix"
 mkdir -p "$prefix/lib" "$prefix/python/perseus" "$prefix/obj"
+touch "$prefix/.perseus-kit-build"
+known=$(ldconfig -p 2>/dev/null)
 for f in "$kit"/lib/*; do
   so=$(basename "$f")
-  ldconfig -p 2>/dev/null | grep -q "^[[:space:]]*$so " || cp "$f" "$prefix/lib/"
+  grep -q "^[[:space:]]*$so " <<<"$known" || cp "$f" "$prefix/lib/"
 done
 echo "build_module.sh: the kit's libraries this machine lacks: $(ls "$prefix/lib" | tr '\n' ' ')"
 pyinc=$($py -c 'import sysconfig; print(sysconfig.get_paths()["include"])')

@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# On the GPU machine, from the repository's root, after build_module.sh: checks the module
+# On the GPU machine, after build_module.sh: checks the module
 # loads beside PyTorch in both orders, runs `perseus doctor`, then the whole gpu_check
 # (docs/real_gpu.md), passing it any further arguments. Writes doctor.json and gpu_check.json
 # to OUT_DIR.
 #
-#   scripts/gpu_lend/check.sh [KIT_DIR (.devkit)] [PREFIX (/tmp/perseus-kit)] [OUT_DIR (.)] [gpu_check options]
+#   scripts/gpu_lend/check.sh [KIT_DIR (<repo>/.devkit)] [PREFIX (/tmp/perseus-kit)] [OUT_DIR (.)] [gpu_check options]
 set -uo pipefail
-cd "$(dirname "$0")/../.."
-kit=${1:-.devkit}
-prefix=${2:-/tmp/perseus-kit}
-out=${3:-.}
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+kit=$(realpath -m "${1:-$repo/.devkit}")
+prefix=$(realpath -m "${2:-/tmp/perseus-kit}")
+out=$(realpath -m "${3:-.}")
 shift $(($# < 3 ? $# : 3))
 py=${PY:-python3}
 if [[ ! -x $kit/perseus ]] || ! compgen -G "$prefix/python/perseus/_perseus*.so" >/dev/null; then
@@ -18,7 +18,7 @@ if [[ ! -x $kit/perseus ]] || ! compgen -G "$prefix/python/perseus/_perseus*.so"
 fi
 export LD_LIBRARY_PATH=$prefix/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export PYTHONPATH=$prefix/python${PYTHONPATH:+:$PYTHONPATH}
-export PERSEUS_CLI=$(cd "$kit" && pwd)/perseus
+export PERSEUS_CLI=$kit/perseus
 mkdir -p "$out"
 "$PERSEUS_CLI" --version || exit 1
 $py -c "import torch, perseus; print('import torch, then perseus: ok (torch %s)' % torch.__version__)" || exit 1

@@ -4,14 +4,15 @@
 # build dependencies (a lent or air-gapped node): the perseus binary, the module's static
 # libraries in link order (position-independent, no LTO, so another g++ links them), the shared
 # libraries the module and the binary need, and the third-party headers the module's sources
-# include. Copy the repository with the kit inside it to that machine, then run there, from the
-# repository's root, scripts/gpu_lend/build_module.sh and scripts/gpu_lend/check.sh.
+# include. Copy the repository with the kit inside it to that machine, then run there
+# scripts/gpu_lend/build_module.sh and scripts/gpu_lend/check.sh. Relative paths are the
+# caller's; a KIT_DIR that holds something other than a kit is refused, not emptied.
 #
-#   scripts/gpu_lend/prepare.sh [BUILD_DIR (build/ci)] [KIT_DIR (.devkit)]
+#   scripts/gpu_lend/prepare.sh [BUILD_DIR (<repo>/build/ci)] [KIT_DIR (<repo>/.devkit)]
 set -euo pipefail
-cd "$(dirname "$0")/../.."
-build=${1:-build/ci}
-kit=${2:-.devkit}
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+build=$(realpath -m "${1:-$repo/build/ci}")
+kit=$(realpath -m "${2:-$repo/.devkit}")
 ninja_file=$build/build.ninja
 if [[ ! -f $ninja_file || ! -x $build/src/cli/perseus ]]; then
   echo "prepare.sh: no finished build in $build (cmake --preset ci && cmake --build build/ci)" >&2
@@ -23,8 +24,13 @@ if [[ -z $links ]]; then
   echo "prepare.sh: $ninja_file has no link line for the Python module (PERSEUS_BUILD_PYTHON=OFF?)" >&2
   exit 1
 fi
+if [[ -e $kit && ! -f $kit/.perseus-kit ]] && [[ -n $(ls -A "$kit" 2>/dev/null) ]]; then
+  echo "prepare.sh: $kit exists and is not a kit: give a new or empty folder" >&2
+  exit 1
+fi
 rm -rf "$kit"
 mkdir -p "$kit/a" "$kit/lib" "$kit/include" "$kit/pybind11_headers" "$kit/generated"
+touch "$kit/.perseus-kit"
 cp "$build/src/cli/perseus" "$kit/"
 cp -r "$build/generated/perseus" "$kit/generated/"
 
@@ -45,13 +51,22 @@ for l in $links; do
       cp "$f" "$kit/a/"
       echo "a/$(basename "$f")" >>"$kit/link.txt"
       ;;
-    *.so*) echo "lib/$(keep_shared "$l")" >>"$kit/link.txt" ;;
+    *.so*)
+      name=$(keep_shared "$l")
+      echo "lib/$name" >>"$kit/link.txt"
+      ;;
     *) echo "prepare.sh: unexpected entry in the module's link line: $l" >&2; exit 1 ;;
   esac
 done
 # What the binary and those libraries load at run time, except the C and C++ runtimes, which the
 # GPU machine has (newer ones serve older binaries).
-for so in $(ldd "$build/src/cli/perseus" "$kit"/lib/* | awk '/=>/ {print $3}' | sort -u); do
+deps=$(ldd "$build/src/cli/perseus" "$kit"/lib/*)
+if grep -q "not found" <<<"$deps"; then
+  echo "prepare.sh: a library the binary or the module needs is missing here:" >&2
+  grep "not found" <<<"$deps" | sort -u >&2
+  exit 1
+fi
+for so in $(awk '/=>/ {print $3}' <<<"$deps" | sort -u); do
   case $(basename "$so") in
     libc.so* | libm.so* | libstdc++.so* | libgcc_s.so* | ld-linux* | libpthread.so* | libdl.so* | librt.so*) ;;
     *) keep_shared "$so" >/dev/null ;;

@@ -228,9 +228,10 @@ Status JobService::CommitState(Job& job, const ControlState& state, StoreWrite w
 
 Result<Registered> JobService::RegisterJob(const JobSpec& spec) {
   std::unique_ptr<carbon::IntensitySource> carbon_source;
-  if (spec.carbon && spec.carbon->source == "trace") {
+  if (spec.carbon && spec.carbon->source == "trace" && !FindJob(spec.id).ok()) {
     // Read here, not in ParseJobSpec, so a restarted server still loads the
-    // job when the file has gone (its decisions then report the error).
+    // job when the file has gone (its decisions then report the error). A
+    // repeated registration of a known job reads nothing: the job has its source.
     Result<std::unique_ptr<carbon::IntensitySource>> made = MakeCarbonSource(spec);
     if (!made.ok()) return FieldError("carbon.trace_path", made.status().message());
     carbon_source = std::move(*made);

@@ -59,6 +59,8 @@ profiling::PlausibilityLimits PlausibilityLimitsFor(const std::vector<const Rank
 // against 695 W busy (17-19%, docs/real_gpu.md), the Perseus paper's A100
 // GPT-3 profile has 83.64 W against 300-400 W (21-28%).
 constexpr double kAssumedBlockingShare = 0.2;
+// The prior's spread when a blocking power outside the plausible limits is held at one of them.
+constexpr double kHeldBlockingSdW = 0.5;
 
 // Powers are reported as of the last window: the GPU is as warm as it will
 // be while the plans run. The blocking power is what window totals pin down
@@ -220,11 +222,14 @@ Status JobService::FinishProfilingRound(Job& job, ControlState* state, StoreWrit
   std::vector<profiling::StageEstimate> estimates;
   std::vector<std::vector<int>> repeat(job.spec.pp);
   std::vector<JobWarning> assumed_blocking;
+  std::vector<std::vector<profiling::WindowObservation>> stage_observations;
+  std::vector<profiling::EstimatorOptions> stage_options;
   for (int s = 0; s < job.spec.pp; ++s) {
-    const std::vector<profiling::WindowObservation> observations =
-        StageObservations(state->profiling, s, by_stage[s], job.window_reports);
+    const std::vector<profiling::WindowObservation>& observations = stage_observations.emplace_back(
+        StageObservations(state->profiling, s, by_stage[s], job.window_reports));
     bool assumed = false;
-    const profiling::EstimatorOptions options = EstimatorOptionsFor(job.spec, by_stage[s], observations, &assumed);
+    const profiling::EstimatorOptions& options =
+        stage_options.emplace_back(EstimatorOptionsFor(job.spec, by_stage[s], observations, &assumed));
     Result<profiling::StageEstimate> e = profiling::EstimateStage(state->profiling.clocks_mhz[s], observations, options);
     if (!e.ok()) return e.status().WithContext("stage " + std::to_string(s));
     repeat[s] = profiling::ClockIndicesAboveTarget(*e, o.target_relative_error);
@@ -247,8 +252,20 @@ Status JobService::FinishProfilingRound(Job& job, ControlState* state, StoreWrit
     for (profiling::ProfileIssue& issue : profiling::CheckStage(s, estimates[s], limits)) {
       state->AddWarning({issue.code, issue.message, s, -1});
     }
-    // Warned about above when implausible; a power outside the limits (a negative one) would fail the optimisation.
-    estimates[s].blocking_power_w = std::clamp(estimates[s].blocking_power_w, limits.min_power_w, limits.max_power_w);
+    // A blocking power outside the limits (warned about above when beyond its uncertainty; a negative one
+    // would fail the optimisation) is held at the nearest limit and the stage fitted again, so that its busy
+    // powers agree with it.
+    const double held_w = std::clamp(estimates[s].blocking_power_w, limits.min_power_w, limits.max_power_w);
+    if (held_w != estimates[s].blocking_power_w) {
+      profiling::EstimatorOptions options = stage_options[s];
+      options.blocking_power_prior_w = held_w;
+      options.blocking_power_prior_sd_w = kHeldBlockingSdW;
+      Result<profiling::StageEstimate> e =
+          profiling::EstimateStage(state->profiling.clocks_mhz[s], stage_observations[s], options);
+      if (!e.ok()) return e.status().WithContext("stage " + std::to_string(s));
+      estimates[s] = std::move(*e);
+      estimates[s].blocking_power_w = held_w;
+    }
   }
   for (JobWarning& w : assumed_blocking) state->AddWarning(std::move(w));
   Result<Profile> profile = ProfileFromEstimates(estimates, job.spec.schedule.chunks, max_power_w);
