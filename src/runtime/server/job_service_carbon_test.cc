@@ -343,8 +343,13 @@ TEST_F(JobServiceCarbonTest, AnEiaTraceForecastsWithItsFuelMixAndLogsWhyWhenItCa
   ASSERT_NE(log_file, nullptr);
   JsonLog log(log_file);
   testing::OpenService(":memory:", [this] { return now_; }, &store_, &service_, &log);
-  StartJob(1, 2, {{"source", "trace"}, {"trace_path", tmp_.Write("good.csv", good)}, {"slowdown_budget", 0.1}});
+  const Json carbon = {{"source", "trace"}, {"trace_path", tmp_.Write("good.csv", good)}, {"slowdown_budget", 0.1}};
+  StartJob(1, 2, carbon);
   tmp_.Write("good.csv", "not a trace\n");  // registration read the file, once: the job keeps what it read
+  Json again = JobBody("j", 1, 2, 4);
+  again["carbon"] = carbon;
+  Result<ApiReply> repeated = HandleRegisterJob(*service_, again);  // the known job: nothing is read
+  ASSERT_TRUE(repeated.ok()) << repeated.status().ToString();
   now_ += 3 * 3600;
   Result<Json> decided = service_->EvaluateCarbon("j");
   ASSERT_TRUE(decided.ok()) << decided.status().ToString();
