@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <set>
 #include <thread>
@@ -28,6 +29,23 @@ class JobServiceTest : public ::testing::Test {
   std::string Phase(const std::string& job) { return (*service_->JobSummary(job))["phase"]; }
   // The first stored job's rank rows (a copy: safe in a range-for).
   std::vector<RankInfo> StoredRanks() { return store_->LoadAll().value()[0].ranks; }
+  // Profiles a one-stage job "j" that declares no blocking power, on a GPU model
+  // perseus does not know, with `edit` applied to every window report
+  // (testing::WindowBody's), and waits for its optimisation; returns the summary.
+  Json ProfileOneStageJobWithoutBlockingPower(const std::function<void(Json& body, int window)>& edit) {
+    Json job = JobBody("j", 1, 1, 4);
+    job.erase("blocking_power_w");
+    EXPECT_TRUE(HandleRegisterJob(*service_, job).ok());
+    EXPECT_TRUE(HandleRegisterRank(*service_, "j", RankBody(0, 0, 0)).ok());
+    for (int round = 0; round < 1000 && Phase("j") == "profiling"; ++round) {
+      Json plan = Plan(*service_, "j", 0);
+      Json body = testing::WindowBody(0, plan, 4);
+      edit(body, plan["window"]["id"].get<int>());
+      EXPECT_TRUE(HandleReportWindow(*service_, "j", 0, body).ok());
+    }
+    service_->WaitForOptimizer();
+    return *service_->JobSummary("j");
+  }
 
   ScopedTempDir tmp_;  // before the store and service: removed after they close
   std::unique_ptr<Store> store_;
@@ -683,23 +701,13 @@ TEST_F(JobServiceTest, WarnsLoudlyAboutWhatMakesAProfileOrAPlanWrong) {
 // Here: the same shape, 0.1-0.3 ms of waiting at 100 W per window and +-0.5%
 // of energy noise (the free fit gave -102 W).
 TEST_F(JobServiceTest, AStageThatIsNeverIdleGetsAnAssumedBlockingPowerNotANegativeOne) {
-  Json job = JobBody("j", 1, 1, 4);
-  job.erase("blocking_power_w");
-  ASSERT_TRUE(HandleRegisterJob(*service_, job).ok());
-  ASSERT_TRUE(HandleRegisterRank(*service_, "j", RankBody(0, 0, 0)).ok());
-  for (int round = 0; round < 1000 && Phase("j") == "profiling"; ++round) {
-    Json plan = Plan(*service_, "j", 0);
-    Json body = testing::WindowBody(0, plan, 4);
-    const int id = plan["window"]["id"].get<int>();
+  const Json summary = ProfileOneStageJobWithoutBlockingPower([](Json& body, int window) {
     const double busy_s = body["forward"]["time_s"].get<double>() + body["backward"]["time_s"].get<double>();
-    const double wait_s = 1e-4 * (1 + id % 3);
+    const double wait_s = 1e-4 * (1 + window % 3);
     const double busy_j = body["energy_j"].get<double>() - 60 * (body["cycle_time_s"].get<double>() - busy_s);
     body["cycle_time_s"] = busy_s + wait_s;
-    body["energy_j"] = busy_j * (1 + 0.005 * std::sin(7.0 * id)) + 100 * wait_s;
-    ASSERT_TRUE(HandleReportWindow(*service_, "j", 0, body).ok());
-  }
-  service_->WaitForOptimizer();
-  const Json summary = *service_->JobSummary("j");
+    body["energy_j"] = busy_j * (1 + 0.005 * std::sin(7.0 * window)) + 100 * wait_s;
+  });
   ASSERT_EQ(summary["phase"], "running") << summary.dump();
   // The assumption, a fifth of the busiest window's power (300 W at 1410 MHz): the windows cannot tell
   // the true 100 W.
@@ -724,22 +732,14 @@ TEST_F(JobServiceTest, AStageThatIsNeverIdleGetsAnAssumedBlockingPowerNotANegati
 }
 
 // Windows that do pin a blocking power outside the plausible limits (here
-// -50 W over 5-15 ms of waiting per window): warned about, and clamped to the
-// limits' 20 W so that the job is optimised and runs.
+// -50 W over 5-15 ms of waiting per window): warned about, and held at the
+// limits' 20 W (the stage fitted again) so that the job is optimised and runs.
 TEST_F(JobServiceTest, AnImplausibleBlockingPowerIsWarnedAboutAndClampedSoTheJobRuns) {
-  Json job = JobBody("j", 1, 1, 4);
-  job.erase("blocking_power_w");
-  ASSERT_TRUE(HandleRegisterJob(*service_, job).ok());
-  ASSERT_TRUE(HandleRegisterRank(*service_, "j", RankBody(0, 0, 0)).ok());
-  for (int round = 0; round < 1000 && Phase("j") == "profiling"; ++round) {
-    Json body = testing::WindowBody(0, Plan(*service_, "j", 0), 4);
+  const Json summary = ProfileOneStageJobWithoutBlockingPower([](Json& body, int) {
     const double busy_s = body["forward"]["time_s"].get<double>() + body["backward"]["time_s"].get<double>();
     const double wait_s = body["cycle_time_s"].get<double>() - busy_s;
     body["energy_j"] = body["energy_j"].get<double>() - 110 * wait_s;  // 60 W - 110 W
-    ASSERT_TRUE(HandleReportWindow(*service_, "j", 0, body).ok());
-  }
-  service_->WaitForOptimizer();
-  const Json summary = *service_->JobSummary("j");
+  });
   ASSERT_EQ(summary["phase"], "running") << summary.dump();
   EXPECT_DOUBLE_EQ(summary["blocking_power_w"].get<double>(), 20);
   std::set<std::string> codes;
