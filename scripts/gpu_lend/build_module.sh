@@ -29,10 +29,12 @@ echo "build_module.sh: the kit's libraries this machine lacks: $(ls "$prefix/lib
 pyinc=$($py -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
 ext=$($py -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
 cp python/perseus/*.py python/perseus/*.pyi python/perseus/py.typed "$prefix/python/perseus/"
+mapfile -t compile_flags <"$kit/compile_flags.txt"
+mapfile -t link_flags < <(sed "s|@SOURCE@|$repo|g" "$kit/link_flags.txt")
 compile() {  # $1: the pybind11 include directory
   local pids=() failed=0 f p
   for f in bindings bind_client bind_optimizer; do
-    g++ -std=c++20 -O2 -DNDEBUG -fPIC -fvisibility=hidden -DPYBIND11_INTERNALS_KIND='"_perseus"' \
+    g++ -std=c++20 -O2 -fPIC "${compile_flags[@]}" \
       -Iinclude -Isrc -I"$kit/generated" -isystem "$1" -isystem "$kit/include" -isystem "$pyinc" \
       -c "python/$f.cc" -o "$prefix/obj/$f.o" &
     pids+=($!)
@@ -50,7 +52,6 @@ libs=()
 while read -r l; do
   case $l in -l*) libs+=("$l") ;; *) libs+=("$kit/$l") ;; esac
 done <"$kit/link.txt"
-g++ -shared -o "$prefix/python/perseus/_perseus$ext" "$prefix"/obj/*.o \
-  -Wl,--version-script=python/module.map -Wl,--exclude-libs,ALL -Wl,-Bsymbolic "${libs[@]}" ||
+g++ -shared -o "$prefix/python/perseus/_perseus$ext" "$prefix"/obj/*.o "${link_flags[@]}" "${libs[@]}" ||
   { echo "build_module.sh: linking the module failed" >&2; exit 1; }
 echo "build_module.sh: built $prefix/python/perseus/_perseus$ext"

@@ -18,8 +18,13 @@ if [[ ! -f $ninja_file || ! -x $build/src/cli/perseus ]]; then
   echo "prepare.sh: no finished build in $build (cmake --preset ci && cmake --build build/ci)" >&2
   exit 1
 fi
-links=$(awk '/^build python\/perseus\/_perseus/ {f = 1} f && /LINK_LIBRARIES/ {print; exit}' "$ninja_file" |
-  sed 's/^ *LINK_LIBRARIES = //')
+# A variable of the module's link rule, or of its bindings.cc compile rule, as CMake wrote it.
+rule_variable() {  # $1: "link" or "compile"; $2: the variable
+  local target='^build python\/perseus\/_perseus'
+  [[ $1 == compile ]] && target='^build python\/CMakeFiles\/_perseus\.dir\/bindings\.cc\.o'
+  awk -v key="$2" "/$target/ {f = 1} f && \$1 == key {sub(/^ *[A-Z_]+ = /, \"\"); print; exit}" "$ninja_file"
+}
+links=$(rule_variable link LINK_LIBRARIES)
 if [[ -z $links ]]; then
   echo "prepare.sh: $ninja_file has no link line for the Python module (PERSEUS_BUILD_PYTHON=OFF?)" >&2
   exit 1
@@ -72,6 +77,22 @@ for so in $(awk '/=>/ {print $3}' <<<"$deps" | sort -u); do
     *) keep_shared "$so" >/dev/null ;;
   esac
 done
+# The module's definitions, visibility and link flags as python/CMakeLists.txt sets them (the
+# symbol policy that keeps it apart from PyTorch's libraries), one per line, the source folder
+# written as @SOURCE@; LTO left out (the libraries are not LTO objects).
+source_dir=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build/CMakeCache.txt")
+eval "set -- $(rule_variable compile DEFINES) $(rule_variable compile FLAGS)"
+for f in "$@"; do
+  case $f in -D* | -fvisibility=*) printf '%s\n' "$f" ;; esac
+done >"$kit/compile_flags.txt"
+eval "set -- $(rule_variable link LINK_FLAGS)"
+for f in "$@"; do
+  [[ $f == -flto* ]] || printf '%s\n' "${f//$source_dir/@SOURCE@}"
+done >"$kit/link_flags.txt"
+if ! grep -q -- '--version-script=' "$kit/link_flags.txt"; then
+  echo "prepare.sh: $ninja_file gives the Python module no version script (python/CMakeLists.txt)" >&2
+  exit 1
+fi
 cp -r /usr/include/nlohmann "$kit/include/"
 # The pybind11 headers this build used: only where that machine's pybind11 is missing or fails.
 pybind11_dir=$(sed -n 's/^pybind11_INCLUDE_DIRS:INTERNAL=\([^;]*\).*/\1/p' "$build/CMakeCache.txt")
