@@ -46,7 +46,7 @@ BenchJob MakeJob(const std::string& example, int pipelines) {
   BenchJob job;
   job.name = example + " x" + std::to_string(pipelines);
   job.gpus = pipelines * problem->num_stages() * problem->gpus_per_stage;
-  job.settings = control::CapSettings(*frontier, problem->blocking_power_w * problem->num_stages(),
+  job.settings = control::CapSettings(*frontier, problem->pipeline_blocking_power_w(),
                                       std::vector<double>(pipelines, 1.0), control::CeilingPlans(*problem, *frontier));
   job.free = control::PlanUnderPowerCap(job.settings, {});
   return job;

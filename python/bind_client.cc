@@ -1,6 +1,6 @@
 // perseus.RankClient: the rank client for a training loop (perseus.Optimizer
 // is its deprecated alias, defined in perseus/__init__.py), and
-// perseus.register_job / job_status for launchers.
+// perseus.register_job / job_status / carbon_status for launchers.
 //
 // Warnings: after OnStepEnd (and in stats() and close()) the binding compares
 // the client's WarningCount() with the count it last saw (one integer
@@ -133,9 +133,25 @@ class PyRankClient {
     d["profiling_window"] = s.profiling_window;
     d["windows_sent"] = s.windows_sent;
     d["warnings"] = s.warnings;
+    d["paused"] = s.paused;
+    d["pauses"] = s.pauses;
+    d["paused_s"] = s.paused_s;
     d["last_error"] = s.last_error;
     if (s.warnings != warnings_seen_) TakeAndEmit();
     return d;
+  }
+  py::object PauseRequested() {
+    switch (c().PauseRequested()) {
+      case RankClient::kHoldPause: return py::str("hold");
+      case RankClient::kReleasePause: return py::str("release");
+      case RankClient::kNoPause: break;
+    }
+    return py::none();
+  }
+  double WaitWhilePaused(double max_wait_s) {
+    RankClient& client = c();
+    py::gil_scoped_release release;  // other Python threads run while the rank waits
+    return client.WaitWhilePaused(max_wait_s);
   }
   std::string GpuName() { return gpu_->Name(); }
   bool framework_durations() const { return framework_durations_; }
@@ -218,9 +234,18 @@ void BindClient(py::module_& m) {
       .def("simulate", &PyRankClient::Simulate, py::arg("instruction"), py::arg("time_at_max_s"),
            py::arg("busy_power_w") = 300.0, py::arg("compute_fraction") = -1.0,
            "Simulated GPUs only: starts modelled work now at the clock in effect; returns its modelled seconds.")
+      .def("pause_requested", &PyRankClient::PauseRequested,
+           "None while the job runs; 'hold' when the carbon policy paused it and the ranks should wait\n"
+           "(wait_while_paused()); 'release' when the job should stop (checkpoint and exit; start it again\n"
+           "once `python3 -m perseus.launch wait-resume` returns). docs/carbon.md, \"Pausing in the server\".")
+      .def("wait_while_paused", &PyRankClient::WaitWhilePaused, py::arg("max_wait_s") = 1e18,
+           "At an iteration boundary, before on_step_begin: while the job is paused ('hold'), holds the GPU's\n"
+           "lowest clock and waits until the server resumes it, the client is closed, max_wait_s passes or the\n"
+           "pause's own limit runs out (a server that went away). Returns the seconds waited (0: not paused).")
       .def("stats", &PyRankClient::Stats,
            "Counters and state of the client as a dict (registered, plan_index, iterations, iterations_sent,\n"
-           "iterations_dropped, schedule_mismatches, requested/applied/achieved_clock_mhz, warnings, last_error, ...).")
+           "iterations_dropped, schedule_mismatches, requested/applied/achieved_clock_mhz, warnings, paused,\n"
+           "pauses, paused_s, last_error, ...).")
       .def_property_readonly("gpu_name", &PyRankClient::GpuName, "The GPU's name as NVML (or the simulation) reports it.")
       .def("close", &PyRankClient::Close, "Stops the background thread and unlocks the GPU clock.")
       .def("__enter__", [](PyRankClient& o) -> PyRankClient& { return o; }, py::return_value_policy::reference,
@@ -331,6 +356,14 @@ void BindClient(py::module_& m) {
         },
         py::arg("server_url"), py::arg("job"), py::arg("token") = "", py::arg("ca_cert") = "",
         "GET /jobs/{job}: the job's summary as a dict (phase, pipelines, frontier, warnings, ...).");
+  m.def("carbon_status",
+        [](const std::string& server_url, const std::string& job, const std::string& token, const std::string& ca_cert) {
+          if (!IsValidJobId(job)) throw py::value_error("job: expected " + std::string(kJobIdRule) + ", got '" + job + "'");
+          client::ServerApi api({server_url, token, ca_cert});
+          return ToDict(Unwrap(api.Get("/jobs/" + job + "/carbon")));
+        },
+        py::arg("server_url"), py::arg("job"), py::arg("token") = "", py::arg("ca_cert") = "",
+        "GET /jobs/{job}/carbon: the carbon policy's state as a dict (paused, plan_index, intensity, ...).");
 }
 
 }  // namespace perseus::python

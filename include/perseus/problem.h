@@ -39,6 +39,8 @@ struct Problem {
   std::vector<std::vector<int>> gpu_order;   // [stage] -> node ids in execution order
   int num_stages() const { return schedule.spec.stages; }
   int num_nodes() const { return static_cast<int>(nodes.size()); }
+  // What the whole pipeline draws while none of its GPUs computes.
+  double pipeline_blocking_power_w() const { return blocking_power_w * num_stages(); }
 };
 
 struct ProblemSpec {

@@ -37,6 +37,7 @@ from ._perseus import (  # noqa: F401
     Problem,
     Profile,
     build_problem,
+    carbon_status,
     clear_power_cap,
     clear_server_power_cap,
     clear_straggler,
@@ -59,6 +60,18 @@ logger = _logging.getLogger("perseus")
 # A library logs; the application decides where it goes (the warnings module
 # still shows each warning once on stderr by default).
 logger.addHandler(_logging.NullHandler())
+
+
+# The exit status a job stopped by a release pause should end with (EX_TEMPFAIL:
+# "try again later"), so that its launch script tells it from a failure.
+EXIT_PAUSED = 75
+
+
+class JobPaused(Exception):
+    """The carbon policy paused the job with GPUs released (the job's carbon.pause is
+    "release"): checkpoint, exit with perseus.EXIT_PAUSED, and start the job again once
+    `python3 -m perseus.launch wait-resume` returns (docs/carbon.md, "Pausing in the
+    server"). perseus.torch.PipelineHooks raises it at the start of a step."""
 
 
 class PerseusWarning(UserWarning):

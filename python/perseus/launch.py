@@ -3,6 +3,7 @@
     python3 -m perseus.launch register --server URL --job ID --dp 8 --pp 4 --tp 2 --microbatches 8 \\
         [--schedule 1f1b|gpipe|interleaved-1f1b] [--chunks V] [--spec FILE.json] [--token-file F] [--ca-cert F]
     python3 -m perseus.launch finish --server URL --job ID [--token-file F] [--ca-cert F]
+    python3 -m perseus.launch wait-resume --server URL --job ID [--poll-s S] [--timeout-s S] [--token-file F] [--ca-cert F]
 
 `register` is safe to run from every task of a job: registering the same spec
 again answers `created: false`; a different spec under the same id is refused
@@ -11,13 +12,29 @@ carbon; docs/http_api.md) from a JSON file; the flags override it. The token
 comes from --token-file, else $PERSEUS_TOKEN; the server's CA from --ca-cert,
 else $PERSEUS_CA_CERT. Prints the server's reply as JSON; errors go to stderr
 with exit status 1 (2 for bad flags). deploy/slurm/perseus-job.sbatch uses it.
+
+`wait-resume` is for jobs whose carbon policy may pause them with GPUs released
+(carbon.pause "release"; docs/carbon.md, "Pausing in the server"): it returns
+(exit 0, printing GET /jobs/{id}/carbon) once the job is not paused, polling
+every --poll-s seconds (default 60), and exits 3 after --timeout-s (default: no
+limit) while still paused. A launch script restarts the job when it returns:
+
+    while true; do
+        srun python3 train.py; rc=$?
+        [ $rc -eq 75 ] || exit $rc     # perseus.EXIT_PAUSED: paused; anything else: done or failed
+        python3 -m perseus.launch wait-resume --server $URL --job $JOB || exit 1
+    done
 """
 import argparse
 import json
 import os
 import sys
+import time
 
-from . import finish_job, register_job
+from . import carbon_status, finish_job, register_job
+
+# wait-resume's exit status when --timeout-s passes while the job is still paused.
+EXIT_STILL_PAUSED = 3
 
 
 def _read_token(path):
@@ -58,7 +75,8 @@ def _spec_from(args):
 def _parser():
     p = argparse.ArgumentParser(prog="python3 -m perseus.launch", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
-    for name, what in (("register", "register the job (idempotent)"), ("finish", "mark the job done")):
+    for name, what in (("register", "register the job (idempotent)"), ("finish", "mark the job done"),
+                       ("wait-resume", "wait until the carbon policy no longer pauses the job")):
         s = sub.add_parser(name, help=what)
         s.add_argument("--server", required=True, help="the server's URL, http:// or https://")
         s.add_argument("--job", required=True, help="the job id (1-64 of [A-Za-z0-9._-])")
@@ -69,7 +87,27 @@ def _parser():
                 s.add_argument("--" + field, type=int, default=None)
             s.add_argument("--schedule", default=None, choices=["1f1b", "gpipe", "interleaved-1f1b"])
             s.add_argument("--spec", default="", help="JSON file with further POST /jobs fields")
+        if name == "wait-resume":
+            s.add_argument("--poll-s", type=float, default=60.0, help="seconds between checks (default 60)")
+            s.add_argument("--timeout-s", type=float, default=None, help="give up after this long (exit 3)")
     return p
+
+
+def _wait_resume(args, token):
+    if args.poll_s <= 0:
+        raise ValueError(f"--poll-s: expected a number > 0, got {args.poll_s}")
+    if args.timeout_s is not None and args.timeout_s < 0:
+        raise ValueError(f"--timeout-s: expected a number >= 0, got {args.timeout_s}")
+    deadline = None if args.timeout_s is None else time.monotonic() + args.timeout_s
+    while True:
+        reply = carbon_status(args.server, args.job, token=token, ca_cert=args.ca_cert)
+        if not reply.get("paused", False):
+            return reply
+        if deadline is not None and time.monotonic() >= deadline:
+            print(f"perseus.launch wait-resume: job {args.job!r} is still paused after {args.timeout_s} s: "
+                  f"{reply.get('explanation', '')}", file=sys.stderr)
+            return None
+        time.sleep(args.poll_s if deadline is None else max(0.0, min(args.poll_s, deadline - time.monotonic())))
 
 
 def main(argv=None):
@@ -78,6 +116,10 @@ def main(argv=None):
         token = _read_token(args.token_file)
         if args.command == "register":
             reply = register_job(args.server, _spec_from(args), token=token, ca_cert=args.ca_cert)
+        elif args.command == "wait-resume":
+            reply = _wait_resume(args, token)
+            if reply is None:
+                return EXIT_STILL_PAUSED
         else:
             reply = finish_job(args.server, args.job, token=token, ca_cert=args.ca_cert)
     except (ValueError, LookupError, OSError, RuntimeError) as e:

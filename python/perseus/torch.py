@@ -34,6 +34,16 @@ modelled work on the simulated GPU at the computation's start (client.simulate),
 torch code, then sleeps out the rest of the modelled time. Pick time_at_max_s above the real CPU
 time of the computation, or the real time wins and the clock stops mattering.
 
+Pausing (a job whose carbon config may pause it; docs/carbon.md, "Pausing in the server"). At the
+start of a step: with carbon.pause "hold", step() waits while the job is paused, holding the GPU's
+lowest clock (client.wait_while_paused()); with "release" it raises perseus.JobPaused, and the loop
+should checkpoint and exit with perseus.EXIT_PAUSED:
+
+    try:
+        with hooks.step(): ...
+    except perseus.JobPaused:
+        save_checkpoint(); sys.exit(perseus.EXIT_PAUSED)
+
 Thread safety: one PipelineHooks per rank, used from the training thread only (like the hooks).
 """
 import collections
@@ -44,7 +54,7 @@ import warnings
 
 import torch
 
-from . import PerseusWarning
+from . import JobPaused, PerseusWarning
 
 __all__ = ["PipelineHooks", "SimulatedWork"]
 
@@ -198,6 +208,13 @@ class PipelineHooks:
         return computation
 
     def _step_begin(self):
+        pause = self.client.pause_requested()
+        if pause == "release":
+            raise JobPaused("perseus: the carbon policy paused the job with its GPUs released: checkpoint, exit "
+                            "with perseus.EXIT_PAUSED and start again when `python3 -m perseus.launch "
+                            "wait-resume` returns")
+        if pause == "hold":
+            self.client.wait_while_paused()  # holding the GPU's lowest clock until the server resumes the job
         self._timings = []
         self._in_step = True
         if self.use_cuda:

@@ -28,6 +28,10 @@ struct KnobSet {
   std::vector<KnobOption> options;    // lower convex hull, time ascending (energy descending)
   std::vector<KnobOption> pareto;     // every Pareto-optimal option, time ascending
   KnobOption reference;               // today's practice: all-max clocks / maximum power limit
+  // Power drawn while the job is paused (control/carbon_choice.h): 0 when a
+  // pause releases the GPUs, their idle draw when the processes wait holding
+  // them (a pipeline's blocking power x its GPUs, as `perseus serve` pauses).
+  double pause_power_w = 0;
   // The option that is no slower than the reference and uses the least energy
   // (index into options), or 0 when none is that fast.
   int NoSlowdownIndex() const;

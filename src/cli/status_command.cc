@@ -38,11 +38,16 @@ void AppendCarbon(std::string& out, const Json& c) {
            Num(c["slowdown_budget"].get<double>() * 100, "%.2f").c_str());
     return;
   }
-  Append(out, "carbon: %s gCO2/kWh now%s, %s forecast%s; frontier plan %d (%s s, %s J)\n",
+  const std::string pause = c.value("pause", "never");
+  const std::string running = c.value("paused", false)
+                                  ? (pause == "release" ? "PAUSED (GPUs released); resumes with frontier plan "
+                                                        : "PAUSED (ranks wait holding their GPUs); resumes with frontier plan ")
+                                  : "frontier plan ";
+  Append(out, "carbon: %s gCO2/kWh now%s, %s forecast%s; %s%d (%s s, %s J)\n",
          Num(c["intensity_g_per_kwh"], "%.1f").c_str(), c["stale"].get<bool>() ? " (stale)" : "",
          Num(c["forecast_g_per_kwh"], "%.1f").c_str(),
-         c.value("forecast_with_fuel_mix", false) ? " (with the fuel mix)" : "", c["plan_index"].get<int>(), Num(c["plan_time_s"], "%.4f").c_str(),
-         Num(c["plan_energy_j"], "%.1f").c_str());
+         c.value("forecast_with_fuel_mix", false) ? " (with the fuel mix)" : "", running.c_str(), c["plan_index"].get<int>(),
+         Num(c["plan_time_s"], "%.4f").c_str(), Num(c["plan_energy_j"], "%.1f").c_str());
   Append(out, "  slowdown so far %s%% of a %s%% budget; next decision at %s\n",
          Num(c["slowdown_so_far"].get<double>() * 100, "%.2f").c_str(),
          Num(c["slowdown_budget"].get<double>() * 100, "%.2f").c_str(),

@@ -43,6 +43,16 @@ TEST(StatusCommand, ShowsTheCarbonDecision) {
   job["carbon"]["forecast_with_fuel_mix"] = true;
   text = FormatJobStatus(job);
   EXPECT_NE(text.find("398.5 forecast (with the fuel mix); frontier plan 3"), std::string::npos) << text;
+  // A paused job says how it pauses and what it resumes with.
+  job["carbon"]["paused"] = true;
+  job["carbon"]["pause"] = "hold";
+  text = FormatJobStatus(job);
+  EXPECT_NE(text.find("; PAUSED (ranks wait holding their GPUs); resumes with frontier plan 3 (2.9000 s"),
+            std::string::npos)
+      << text;
+  job["carbon"]["pause"] = "release";
+  text = FormatJobStatus(job);
+  EXPECT_NE(text.find("; PAUSED (GPUs released); resumes with frontier plan 3"), std::string::npos) << text;
 }
 
 TEST(StatusCommand, CarbonBeforeTheFirstDecisionAndWithoutCarbon) {

@@ -44,7 +44,7 @@ std::vector<RatePower> RatePowerPoints(const KnobSet& knobs) {
 
 std::vector<RatePower> RatePowerHull(const KnobSet& knobs, bool allow_pause) {
   std::vector<RatePower> points = RatePowerPoints(knobs);
-  if (allow_pause) points.push_back({-1, 0, 0});
+  if (allow_pause) points.push_back({-1, 0, knobs.pause_power_w});
   std::vector<RatePower> hull;
   for (const RatePower& p : Undominated(std::move(points))) {
     while (hull.size() >= 2 && Cross(hull[hull.size() - 2], hull.back(), p) <= 0) hull.pop_back();

@@ -29,7 +29,7 @@ inline constexpr double kJoulesPerKwh = 3.6e6;
 
 // A point of the rate–power hull: an option, or a pause, run for a whole window.
 struct RatePower {
-  int option = -1;     // index into knobs.options; -1: paused (GPUs released: no progress, no power)
+  int option = -1;     // index into knobs.options; -1: paused (no progress; power knobs.pause_power_w)
   double rate = 0;     // reference time / option time
   double power_w = 0;  // option energy / option time
 };
@@ -39,8 +39,9 @@ std::vector<RatePower> RatePowerPoints(const KnobSet& knobs);
 
 // The points that maximise mu * rate - c * power for some mu >= 0 and c > 0:
 // the lower convex hull of power against rate, from the least power (the
-// pause when allowed, else the slowest option) to the fastest option, rate
-// ascending. REQUIRES: !knobs.options.empty().
+// pause when allowed, at (0, knobs.pause_power_w), else the slowest option)
+// to the fastest option, rate ascending. A pause that draws more than the
+// slowest option is not on it. REQUIRES: !knobs.options.empty().
 std::vector<RatePower> RatePowerHull(const KnobSet& knobs, bool allow_pause = false);
 
 // Index into `hull` of the maximiser of mu * rate - c * power (ties: the faster).

@@ -51,7 +51,18 @@ TEST(CarbonChoice, TheHullInRateAndPowerHasTheOptionsOfTheTimeEnergyHull) {
   KnobSet k = ThreeOptions();
   const std::vector<RatePower> paused = RatePowerHull(k, true);
   EXPECT_EQ(paused.front().option, -1);
+  EXPECT_EQ(paused.front().power_w, 0);
   EXPECT_EQ(paused.back().option, 0);
+  // A pause that holds the GPUs draws their idle power: on the hull while
+  // that is below the slowest option's power, off it (dominated) above.
+  k.pause_power_w = 1e6;  // slow: rate 2/3, 1.67e6 W
+  const std::vector<RatePower> held = RatePowerHull(k, true);
+  ASSERT_EQ(held.front().option, -1);
+  EXPECT_EQ(held.front().power_w, 1e6);
+  ASSERT_EQ(held.size(), 4u);  // the slow option is back on it: pausing costs power now
+  EXPECT_EQ(held[1].option, 2);
+  k.pause_power_w = 2e6;
+  EXPECT_EQ(RatePowerHull(k, true).front().option, 2);
 }
 
 TEST(CarbonChoice, ChoosesByIntensityAndMu) {
@@ -97,7 +108,10 @@ TEST(CarbonChoice, PlanWorkIsTheLeastCarbonPlanAgainstBruteForce) {
   int checked = 0;
   for (int trial = 0; trial < 300; ++trial) {
     const bool pause = trial % 3 == 0;
-    const std::vector<RatePower> hull = RatePowerHull(RandomKnobs(rng, 2 + trial % 4), pause);
+    KnobSet knobs = RandomKnobs(rng, 2 + trial % 4);
+    // Every other pause holds the GPUs: it draws a share of the slowest option's power.
+    if (trial % 2 == 0) knobs.pause_power_w = 0.3 * knobs.options.back().energy_j / knobs.options.back().time_s;
+    const std::vector<RatePower> hull = RatePowerHull(knobs, pause);
     const int n = 2 + trial % 4;
     std::vector<double> ci(n);
     for (double& c : ci) c = intensity(rng);

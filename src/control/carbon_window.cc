@@ -101,6 +101,9 @@ std::string Explain(const carbon::KnobSet& knobs, const CarbonWindowConfig& conf
                   reading.stale ? " (stale)" : "", now_g_per_kwh);
   }
   char what[200] = "paused (GPUs released)";
+  if (option < 0 && knobs.pause_power_w > 0) {
+    std::snprintf(what, sizeof what, "paused (GPUs held idle, %.0f W)", knobs.pause_power_w);
+  }
   if (option >= 0) {
     const carbon::KnobOption& o = knobs.options[option];
     std::snprintf(what, sizeof what, "%s (time %+.2f%%, energy %+.2f%% vs %s)", o.label.c_str(),
@@ -136,12 +139,40 @@ Horizon PlanHorizon(const CarbonWindowConfig& config, const CarbonState& cs) {
   return h;
 }
 
+// The first `windows` windows of `h` (the last one in part), for the same work.
+Horizon Truncated(const Horizon& h, double windows) {
+  Horizon t;
+  t.need = h.need;
+  for (size_t k = 0; k < h.share.size() && k < windows; ++k) {
+    t.share.push_back(std::min(h.share[k], windows - static_cast<double>(k)));
+  }
+  if (t.share.empty()) t.share.push_back(h.share.front());
+  return t;
+}
+
 // The option PlanWork plans for the first of the coming windows (the nearer
 // of two points it mixes), as an index into knobs.options.
+//
+// A pause that holds the GPUs (knobs.pause_power_w > 0) draws power until the
+// job ends, and a plan that pauses ends at the deadline: it is kept only when
+// it costs less carbon, idle hours included, than the plan that never pauses
+// and ends when its slowest point would (the horizons between are not tried).
 int PlannedOption(const carbon::KnobSet& knobs, const std::vector<double>& coming, const Horizon& h, bool may_pause,
                   CarbonState& cs) {
-  const std::vector<RatePower> hull = RatePowerHull(knobs, may_pause);
-  const WorkPlan plan = PlanWork(hull, coming, h.share, std::max(0.0, h.need));
+  std::vector<RatePower> hull = RatePowerHull(knobs, may_pause);
+  const double need = std::max(0.0, h.need);
+  WorkPlan plan = PlanWork(hull, coming, h.share, need);
+  if (may_pause && knobs.pause_power_w > 0 && hull.front().option < 0) {
+    std::vector<RatePower> running = RatePowerHull(knobs, false);
+    const Horizon ends_early = Truncated(h, need / running.front().rate);
+    const std::vector<double> early(coming.begin(), coming.begin() + static_cast<std::ptrdiff_t>(ends_early.share.size()));
+    const WorkPlan run = PlanWork(running, early, ends_early.share, need);
+    if (run.feasible && PlanCarbonG(running, run, early, ends_early.share, 1) <=
+                            PlanCarbonG(hull, plan, coming, h.share, 1)) {
+      hull = std::move(running);
+      plan = run;
+    }
+  }
   cs.lambda_g_per_s = plan.mu_g_per_s;
   const WindowMix& now = plan.windows.front();
   return hull[now.fast_share >= 0.5 ? now.fast : now.slow].option;

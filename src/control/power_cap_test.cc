@@ -133,7 +133,7 @@ TEST(PowerCapTest, ClockCeilingsReachBelowTheMinimumEnergyPlansPower) {
       EXPECT_LT(ceilings[k].clock_ceiling_mhz, ceilings[k - 1].clock_ceiling_mhz);
     }
   }
-  const double blocking_w = problem->blocking_power_w * problem->num_stages();
+  const double blocking_w = problem->pipeline_blocking_power_w();
   const std::vector<double> slowdowns(4, 1.0);
   const std::vector<JobSetting> frontier_only = CapSettings(*f, blocking_w, slowdowns);
   const std::vector<JobSetting> with_ceilings = CapSettings(*f, blocking_w, slowdowns, ceilings);

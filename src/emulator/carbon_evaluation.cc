@@ -81,13 +81,19 @@ std::vector<PolicySpec> DeadlinePolicies(const PipelineKnobs& job, double slack)
   ReplayConfig wrong = pauses;
   wrong.reading_shift_h = -12;
   const OptimumConfig optimum{0, slack, false, false}, paused{0, slack, true, false};
+  // As `perseus serve` pauses: the ranks wait holding their GPUs, which draw
+  // the blocking power.
+  KnobSet held = job.frontier_knobs;
+  held.pause_power_w = job.problem.pipeline_blocking_power_w();
   return {{"deadline: fixed mix spending the slack (not carbon-aware)", job.frontier_knobs,
            FixedMixForSlowdown(job.frontier_knobs, slack)},
           {"deadline: carbon-aware, never pauses", job.frontier_knobs, runs},
           {"deadline: carbon-aware, may pause", job.frontier_knobs, pauses},
           {"deadline: carbon-aware, may pause, reading the grid 12 h late (wrong forecasts)", job.frontier_knobs, wrong},
+          {"deadline: carbon-aware, may pause holding the GPUs (idle at blocking power)", held, pauses},
           {"deadline: perfect-foresight optimum, never pauses (LP)", job.frontier_knobs, runs, optimum},
-          {"deadline: perfect-foresight optimum, may pause (LP)", job.frontier_knobs, pauses, paused}};
+          {"deadline: perfect-foresight optimum, may pause (LP)", job.frontier_knobs, pauses, paused},
+          {"deadline: perfect-foresight optimum, may pause holding the GPUs (LP)", held, pauses, paused}};
 }
 
 std::vector<int> StartHours::Of(const IntensityTrace& trace) const {

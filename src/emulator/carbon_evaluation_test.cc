@@ -181,14 +181,18 @@ TEST(CarbonEvaluation, DeadlineModeIsNeverLateAndPausesWhenThatIsWhatTheSlackBuy
   Result<std::vector<PolicyOutcome>> evaluated = EvaluateStarts(*trace, DeadlinePolicies(*job, slack), starts);
   ASSERT_TRUE(evaluated.ok()) << evaluated.status().ToString();
   const std::vector<PolicyOutcome>& out = *evaluated;
-  ASSERT_EQ(out.size(), 6u);
+  ASSERT_EQ(out.size(), 8u);
   for (const PolicyOutcome& p : out) EXPECT_LE(p.max_time_added_frac, slack + 1e-9) << p.name;
   EXPECT_GT(out[2].carbon_saved_frac, out[1].carbon_saved_frac);  // pausing pays at 25% slack
   // Never pausing, 25% is more than the slowest plan can spend: both run it throughout.
   EXPECT_GE(out[1].carbon_saved_frac, out[0].carbon_saved_frac - 1e-12);
   EXPECT_LT(out[3].carbon_saved_frac, out[2].carbon_saved_frac);  // wrong forecasts cost
-  EXPECT_GE(out[5].carbon_saved_frac, out[4].carbon_saved_frac);
-  for (int p : {0, 1, 2, 3}) EXPECT_GE(out[5].carbon_saved_frac, out[p].carbon_saved_frac) << out[p].name;
+  // Holding the GPUs through a pause costs their idle power: less saved than releasing them.
+  EXPECT_LT(out[4].carbon_saved_frac, out[2].carbon_saved_frac);
+  EXPECT_GE(out[6].carbon_saved_frac, out[5].carbon_saved_frac);
+  EXPECT_GT(out[6].carbon_saved_frac, out[7].carbon_saved_frac);
+  for (int p : {0, 1, 2, 3, 4}) EXPECT_GE(out[6].carbon_saved_frac, out[p].carbon_saved_frac) << out[p].name;
+  for (int p : {0, 1, 4}) EXPECT_GE(out[7].carbon_saved_frac, out[p].carbon_saved_frac) << out[p].name;
   ReplayConfig pauses;
   pauses.slowdown_budget = slack;
   pauses.may_pause = true;
@@ -201,6 +205,32 @@ TEST(CarbonEvaluation, DeadlineModeIsNeverLateAndPausesWhenThatIsWhatTheSlackBuy
   EXPECT_LE(r.time_h, 168 * 1.25 + 1e-9);
   bool logged = false;
   for (const std::string& l : log) logged |= l.find("-> paused (GPUs released); slowdown so far") != std::string::npos;
+  EXPECT_TRUE(logged);
+  for (const WindowDecision& d : r.windows) {
+    if (d.paused) {
+      EXPECT_EQ(d.energy_j, 0);
+    }
+  }
+  // Held GPUs: a paused hour is charged their idle power. On CAISO that
+  // rarely pays (the evaluation's figures); on a grid that swings from 50 to
+  // 1,000 g/kWh it does.
+  KnobSet held = job->frontier_knobs;
+  held.pause_power_w = job->problem.pipeline_blocking_power_w();
+  IntensityTrace swings = SyntheticTrace(24 * 40);
+  for (int w = 0; w < swings.size(); ++w) swings.carbon_g_per_kwh[w] = w % 24 < 12 ? 1000 : 50;
+  log.clear();
+  const ReplayResult h = ReplayJob(swings, 24 * 22, held, pauses, [&](const std::string& l) { log.push_back(l); });
+  int held_paused = 0;
+  for (const WindowDecision& d : h.windows) {
+    if (!d.paused) continue;
+    ++held_paused;
+    EXPECT_DOUBLE_EQ(d.energy_j, held.pause_power_w * 3600);
+    EXPECT_DOUBLE_EQ(d.carbon_g, d.energy_j / 3.6e6 * d.actual_g_per_kwh);
+  }
+  EXPECT_GT(held_paused, 0);
+  EXPECT_LE(h.time_h, 168 * 1.25 + 1e-9);
+  logged = false;
+  for (const std::string& l : log) logged |= l.find("-> paused (GPUs held idle, 669 W)") != std::string::npos;
   EXPECT_TRUE(logged);
 }
 

@@ -4,9 +4,10 @@
 #include <glpk.h>
 
 #include <algorithm>
-#include <mutex>
 #include <cmath>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,18 +23,34 @@ struct Horizon {
   double time_h = 0;
 };
 
-Horizon HorizonFor(const IntensityTrace& trace, int start, const std::vector<control::RatePower>& hull,
-                   const OptimumConfig& config) {
+// The hours up to `time_h`.
+Horizon HorizonOf(const IntensityTrace& trace, int start, double time_h) {
   Horizon h;
-  h.time_h = config.work_h * (1 + config.slowdown_budget);
-  // Without pause, the job cannot run longer than its slowest point needs.
-  if (!config.allow_pause) h.time_h = std::min(h.time_h, config.work_h / hull.front().rate);
+  h.time_h = time_h;
   const int n = static_cast<int>(std::ceil(h.time_h - 1e-9));
   for (int k = 0; k < n; ++k) {
     h.carbon_g_per_kwh.push_back(trace.carbon_g_per_kwh[std::min(start + k, trace.size() - 1)]);
     h.share.push_back(std::min(1.0, h.time_h - k));
   }
   return h;
+}
+
+// The horizons to try: the whole budgeted time; without pause at most what
+// the slowest hull point needs. A pause that holds the GPUs draws power until
+// the job ends, so the job may do better to end early: then also every
+// whole-hour end from the fastest finish on (the best of them is exact to
+// within an hour's idle power).
+std::vector<Horizon> HorizonsFor(const IntensityTrace& trace, int start, const std::vector<control::RatePower>& hull,
+                                 const KnobSet& knobs, const OptimumConfig& config) {
+  const double budgeted_h = config.work_h * (1 + config.slowdown_budget);
+  if (!config.allow_pause) return {HorizonOf(trace, start, std::min(budgeted_h, config.work_h / hull.front().rate))};
+  std::vector<Horizon> horizons = {HorizonOf(trace, start, budgeted_h)};
+  if (knobs.pause_power_w <= 0) return horizons;
+  for (int end_h = static_cast<int>(std::ceil(config.work_h / hull.back().rate)); end_h < budgeted_h - 1e-9;
+       ++end_h) {
+    horizons.push_back(HorizonOf(trace, start, end_h));
+  }
+  return horizons;
 }
 
 // Columns n * k + 1..: the work done by the end of each hour, w[h] =
@@ -63,7 +80,8 @@ GlpProb BuildLp(const Horizon& h, const std::vector<control::RatePower>& hull, c
   const int n = static_cast<int>(h.share.size()), k = static_cast<int>(hull.size());
   glp_set_obj_dir(lp.get(), GLP_MIN);
   glp_add_rows(lp.get(), n + 1);
-  for (int r = 0; r < n; ++r) glp_set_row_bnds(lp.get(), r + 1, config.allow_pause ? GLP_UP : GLP_FX, h.share[r], h.share[r]);
+  // With a pause, the time no option runs is its column (rate 0, the pause's power).
+  for (int r = 0; r < n; ++r) glp_set_row_bnds(lp.get(), r + 1, GLP_FX, h.share[r], h.share[r]);
   glp_set_row_bnds(lp.get(), n + 1, GLP_LO, config.work_h, 0);
   glp_add_cols(lp.get(), n * k);
   std::vector<int> ia{0}, ja{0};
@@ -83,12 +101,27 @@ GlpProb BuildLp(const Horizon& h, const std::vector<control::RatePower>& hull, c
   return lp;
 }
 
+Result<OptimumResult> SolveLpOver(const Horizon& h, int start, const std::vector<control::RatePower>& points,
+                                  const OptimumConfig& config);
+
 // The LP is given every option (not only the hull), so the hull is not assumed.
 Result<OptimumResult> SolveLp(const IntensityTrace& trace, int start, const KnobSet& knobs,
                               const OptimumConfig& config) {
   std::vector<control::RatePower> points = control::RatePowerPoints(knobs);
+  if (config.allow_pause) points.push_back({-1, 0, knobs.pause_power_w});
   std::sort(points.begin(), points.end(), [](const auto& a, const auto& b) { return a.rate < b.rate; });
-  const Horizon h = HorizonFor(trace, start, points, config);
+  // The horizons as the greedy's: a slower option above the hull is never worth its time.
+  std::optional<OptimumResult> best;
+  for (const Horizon& h : HorizonsFor(trace, start, control::RatePowerHull(knobs, config.allow_pause), knobs, config)) {
+    Result<OptimumResult> solved = SolveLpOver(h, start, points, config);
+    if (!solved.ok()) return solved.status();
+    if (!best || solved->carbon_g < best->carbon_g) best = *solved;
+  }
+  return *best;
+}
+
+Result<OptimumResult> SolveLpOver(const Horizon& h, int start, const std::vector<control::RatePower>& points,
+                                  const OptimumConfig& config) {
   GlpProb lp = BuildLp(h, points, config);
   glp_smcp parm;
   glp_init_smcp(&parm);
@@ -128,9 +161,14 @@ Result<OptimumResult> SolveOptimumLp(const IntensityTrace& trace, int start, con
 OptimumResult SolveOptimumGreedy(const IntensityTrace& trace, int start, const KnobSet& knobs,
                                  const OptimumConfig& config) {
   const std::vector<control::RatePower> hull = control::RatePowerHull(knobs, config.allow_pause);
-  const Horizon h = HorizonFor(trace, start, hull, config);
-  const control::WorkPlan plan = control::PlanWork(hull, h.carbon_g_per_kwh, h.share, config.work_h);
-  return {control::PlanCarbonG(hull, plan, h.carbon_g_per_kwh, h.share, 3600), h.time_h};
+  std::optional<OptimumResult> best;
+  for (const Horizon& h : HorizonsFor(trace, start, hull, knobs, config)) {
+    const control::WorkPlan plan = control::PlanWork(hull, h.carbon_g_per_kwh, h.share, config.work_h);
+    if (!plan.feasible) continue;  // an end too early for the work (only among the early ends)
+    const OptimumResult r{control::PlanCarbonG(hull, plan, h.carbon_g_per_kwh, h.share, 3600), h.time_h};
+    if (!best || r.carbon_g < best->carbon_g) best = r;
+  }
+  return *best;
 }
 
 }  // namespace perseus::carbon

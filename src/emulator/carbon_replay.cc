@@ -74,7 +74,11 @@ void DecideAware(const IntensityTrace& trace, int w, const KnobSet& knobs, const
 
 // Work, energy and carbon of the window as decided.
 void Run(const KnobSet& knobs, double remaining_h, WindowDecision& d) {
-  if (d.paused) return;
+  if (d.paused) {  // no work; GPUs held idle draw knobs.pause_power_w for the whole window
+    d.energy_j = knobs.pause_power_w * kWindowS;
+    d.carbon_g = d.energy_j / 3.6e6 * d.actual_g_per_kwh;
+    return;
+  }
   const KnobOption& o = d.option < 0 ? knobs.reference : knobs.options[d.option];
   const KnobOption& m = knobs.options[d.mix_option];
   const double speed = knobs.reference.time_s * ((1 - d.mix_share) / o.time_s + d.mix_share / m.time_s);

@@ -64,7 +64,7 @@ struct WindowDecision {
   double actual_g_per_kwh = 0;
   double lambda_g_per_s = 0;
   int option = -1;                  // -1: the reference setting (or paused)
-  bool paused = false;              // may_pause: no work, no energy
+  bool paused = false;              // may_pause: no work; energy knobs.pause_power_w x the window
   int mix_option = 0;               // run for mix_share of the window (a fixed mix)
   double mix_share = 0;
   double work_h = 0;                // reference hours of work done

@@ -130,7 +130,7 @@ class ClosedLoop {
     std::vector<double> slowdowns;
     for (const control::PipelinePace& p : paces) slowdowns.push_back(p.slowdown);
     const control::CappedPlan capped = control::PlanUnderPowerCap(
-        control::CapSettings(frontier_, problem_.blocking_power_w * problem_.num_stages(), slowdowns, ceilings_),
+        control::CapSettings(frontier_, problem_.pipeline_blocking_power_w(), slowdowns, ceilings_),
         {o_.power_cap_w, 0}, correction_);
     const bool fast = capped.mix.fast == capped.mix.slow ||
                       control::FastPartOfWindow(capped.mix.fast_share, o_.power_cap_window_s, now_s_);

@@ -207,7 +207,7 @@ TEST(ClosedLoop, ACapBelowTheFrontiersLeastPowerIsMet) {
   Result<Frontier> f = SolveFrontier(*problem, FrontierOptions{});
   ASSERT_TRUE(f.ok());
   const double least_w =
-      control::CapSettings(*f, problem->blocking_power_w * problem->num_stages(), std::vector<double>(4, 1.0))
+      control::CapSettings(*f, problem->pipeline_blocking_power_w(), std::vector<double>(4, 1.0))
           .front()
           .power_w;
   spec.closed_loop.power_cap_w = 0.97 * least_w;

@@ -14,7 +14,7 @@ namespace {
 // A baseline's setting: one plan run by every pipeline.
 control::JobSetting Uniform(double time_s, double energy_j, const Problem& problem,
                             const std::vector<double>& slowdowns) {
-  return control::UniformSetting(time_s, energy_j, problem.blocking_power_w * problem.num_stages(), slowdowns);
+  return control::UniformSetting(time_s, energy_j, problem.pipeline_blocking_power_w(), slowdowns);
 }
 
 std::vector<control::JobSetting> GlobalClockSettings(const Problem& problem, const std::vector<double>& slowdowns) {
@@ -83,7 +83,7 @@ PowerCapReport EvaluatePowerCaps(const Problem& problem, const Frontier& frontie
   const control::JobSetting all_max = Uniform(frontier.all_max.time_s, frontier.all_max.energy_j, problem, slowdowns);
   r.all_max_time_s = all_max.iteration_time_s;
   r.all_max_power_w = all_max.power_w;
-  const double pipeline_blocking_w = problem.blocking_power_w * problem.num_stages();
+  const double pipeline_blocking_w = problem.pipeline_blocking_power_w();
   r.curves = {{"perseus (frontier)",
                control::CapSettings(frontier, pipeline_blocking_w, slowdowns, control::CeilingPlans(problem, frontier)),
                {}},

@@ -102,7 +102,7 @@ double Discretizer::PlanEnergy() {
   double cost_j = 0;
   for (int i = 0; i < problem_.num_nodes(); ++i) cost_j += costs_[i].pareto()[index_[i]].cost_j;
   visits_ += 2 * problem_.num_nodes();
-  return cost_j + problem_.blocking_power_w * problem_.num_stages() * ForwardPass(dag_, duration_s_, earliest_start_);
+  return cost_j + problem_.pipeline_blocking_power_w() * ForwardPass(dag_, duration_s_, earliest_start_);
 }
 
 void Discretizer::SetOption(int i, int index) {

@@ -244,7 +244,7 @@ Status RecordPlans(const Problem& problem, const std::vector<NodeCosts>& costs,
 Result<SweepResult> Sweep(const Problem& problem, const std::vector<NodeCosts>& costs, const FrontierOptions& options,
                           double all_max_time_s, double fastest_s) {
   optimizer::FrontierSweep sweep(problem, costs);
-  SweepResult out{{}, 0, optimizer::RelaxationCurve(problem.blocking_power_w * problem.num_stages()), 0, 0, 0, {}};
+  SweepResult out{{}, 0, optimizer::RelaxationCurve(problem.pipeline_blocking_power_w()), 0, 0, 0, {}};
   const double slowest_s = sweep.time_s();
   out.relaxation.Add(sweep.time_s(), sweep.relaxation_cost_j());
   while (sweep.Step()) {

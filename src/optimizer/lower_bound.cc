@@ -198,7 +198,7 @@ double RelaxationCurve::MinEnergyTime() const {
 Result<EnergyLowerBound> EnergyLowerBound::Compute(const Problem& problem, const std::vector<NodeCosts>& costs,
                                                    const std::vector<double>& sample_times_s) {
   EnergyLowerBound lb;
-  lb.blocking_power_w_ = problem.blocking_power_w * problem.num_stages();
+  lb.blocking_power_w_ = problem.pipeline_blocking_power_w();
   lb.fastest_time_s_ = std::numeric_limits<double>::infinity();
   Network net;
   BuildNetwork(problem, costs, std::numeric_limits<double>::infinity(), net);

@@ -105,7 +105,7 @@ TEST(RelaxationCurve, BoundsEverySlowerPlan) {
     if (problem.num_nodes() > 12 && trial % 3 == 0) continue;  // keep enumeration small
     std::vector<NodeCosts> costs = BuildNodeCosts(problem);
     const RelaxationCurve curve =
-        SweepCurve(problem, costs, MinCut::Engine::kDynamicTrees, problem.blocking_power_w * problem.num_stages());
+        SweepCurve(problem, costs, MinCut::Engine::kDynamicTrees, problem.pipeline_blocking_power_w());
     std::vector<testing::ExactPoint> exact = testing::ExactFrontier(problem);
     for (const testing::ExactPoint& p : exact) {
       for (double f : {0.9, 0.99, 1.0}) {
@@ -285,7 +285,7 @@ TEST(Discretizer, PairMovesNeverWorseAndCloserToExact) {
     }
     // Pair moves may lengthen a plan that finished early (its cost falls by
     // more than the blocking power of the added time, at the deadline).
-    const double blocking_w = t.problem.blocking_power_w * t.problem.num_stages();
+    const double blocking_w = t.problem.pipeline_blocking_power_w();
     ASSERT_LE(paired.energy_j + blocking_w * (t.deadline_s - paired.time_s),
               filled.energy_j + blocking_w * (t.deadline_s - filled.time_s) + 1e-9 * filled.energy_j)
         << "trial " << t.trial << " deadline " << t.deadline_s;

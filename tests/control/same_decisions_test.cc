@@ -79,7 +79,7 @@ class SameDecisionsTest : public ::testing::Test {
     ASSERT_GT(frontier_.plans.size(), 3u);
   }
 
-  void CarbonEveryHour(bool told_length, bool fuel_mix);
+  void CarbonEveryHour(bool told_length, bool fuel_mix, const std::string& pause = "never");
   std::vector<int> ServerPlans() {
     std::vector<int> out;
     const Json summary = *service_->JobSummary("j");
@@ -131,38 +131,52 @@ TEST_F(SameDecisionsTest, StragglersServerAndEmulatorAssignTheSamePlans) {
 // decision and explanation every hour; `told_length`: both know the job's
 // length (the budget becomes a deadline: the spec's carbon.job_hours);
 // `fuel_mix`: the trace is an EIA file and both forecast with its fuel mix.
-void SameDecisionsTest::CarbonEveryHour(bool told_length, bool fuel_mix) {
+// `pause` ("never", "hold", "release"; with told_length): the job may pause.
+void SameDecisionsTest::CarbonEveryHour(bool told_length, bool fuel_mix, const std::string& pause) {
   ScopedTempDir tmp;
   const std::string trace_path = WriteTrace(tmp, fuel_mix);
-  const double budget = 0.05;
+  const double budget = pause == "never" ? 0.05 : 0.3;
   Json carbon = {{"source", "trace"}, {"trace_path", trace_path}, {"slowdown_budget", budget}};
   if (told_length) carbon["job_hours"] = 4 * 24;
+  if (pause != "never") carbon["pause"] = pause;
   StartJob(carbon);
   Result<carbon::IntensityTrace> trace = carbon::LoadTraceFile(trace_path);
   ASSERT_TRUE(trace.ok()) << trace.status().ToString();
-  const carbon::KnobSet knobs = control::FrontierKnobsFromNoSlowdown(frontier_);
+  carbon::KnobSet knobs = control::FrontierKnobsFromNoSlowdown(frontier_);
+  if (pause == "hold") knobs.pause_power_w = problem_.pipeline_blocking_power_w();
   carbon::ReplayConfig config;
   config.slowdown_budget = budget;
   config.work_h = 4 * 24;
   config.told_job_length = told_length;
+  config.may_pause = pause != "never";
   // No look-ahead on either side: the server's trace source, like the replay, reads the hour before.
   std::vector<std::string> replay_log;
   const carbon::ReplayResult replay =
       carbon::ReplayJob(*trace, 0, knobs, config, [&](const std::string& line) { replay_log.push_back(line); });
   ASSERT_GE(replay.windows.size(), 4u * 24);
-  if (told_length) {  // knowing the length changes decisions: the test exercises the deadline rule
+  if (told_length && pause == "never") {  // knowing the length changes decisions: the test exercises the deadline rule
     config.told_job_length = false;
     const carbon::ReplayResult rolling = carbon::ReplayJob(*trace, 0, knobs, config, nullptr);
     int differ = 0;
     for (int h = 0; h < 4 * 24; ++h) differ += rolling.windows[h].option != replay.windows[h].option;
     EXPECT_GT(differ, 0);
   }
-  int changes = 0;
-  for (int h = 0; h < 4 * 24; ++h, now_ += 3600) {
+  int changes = 0, paused = 0, replayed = 0;
+  for (int h = 0; h < 4 * 24 && h < static_cast<int>(replay.windows.size()); ++h, now_ += 3600) {
     Result<Json> r = service_->EvaluateCarbon("j");
     ASSERT_TRUE(r.ok()) << r.status().ToString();
-    const int replayed = knobs.options[replay.windows[h].option].plan_index;
+    ASSERT_EQ((*r)["paused"].get<bool>(), replay.windows[h].paused) << "hour " << h;
+    if (replay.windows[h].paused) {  // the ranks are told to pause; the plan they resume with is kept
+      ++paused;
+      const Json plan = Json::parse(*service_->RankPlan("j", 0, -1));
+      EXPECT_EQ(plan["kind"], "pause") << "hour " << h;
+      EXPECT_EQ(plan["pause"]["release"].get<bool>(), pause == "release");
+      EXPECT_EQ((*r)["explanation"].get<std::string>(), replay_log[h]);
+      continue;
+    }
+    replayed = knobs.options[replay.windows[h].option].plan_index;
     ASSERT_EQ((*r)["plan_index"].get<int>(), replayed) << "hour " << h;
+    EXPECT_EQ(Json::parse(*service_->RankPlan("j", 0, -1))["kind"], "frontier") << "hour " << h;
     EXPECT_EQ((*r)["explanation"].get<std::string>(), replay_log[h]);
     EXPECT_EQ((*r)["forecast_g_per_kwh"].get<double>(), replay.windows[h].forecast_g_per_kwh) << "hour " << h;
     EXPECT_EQ((*r)["forecast_with_fuel_mix"].get<bool>(), fuel_mix) << "hour " << h;
@@ -170,6 +184,9 @@ void SameDecisionsTest::CarbonEveryHour(bool told_length, bool fuel_mix) {
     changes += h > 0 && replay.windows[h].option != replay.windows[h - 1].option;
   }
   EXPECT_GT(changes, 4);  // the intensity does move the decision
+  if (pause != "never") {
+    EXPECT_GT(paused, 0);  // and pauses the job
+  }
   const std::string metrics = server::RenderMetrics(service_->AllSummaries(), 0);
   EXPECT_NE(metrics.find(std::string("perseus_carbon_forecast_uses_fuel_mix{job_id=\"j\"} ") + (fuel_mix ? "1" : "0")),
             std::string::npos);
@@ -183,6 +200,14 @@ TEST_F(SameDecisionsTest, CarbonWithAKnownJobLengthServerAndReplayChooseTheSameP
 
 TEST_F(SameDecisionsTest, CarbonWithTheFuelMixServerAndReplayForecastAndChooseTheSameEveryHour) {
   CarbonEveryHour(false, true);
+}
+
+TEST_F(SameDecisionsTest, CarbonPausingHoldingTheGpusServerAndReplayPauseInTheSameHours) {
+  CarbonEveryHour(true, false, "hold");
+}
+
+TEST_F(SameDecisionsTest, CarbonPausingReleasingTheGpusServerAndReplayPauseInTheSameHours) {
+  CarbonEveryHour(true, false, "release");
 }
 
 }  // namespace

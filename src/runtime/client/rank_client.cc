@@ -1,6 +1,7 @@
 // RankClient: construction and the training-thread hooks.
 #include "runtime/client/rank_client.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <random>
@@ -64,6 +65,7 @@ void RankClient::Close() {
     stop_ = true;
   }
   cv_.notify_all();
+  plan_cv_.notify_all();
   if (sync_.joinable()) sync_.join();
   meter_->Stop();
   if (options_.restore_on_signal) UnregisterForRestore(controller_.get());
@@ -90,6 +92,36 @@ std::vector<std::string> RankClient::TakeWarnings() {
   std::vector<std::string> out(warnings_.begin(), warnings_.end());
   warnings_.clear();
   return out;
+}
+
+RankClient::PauseRequest RankClient::PauseRequested() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!pending_ || pending_->kind != PlanKind::kPause) return kNoPause;
+  return pending_->pause.release ? kReleasePause : kHoldPause;
+}
+
+double RankClient::WaitWhilePaused(double max_wait_s) {
+  std::unique_lock<std::mutex> lock(mu_);
+  auto holding = [this] { return pending_ && pending_->kind == PlanKind::kPause && !pending_->pause.release; };
+  if (stop_ || !holding()) return 0;
+  const double begin_s = Now();
+  const double caller_until_s = begin_s + std::max(0.0, max_wait_s);
+  // A newer pause plan (the server decided again, still paused) keeps the
+  // rank waiting, its own limit counted from its arrival.
+  auto until_s = [&] { return std::min(caller_until_s, pending_since_s_ + pending_->pause.max_s); };
+  const int hold_mhz = pending_->pause.hold_clock_mhz;
+  lock.unlock();
+  if (hold_mhz > 0) controller_->Request(hold_mhz);
+  lock.lock();
+  // now_s may be a test's clock: wait in short slices and re-read it.
+  while (!stop_ && holding() && Now() < until_s()) {
+    const double slice_s = std::clamp(until_s() - Now(), 0.001, 0.1);
+    plan_cv_.wait_for(lock, std::chrono::duration<double>(slice_s));
+  }
+  const double waited_s = std::max(0.0, Now() - begin_s);
+  if (waited_s > 0) ++stats_.pauses;
+  stats_.paused_s += waited_s;
+  return waited_s;
 }
 
 std::shared_ptr<const RankPlan> RankClient::current_plan() const {

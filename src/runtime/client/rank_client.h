@@ -88,6 +88,9 @@ struct RankClientStats {
   int64_t profiling_window = -1;    // the profiling window the rank runs (-1: none)
   int64_t windows_sent = 0;
   int64_t warnings = 0;             // warnings raised so far (TakeWarnings)
+  bool paused = false;              // the newest plan is a pause (PauseRequested)
+  int64_t pauses = 0;               // pauses waited out (WaitWhilePaused)
+  double paused_s = 0;              // seconds spent waiting in them
   std::string last_error;
 };
 
@@ -124,6 +127,20 @@ class RankClient {
   // clock other than the locked one, the server's warnings about this rank's
   // job). Each is also logged to stderr once. Thread-safe.
   std::vector<std::string> TakeWarnings();
+  // Pausing (docs/carbon.md, "Pausing in the server"). The carbon policy may
+  // pause a job: its ranks then get a "pause" plan. PauseRequested() says so
+  // (kReleasePause: the job is asked to stop, checkpoint and exit, and to be
+  // started again when the server resumes it; kHoldPause: wait). Thread-safe.
+  enum PauseRequest { kNoPause = 0, kHoldPause = 1, kReleasePause = 2 };
+  PauseRequest PauseRequested() const;
+  // At an iteration boundary (before OnStepBegin), on the training thread:
+  // while the newest plan is a hold pause, holds the pause's (lowest) clock
+  // and waits until the server sends another plan, Close() is called,
+  // `max_wait_s` passes, or the pause's own limit (`pause.max_s` since the
+  // plan arrived: a server that went away) runs out; then the rank goes on
+  // with the next plan, or with the pause plan's steps. Returns the seconds
+  // it waited (0: no hold pause). A release pause does not wait.
+  double WaitWhilePaused(double max_wait_s);
   // Total warnings raised so far; a cheap check before TakeWarnings.
   int64_t WarningCount() const { return warning_count_.load(std::memory_order_relaxed); }
 
@@ -224,7 +241,9 @@ class RankClient {
   // Shared with the background thread.
   mutable std::mutex mu_;
   std::condition_variable cv_;
+  std::condition_variable plan_cv_;             // a new plan arrived, or Close(); WaitWhilePaused waits on it
   std::shared_ptr<const RankPlan> pending_;     // newest plan from the server; guarded by mu_
+  double pending_since_s_ = 0;                  // when pending_ arrived; guarded by mu_
   std::atomic<bool> has_pending_{false};
   std::vector<IterationRecord> iterations_out_;  // guarded by mu_
   std::vector<WindowRecord> windows_out_;

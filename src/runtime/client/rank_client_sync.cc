@@ -105,8 +105,11 @@ bool RankClient::PollPlan(ServerApi& api) {
   stats_.plan_kind = PlanKindName(fresh->kind);
   stats_.plan_index = fresh->plan_index;
   ++stats_.plans_received;
+  stats_.paused = fresh->kind == PlanKind::kPause;
   pending_ = std::move(fresh);
+  pending_since_s_ = Now();
   has_pending_.store(true, std::memory_order_release);
+  plan_cv_.notify_all();
   return true;
 }
 

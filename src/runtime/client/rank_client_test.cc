@@ -6,6 +6,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <functional>
 #include <thread>
 
 #include "common/temp_dir_for_test.h"
@@ -93,12 +95,18 @@ class RankClientTest : public ::testing::Test {
     for (const Json& p : summary["pipelines"]) n += p["totals"]["measured_iterations"].get<int64_t>();
     return n;
   }
+  // The job's spec beyond its shape (a carbon config in the pause tests).
+  virtual Json Carbon() { return nullptr; }
   void SetUp() override {
     store_ = server::Store::Open(tmp_.Path("perseus.db"), false).value();
-    service_ = server::JobService::Create(store_.get(), nullptr, server::testing::UniformPlansSolver).value();
+    server::CarbonOptions carbon;
+    carbon.clock = [this] { return unix_now_.load(); };
+    carbon.background = false;
+    service_ = server::JobService::Create(store_.get(), nullptr, server::testing::UniformPlansSolver, carbon).value();
     StartServer(0);
     Json job = {{"id", "job"}, {"dp", 2}, {"pp", 2}, {"microbatches", 4}, {"blocking_power_w", 60},
                 {"profiling", {{"iterations_per_clock", 1}, {"clock_stride", 8}}}};
+    if (!Carbon().is_null()) job["carbon"] = Carbon();
     ASSERT_TRUE(HandleRegisterJob(*service_, job).ok());
     Result<Schedule> schedule = BuildSchedule({ScheduleKind::k1F1B, 2, 4, 1});
     for (int r = 0; r < 4; ++r) {
@@ -126,6 +134,7 @@ class RankClientTest : public ::testing::Test {
   }
   std::string Phase() { return (*service_->JobSummary("job"))["phase"]; }
 
+  std::atomic<int64_t> unix_now_{1640995200};  // the server's clock: 2022-01-01T00:00:00Z
   ScopedTempDir tmp_;  // before the store: removed after it closes
   std::unique_ptr<server::Store> store_;
   std::unique_ptr<server::JobService> service_;
@@ -236,6 +245,127 @@ TEST_F(RankClientTest, ClosingUnlocksTheClock) {
   EXPECT_EQ(ranks_[0]->gpu->CurrentSmClockMhz(), ranks_[0]->gpu->spec().max_sm_clock_mhz);
   ranks_[0]->client->OnStepBegin();  // hooks stay harmless after Close
   ranks_[0]->client->OnStepEnd();
+}
+
+}  // namespace
+}  // namespace perseus::client
+
+namespace perseus::client {
+namespace {
+
+// A job in deadline mode that may pause, on a grid 12 hours dirty (900
+// g/kWh) and 12 hours clean (40) a day: the server pauses it in dirty hours.
+class RankClientPauseTest : public RankClientTest {
+ protected:
+  Json Carbon() override {
+    std::string csv = "timestamp,gco2_per_kwh\n";
+    for (int h = 0; h < 10 * 24; ++h) {
+      char line[64];
+      std::snprintf(line, sizeof line, "2022-01-%02dT%02d:00:00Z,%d\n", 1 + h / 24, h % 24, h % 24 < 12 ? 900 : 40);
+      csv += line;
+    }
+    return {{"source", "trace"}, {"trace_path", tmp_.Write("grid.csv", csv)}, {"slowdown_budget", 1.0},
+            {"job_hours", 48}, {"pause", Pause()}};
+  }
+  virtual std::string Pause() const { return "hold"; }
+  // Hourly decisions until one pauses (true) or resumes (false) the job.
+  bool DecideUntilPaused(bool paused) {
+    for (int h = 0; h < 96; ++h) {
+      unix_now_ += 3600;
+      Result<Json> decided = service_->EvaluateCarbon("job");
+      EXPECT_TRUE(decided.ok()) << decided.status().ToString();
+      if (decided.ok() && (*decided)["paused"] == paused) return true;
+    }
+    return false;
+  }
+  bool AllRanks(const std::function<bool(RankClient&)>& done) {
+    for (auto& r : ranks_) {
+      if (!done(*r->client)) return false;
+    }
+    return true;
+  }
+};
+
+// A hold pause: every rank learns of it, WaitWhilePaused holds the GPU's
+// lowest clock until the server resumes the job, and the rank goes on with
+// the frontier plan; while it waits the other hooks stay harmless.
+TEST_F(RankClientPauseTest, RanksWaitHoldingTheLowestClockUntilTheServerResumes) {
+  ASSERT_TRUE(RunUntil([&] { return AllRanks([](RankClient& c) { return c.Stats().plan_kind == "frontier"; }); }));
+  EXPECT_EQ(ranks_[0]->client->WaitWhilePaused(10), 0);  // not paused: returns at once
+  ASSERT_TRUE(DecideUntilPaused(true));
+  ASSERT_TRUE(RunUntil([&] {
+    return AllRanks([](RankClient& c) { return c.PauseRequested() == RankClient::kHoldPause; });
+  }));
+  EXPECT_TRUE(ranks_[0]->client->Stats().paused);
+  EXPECT_EQ(ranks_[0]->client->Stats().plan_kind, "pause");
+  const Json plan = Json::parse(*service_->RankPlan("job", 0, -1));
+  EXPECT_EQ(plan["kind"], "pause");
+  EXPECT_EQ(plan["pause"]["hold_clock_mhz"], 210);  // the A100's lowest
+  EXPECT_FALSE(plan["pause"]["release"].get<bool>());
+  EXPECT_GT(plan["pause"]["max_s"].get<double>(), 3600);
+  EXPECT_FALSE(plan["instructions"].empty());  // the frontier plan it resumes with
+  SimRank& r = *ranks_[0];
+  std::atomic<double> waited_s{-1};
+  std::thread waiter([&] {
+    r.now_s = r.now_s + 1;  // the wait is measured on the rank's clock
+    waited_s = r.client->WaitWhilePaused(1e9);
+  });
+  r.Settle();
+  for (int i = 0; i < 200 && r.gpu->CurrentSmClockMhz() != 210; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(r.gpu->CurrentSmClockMhz(), 210);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(waited_s.load(), -1);  // still waiting
+  ASSERT_TRUE(DecideUntilPaused(false));
+  waiter.join();
+  EXPECT_GE(waited_s.load(), 0);
+  EXPECT_EQ(r.client->Stats().plan_kind, "frontier");
+  r.Step();  // the frontier plan's clocks again
+  std::vector<int> expected;
+  const Json resumed = Json::parse(*service_->RankPlan("job", 0, -1));  // not a temporary in the loop's range
+  EXPECT_EQ(resumed["kind"], "frontier");
+  for (const Json& step : resumed["instructions"]) expected.push_back(step["sm_clock_mhz"]);
+  EXPECT_EQ(r.last_clocks, expected);
+}
+
+// A server that went away does not hold a paused job forever: the rank
+// resumes on its own after the pause's max_s, with the plan's steps.
+TEST_F(RankClientPauseTest, AWaitEndsAfterThePausesOwnLimit) {
+  ASSERT_TRUE(RunUntil([&] { return AllRanks([](RankClient& c) { return c.Stats().plan_kind == "frontier"; }); }));
+  ASSERT_TRUE(DecideUntilPaused(true));
+  ASSERT_TRUE(RunUntil([&] { return ranks_[0]->client->PauseRequested() == RankClient::kHoldPause; }));
+  StopServer();
+  SimRank& r = *ranks_[0];
+  const double max_s = r.client->current_plan()->pause.max_s;
+  std::atomic<double> waited_s{-1};
+  std::thread waiter([&] { waited_s = r.client->WaitWhilePaused(1e9); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(waited_s.load(), -1);
+  r.now_s = r.now_s + max_s + 1;
+  waiter.join();
+  EXPECT_GE(waited_s.load(), max_s);
+  EXPECT_EQ(r.client->Stats().pauses, 1);
+  r.Step();  // it trains again
+  EXPECT_EQ(r.client->Stats().plan_kind, "pause");
+}
+
+// A release pause asks the job to stop: nothing waits.
+class RankClientReleaseTest : public RankClientPauseTest {
+ protected:
+  std::string Pause() const override { return "release"; }
+};
+
+TEST_F(RankClientReleaseTest, AReleasePauseIsRequestedAndNotWaitedOut) {
+  ASSERT_TRUE(RunUntil([&] { return AllRanks([](RankClient& c) { return c.Stats().plan_kind == "frontier"; }); }));
+  ASSERT_TRUE(DecideUntilPaused(true));
+  ASSERT_TRUE(RunUntil([&] {
+    return AllRanks([](RankClient& c) { return c.PauseRequested() == RankClient::kReleasePause; });
+  }));
+  EXPECT_EQ(ranks_[0]->client->WaitWhilePaused(1e9), 0);
+  EXPECT_EQ(ranks_[0]->client->Stats().pauses, 0);
+  const Json carbon = *service_->CarbonJson("job");
+  EXPECT_TRUE(carbon["paused"].get<bool>());
+  EXPECT_EQ(carbon["pause"], "release");
+  EXPECT_NE(carbon["explanation"].get<std::string>().find("paused (GPUs released)"), std::string::npos);
 }
 
 }  // namespace

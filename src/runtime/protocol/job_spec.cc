@@ -135,7 +135,7 @@ Status ParseCarbon(const Json& body, std::optional<CarbonConfig>* out) {
   if (!it->is_object()) return FieldError("carbon", "expected an object, got " + Quote(*it));
   const Json& c = *it;
   static const char* kKnown[] = {"source", "value_g_per_kwh", "trace_path", "zone", "token", "base_url",
-                                 "slowdown_budget", "window_s", "job_hours"};
+                                 "slowdown_budget", "window_s", "job_hours", "pause"};
   for (const auto& [key, value] : c.items()) {
     if (std::find(std::begin(kKnown), std::end(kKnown), key) == std::end(kKnown)) {
       return FieldError("carbon." + key, "unknown field");
@@ -185,6 +185,17 @@ Status ParseCarbon(const Json& body, std::optional<CarbonConfig>* out) {
   Result<std::optional<double>> hours = GetOptionalNumber(c, "job_hours", "carbon.job_hours", 0, 8760);
   if (!hours.ok()) return hours.status();
   cfg.job_hours = hours->value_or(0.0);
+  if (c.contains("pause")) {
+    Result<std::string> pause = GetString(c, "pause", "carbon.pause", 32);
+    if (!pause.ok()) return pause.status();
+    if (*pause != "never" && *pause != "hold" && *pause != "release") {
+      return FieldError("carbon.pause", "expected 'never', 'hold' or 'release', got " + Quote(*pause));
+    }
+    if (*pause != "never" && cfg.job_hours <= 0) {
+      return FieldError("carbon.pause", "pausing needs the job's length: set carbon.job_hours (deadline mode)");
+    }
+    cfg.pause = *pause;
+  }
   *out = std::move(cfg);
   return Status::Ok();
 }
@@ -254,6 +265,7 @@ Json JobSpecToJson(const JobSpec& spec) {
     const CarbonConfig& c = *spec.carbon;
     Json cj = {{"source", c.source}, {"slowdown_budget", c.slowdown_budget}, {"window_s", c.window_s}};
     if (c.job_hours > 0) cj["job_hours"] = c.job_hours;
+    if (c.pause != "never") cj["pause"] = c.pause;
     if (c.source == "fixed") cj["value_g_per_kwh"] = c.value_g_per_kwh;
     if (c.source == "trace") cj["trace_path"] = c.trace_path;
     if (c.source == "electricitymaps") {

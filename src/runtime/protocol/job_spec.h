@@ -37,6 +37,11 @@ struct CarbonConfig {
   // first carbon decision; the budget becomes a deadline (docs/carbon.md,
   // "Deadline mode"). 0: unknown (a rolling day-ahead budget).
   double job_hours = 0;
+  // With job_hours, whether the policy may pause the job (docs/carbon.md,
+  // "Pausing in the server"): "never"; "hold" (the ranks wait holding their
+  // GPUs, which draw the blocking power); "release" (the job is asked to stop
+  // and restart when the server resumes it; the pause costs this job nothing).
+  std::string pause = "never";
 };
 
 struct JobSpec {

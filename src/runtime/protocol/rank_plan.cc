@@ -6,7 +6,8 @@ namespace perseus::protocol {
 
 namespace {
 
-constexpr PlanKind kPlanKinds[] = {PlanKind::kMax, PlanKind::kProfiling, PlanKind::kFrontier, PlanKind::kReset};
+constexpr PlanKind kPlanKinds[] = {PlanKind::kMax, PlanKind::kProfiling, PlanKind::kFrontier, PlanKind::kReset,
+                                   PlanKind::kPause};
 constexpr int64_t kMaxClockMhz = 100'000;
 constexpr int64_t kMaxCount = 1'000'000'000;
 
@@ -71,6 +72,21 @@ Status ParseWindow(const Json& j, PlanWindow* w) {
   return Set(GetString(o, "purpose", "window.purpose", 64), &w->purpose);
 }
 
+Json PauseToJson(const PlanPause& p) {
+  return {{"hold_clock_mhz", p.hold_clock_mhz}, {"release", p.release}, {"max_s", p.max_s}, {"reason", p.reason}};
+}
+
+Status ParsePause(const Json& j, PlanPause* p) {
+  Result<const Json*> pause = GetObject(j, "pause", "pause");
+  if (!pause.ok()) return pause.status();
+  const Json& o = **pause;
+  PERSEUS_RETURN_IF_ERROR(Set(GetInt(o, "hold_clock_mhz", "pause.hold_clock_mhz", 0, kMaxClockMhz), &p->hold_clock_mhz));
+  PERSEUS_RETURN_IF_ERROR(Set(GetBool(o, "release", "pause.release"), &p->release));
+  PERSEUS_RETURN_IF_ERROR(Set(GetNumber(o, "max_s", "pause.max_s", 0, 1e9), &p->max_s));
+  if (!o.contains("reason")) return Status::Ok();
+  return Set(GetString(o, "reason", "pause.reason", 1024), &p->reason);
+}
+
 Result<JobWarning> ParseWarning(const Json& w, const std::string& path) {
   JobWarning out;
   PERSEUS_RETURN_IF_ERROR(Set(GetString(w, "code", FieldPath(path, "code"), 256), &out.code));
@@ -105,6 +121,7 @@ Status ParseBody(const Json& j, RankPlan* plan) {
   PERSEUS_RETURN_IF_ERROR(
       SetOptional(GetOptionalNumber(j, "predicted_time_s", "predicted_time_s", 0, 1e9), 0.0, &plan->predicted_time_s));
   if (plan->kind == PlanKind::kProfiling) PERSEUS_RETURN_IF_ERROR(ParseWindow(j, &plan->window));
+  if (plan->kind == PlanKind::kPause) PERSEUS_RETURN_IF_ERROR(ParsePause(j, &plan->pause));
   PERSEUS_RETURN_IF_ERROR(
       SetOptional(GetOptionalInt(j, "sm_clock_mhz", "sm_clock_mhz", 0, kMaxClockMhz), 0, &plan->sm_clock_mhz));
   if (j.contains("warnings")) {
@@ -125,6 +142,7 @@ const char* PlanKindName(PlanKind kind) {
     case PlanKind::kProfiling: return "profiling";
     case PlanKind::kFrontier: return "frontier";
     case PlanKind::kReset: return "reset";
+    case PlanKind::kPause: return "pause";
   }
   return "max";
 }
@@ -167,10 +185,11 @@ std::string StepsJson(const std::vector<PlanStep>& steps) {
 std::string RankPlanJson(const RankPlan& plan, const std::string& steps_json) {
   Json head = {{"changed", true}, {"version", plan.version}, {"job", plan.job}, {"rank", plan.rank},
                {"phase", plan.phase}, {"kind", PlanKindName(plan.kind)}};
-  if (plan.kind == PlanKind::kFrontier) {
+  if (plan.kind == PlanKind::kFrontier || plan.kind == PlanKind::kPause) {
     head["plan_index"] = plan.plan_index;
     head["predicted_time_s"] = plan.predicted_time_s;
   }
+  if (plan.kind == PlanKind::kPause) head["pause"] = PauseToJson(plan.pause);
   if (plan.kind == PlanKind::kProfiling) head["window"] = WindowToJson(plan.window);
   if (plan.kind == PlanKind::kMax) head["sm_clock_mhz"] = plan.sm_clock_mhz;
   if (!plan.warnings.empty()) head["warnings"] = JobWarningsToJson(plan.warnings);

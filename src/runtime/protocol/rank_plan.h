@@ -7,7 +7,10 @@
 // measurement window: forwards at one clock and backwards at another; run
 // `warmup_iterations`, then measure `iterations` and report), "max" (every
 // computation at the GPU's highest clock), "reset" (unlock the clocks; the job
-// is done). Thread safety: plain values and pure functions.
+// is done), "pause" (the carbon policy paused the job, docs/carbon.md, "Pausing
+// in the server": wait at the next iteration boundary holding `pause.hold_clock_mhz`,
+// or with `pause.release` stop the job; `steps` are the frontier plan the job
+// resumes with). Thread safety: plain values and pure functions.
 #pragma once
 
 #include <cstdint>
@@ -29,7 +32,7 @@ struct PlanStep {
   bool operator==(const PlanStep&) const = default;
 };
 
-enum class PlanKind { kMax, kProfiling, kFrontier, kReset };
+enum class PlanKind { kMax, kProfiling, kFrontier, kReset, kPause };
 const char* PlanKindName(PlanKind kind);
 
 // A profiling window (docs/http_api.md, "Online profiling").
@@ -41,6 +44,17 @@ struct PlanWindow {
   int backward_clock_mhz = 0;
   std::string purpose;  // why the server asks for it ("sweep", "repeat", ...); informational
   bool operator==(const PlanWindow&) const = default;
+};
+
+// A pause (pause plans only).
+struct PlanPause {
+  int hold_clock_mhz = 0;  // the SM clock a waiting rank holds (its GPU's lowest)
+  bool release = false;    // stop the job (checkpoint and exit) instead of waiting
+  // A waiting rank resumes on its own after this long without a new plan (the
+  // server's next decision is due before; this guards against a lost server).
+  double max_s = 0;
+  std::string reason;      // the carbon decision's explanation; informational
+  bool operator==(const PlanPause&) const = default;
 };
 
 // A job's warning as plans, job summaries and the stored state carry it.
@@ -61,10 +75,11 @@ struct RankPlan {
   std::string job;                 // informational
   int rank = -1;                   // informational
   std::string phase;
-  int plan_index = -1;             // frontier plans only: the index into the job's frontier
-  double predicted_time_s = 0;     // frontier plans only
+  int plan_index = -1;             // frontier and pause plans: the index into the job's frontier
+  double predicted_time_s = 0;     // frontier and pause plans
   PlanWindow window;               // profiling plans only
   int sm_clock_mhz = 0;            // max plans only: the clock of every step
+  PlanPause pause;                 // pause plans only
   std::vector<JobWarning> warnings;
   std::vector<PlanStep> steps;
   // The clock of every step when they all share one, else -1.

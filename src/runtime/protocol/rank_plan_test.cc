@@ -67,6 +67,11 @@ TEST(RankPlanTest, Errors) {
   EXPECT_EQ(ParseRankPlan(R"({"changed":true,"version":1,"kind":"max","instructions":[],"warnings":[{"code":3}]})")
                 .status().message(),
             "plan: field 'warnings[0].code': expected a string, got 3");
+  EXPECT_EQ(ParseRankPlan(R"({"changed":true,"version":1,"kind":"pause","instructions":[]})").status().message(),
+            "plan: field 'pause': missing");
+  EXPECT_EQ(ParseRankPlan(R"({"changed":true,"version":1,"kind":"pause","instructions":[],
+              "pause":{"hold_clock_mhz":210,"release":false,"max_s":-1}})").status().message(),
+            "plan: field 'pause.max_s': expected a number in [0, 1000000000], got -1");
 }
 
 // The server writes with the same module the client parses with: every kind
@@ -98,7 +103,13 @@ TEST(RankPlanTest, WhatTheServerWritesTheClientReadsBack) {
   reset.version = 20;
   reset.kind = PlanKind::kReset;
   reset.phase = "done";
-  for (const RankPlan& plan : {frontier, profiling, max, reset}) {
+  RankPlan pause = frontier;
+  pause.kind = PlanKind::kPause;
+  pause.version = 13;
+  pause.pause = {210, false, 3660.5, "2022-01-01T00:00:00Z: ... -> paused (GPUs held idle, 669 W)"};
+  RankPlan release = pause;
+  release.pause.release = true;
+  for (const RankPlan& plan : {frontier, profiling, max, reset, pause, release}) {
     Result<std::optional<RankPlan>> back = ParseRankPlan(RankPlanJson(plan));
     ASSERT_TRUE(back.ok()) << back.status().ToString();
     ASSERT_TRUE(back->has_value());

@@ -80,8 +80,12 @@ Status JobService::DecideCarbon(Job& job, int64_t now, const carbon::IntensityRe
     cs.option_time_s = f.plans[std::clamp(cs.plan_index, 0, static_cast<int>(f.plans.size()) - 1)].time_s;
   }
   const control::CarbonWindowConfig window{cfg.slowdown_budget, cfg.window_s,
-                                           cfg.job_hours * 3600 / static_cast<double>(cfg.window_s), false};
-  control::DecideCarbonWindow(control::FrontierKnobsFromNoSlowdown(job.plans->frontier()), window, now,
+                                           cfg.job_hours * 3600 / static_cast<double>(cfg.window_s),
+                                           cfg.pause != "never"};
+  carbon::KnobSet knobs = control::FrontierKnobsFromNoSlowdown(job.plans->frontier());
+  // Ranks that wait hold their GPUs, which draw the blocking power; a released job draws nothing.
+  if (cfg.pause == "hold") knobs.pause_power_w = job.plans->problem().pipeline_blocking_power_w();
+  control::DecideCarbonWindow(knobs, window, now,
                               {reading.carbon_g_per_kwh, reading.stale, reading.unix_s, reading.mix_mw}, &state.carbon,
                               &job.carbon_forecast);
   AssignPlans(job, &state);
@@ -92,6 +96,7 @@ Status JobService::DecideCarbon(Job& job, int64_t now, const carbon::IntensityRe
                           {"forecast_g_per_kwh", cs.forecast_g_per_kwh},
                           {"lambda_g_per_s", cs.lambda_g_per_s},
                           {"plan_index", cs.plan_index},
+                          {"paused", cs.paused},
                           {"explanation", cs.explanation}});
   return Status::Ok();
 }
@@ -151,6 +156,8 @@ Json JobService::CarbonSummary(const Job& job) {
   j["forecast_with_fuel_mix"] = control::ForecastUsesFuelMix(cs);
   j["lambda_g_per_s"] = cs.evaluated ? Json(cs.lambda_g_per_s) : Json(nullptr);
   j["plan_index"] = cs.evaluated ? Json(cs.plan_index) : Json(nullptr);
+  j["paused"] = cs.evaluated && cs.paused;
+  j["pause"] = cfg.pause;
   j["last_eval_unix_s"] = cs.evaluated ? Json(cs.last_eval_unix_s) : Json(nullptr);
   j["next_eval_unix_s"] = cs.evaluated ? Json(cs.last_eval_unix_s + cfg.window_s) : Json(nullptr);
   j["elapsed_windows"] = cs.elapsed_windows;
@@ -177,7 +184,7 @@ Result<Json> JobService::CarbonJson(const std::string& job_id) {
   Json pipelines = Json::array();
   for (size_t p = 0; p < job.state.pipelines.size(); ++p) {
     pipelines.push_back({{"pipeline", p}, {"plan_index", job.state.pipelines[p].plan_index},
-                         {"version", job.state.pipelines[p].version}});
+                         {"version", job.state.pipelines[p].version}, {"paused", job.state.pipelines[p].paused}});
   }
   j["pipelines"] = pipelines;
   return j;

@@ -205,6 +205,12 @@ TEST_F(JobServiceCarbonTest, BadConfigsAreRejectedNamingTheField) {
   EXPECT_EQ(RegisterError({{"source", "electricitymaps"}}), "field 'carbon.zone': missing");
   EXPECT_EQ(RegisterError({{"source", "electricitymaps"}, {"zone", "DE"}, {"base_url", "ftp://x"}}),
             "field 'carbon.base_url': expected http://host[:port] or https://host[:port], got \"ftp://x\"");
+  EXPECT_EQ(RegisterError({{"source", "fixed"}, {"value_g_per_kwh", 1}, {"pause", "hold"}}),
+            "field 'carbon.pause': pausing needs the job's length: set carbon.job_hours (deadline mode)");
+  EXPECT_EQ(RegisterError({{"source", "fixed"}, {"value_g_per_kwh", 1}, {"job_hours", 10}, {"pause", "sleep"}}),
+            "field 'carbon.pause': expected 'never', 'hold' or 'release', got \"sleep\"");
+  EXPECT_EQ(RegisterError({{"source", "fixed"}, {"value_g_per_kwh", 1}, {"job_hours", 10}, {"pause", true}}),
+            "field 'carbon.pause': expected a string, got true");
   EXPECT_TRUE(service_->AllSummaries().empty());
 
   // A valid config; the token is stored but never shown.
@@ -466,6 +472,50 @@ TEST_F(JobServiceCarbonTest, StateSurvivesARestart) {
   Json next = *service_->CarbonJson("j");
   EXPECT_NEAR(next["elapsed_windows"].get<double>(), carbon["elapsed_windows"].get<double>() + 1, 1e-9);
   EXPECT_LE(next["slowdown_so_far"].get<double>(), 0.05 + 1e-9);
+}
+
+// A job in deadline mode that may pause: the dirty half of the day pauses it
+// (a "pause" plan for every rank, the metric, the log line), the clean half
+// resumes it, and a server restarted while the job is paused keeps it paused.
+TEST_F(JobServiceCarbonTest, PausesInDirtyHoursAndStaysPausedAcrossARestart) {
+  const std::string path = tmp_.Path("perseus.db");
+  Open(path);
+  StartJob(2, 2, {{"source", "trace"}, {"trace_path", WriteDiurnalTrace(tmp_)}, {"slowdown_budget", 0.5},
+                  {"job_hours", 24}, {"pause", "hold"}});
+  int paused = 0, resumed = 0;
+  Json while_paused;
+  for (int w = 0; w < 40; ++w, now_ += 3600) {
+    Result<Json> r = service_->EvaluateCarbon("j");
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    const Json plan = Plan(*service_, "j", 3);
+    if ((*r)["paused"].get<bool>()) {
+      ++paused;
+      EXPECT_EQ(plan["kind"], "pause") << "hour " << w;
+      EXPECT_EQ(plan["pause"]["hold_clock_mhz"], 780);  // the synthetic ranks' lowest clock
+      EXPECT_NEAR(plan["pause"]["max_s"].get<double>(), 2 * 3600, 1e-9);  // next decision due in a window, plus one
+      EXPECT_NE((*r)["explanation"].get<std::string>().find("-> paused (GPUs held idle, "), std::string::npos);
+      if (while_paused.is_null()) while_paused = *r;
+    } else {
+      resumed += paused > 0;
+      EXPECT_EQ(plan["kind"], "frontier") << "hour " << w;
+    }
+    if (paused > 0 && resumed > 0 && !(*r)["paused"].get<bool>() && !while_paused.is_null()) break;
+  }
+  ASSERT_GT(paused, 0);
+  ASSERT_GT(resumed, 0);
+  // Pause again, then restart the server.
+  for (int w = 0; w < 24 && !(*service_->CarbonJson("j"))["paused"].get<bool>(); ++w) {
+    now_ += 3600;
+    ASSERT_TRUE(service_->EvaluateCarbon("j").ok());
+  }
+  ASSERT_TRUE((*service_->CarbonJson("j"))["paused"].get<bool>());
+  const std::string metrics = RenderMetrics(service_->AllSummaries(), 0);
+  EXPECT_NE(metrics.find("perseus_carbon_paused{job_id=\"j\"} 1"), std::string::npos);
+  const Json carbon = *service_->CarbonJson("j");
+  Open(path);
+  EXPECT_EQ(*service_->CarbonJson("j"), carbon);
+  EXPECT_EQ(Plan(*service_, "j", 0)["kind"], "pause");
+  EXPECT_TRUE(StoredState("j").carbon.paused);
 }
 
 }  // namespace

@@ -51,7 +51,7 @@ control::CappedPlan CappedPlanFor(const Job& job, const ControlState& state,
     if (s.pipeline >= 0 && s.pipeline < job.spec.dp) slowdowns[s.pipeline] = s.slowdown;
   }
   const Problem& problem = job.plans->problem();
-  const double pipeline_blocking_w = problem.blocking_power_w * problem.num_stages();
+  const double pipeline_blocking_w = problem.pipeline_blocking_power_w();
   control::PowerCap cap;
   if (in_force) cap = {in_force->average_w, in_force->peak_w};
   return control::PlanUnderPowerCap(

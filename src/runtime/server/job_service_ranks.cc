@@ -32,6 +32,19 @@ int64_t NextIterationBase(const Job& job) {
   return std::min(job.last_iteration + 1 + kRestartGapIterations, protocol::kMaxIteration / 2);
 }
 
+// A paused job's pause for one rank (docs/carbon.md, "Pausing in the server").
+// The rank waits at most until one window after the next decision is due.
+protocol::PlanPause PauseFor(const Job& job, const RankInfo& info, int64_t now_unix_s) {
+  const CarbonConfig& cfg = *job.spec.carbon;
+  const CarbonState& cs = job.state.carbon;
+  protocol::PlanPause pause;
+  pause.hold_clock_mhz = info.sm_clocks_mhz.back();  // descending: the lowest
+  pause.release = cfg.pause == "release";
+  pause.max_s = static_cast<double>(std::max<int64_t>(0, cs.last_eval_unix_s + cfg.window_s - now_unix_s) + cfg.window_s);
+  pause.reason = cs.explanation.substr(0, 1024);
+  return pause;
+}
+
 }  // namespace
 
 Result<Registered> JobService::RegisterRank(const std::string& job_id, const RankInfo& rank) {
@@ -121,6 +134,10 @@ Result<std::string> JobService::RankPlan(const std::string& job_id, int rank, in
     const PipelinePlan& held = st.pipelines[info.dp_rank];
     plan.plan_index = held.plan_index;
     plan.predicted_time_s = job.plans->Cost(held).time_s;
+    if (held.paused) {
+      plan.kind = protocol::PlanKind::kPause;
+      plan.pause = PauseFor(job, info, Now());
+    }
     return protocol::RankPlanJson(plan, *job.plans->StagePlanJson(plan.plan_index, info.pp_rank, held.clock_ceiling_mhz));
   }
   if (st.phase == Phase::kDone) {

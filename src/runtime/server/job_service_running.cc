@@ -20,12 +20,13 @@ void JobService::AssignPlans(const Job& job, ControlState* state) {
   std::vector<int> plans = control::AssignPipelinePlans(job.plans->frontier(), paces, carbon_floor);
   std::vector<int> ceilings(plans.size(), 0);
   ApplyPowerCap(job, state, &plans, &ceilings);
+  const bool paused = job.spec.carbon && state->carbon.evaluated && state->carbon.paused;
   int64_t version = 0;
   for (size_t p = 0; p < plans.size(); ++p) {
     const PipelinePlan& held = state->pipelines[p];
-    if (plans[p] == held.plan_index && ceilings[p] == held.clock_ceiling_mhz) continue;
+    if (plans[p] == held.plan_index && ceilings[p] == held.clock_ceiling_mhz && paused == held.paused) continue;
     if (version == 0) version = state->NextVersion();
-    state->pipelines[p] = {plans[p], version, ceilings[p]};
+    state->pipelines[p] = {plans[p], version, ceilings[p], paused};
   }
 }
 

@@ -142,6 +142,7 @@ Json ControlStateToJson(const ControlState& state) {
   for (const PipelinePlan& p : state.pipelines) {
     Json pj = {{"plan_index", p.plan_index}, {"version", p.version}};
     if (p.clock_ceiling_mhz > 0) pj["clock_ceiling_mhz"] = p.clock_ceiling_mhz;  // older servers' states lack it
+    if (p.paused) pj["paused"] = true;
     pipelines.push_back(std::move(pj));
   }
   Json stragglers = Json::array();
@@ -187,7 +188,7 @@ Result<ControlState> ControlStateFromJson(const Json& j) {
     }
     for (const Json& p : j.at("pipelines")) {
       state.pipelines.push_back({p.at("plan_index").get<int>(), p.at("version").get<int64_t>(),
-                                 p.value("clock_ceiling_mhz", 0)});
+                                 p.value("clock_ceiling_mhz", 0), p.value("paused", false)});
     }
     for (const Json& s : j.at("stragglers")) {
       state.stragglers.push_back(
@@ -205,6 +206,7 @@ Result<ControlState> ControlStateFromJson(const Json& j) {
       // Absent in databases written before the control library: -1, and the
       // next decision charges the last window at plan_index's time.
       cs.option = c.value("option", 0);
+      cs.paused = cs.option < 0;  // the last decision paused the job
       cs.option_time_s = c.value("option_time_s", -1.0);
       cs.evaluated = c.at("evaluated").get<bool>();
       cs.last_eval_unix_s = c.at("last_eval_unix_s").get<int64_t>();

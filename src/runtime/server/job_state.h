@@ -64,6 +64,9 @@ struct PipelinePlan {
   // > 0: the plan with every clock held at most this (a power cap below the
   // frontier's least power; PlanBook::Cost and StagePlanJson apply it).
   int clock_ceiling_mhz = 0;
+  // The carbon policy paused the job (CarbonState::paused, carbon.pause): its
+  // ranks get a "pause" plan, whose steps are plan_index's.
+  bool paused = false;
 };
 
 using control::CarbonState;

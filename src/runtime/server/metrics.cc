@@ -125,6 +125,8 @@ void AddCarbonAndFrontier(Exposition& e, const std::string& job, const Json& s) 
     e.Gauge("perseus_carbon_forecast_uses_fuel_mix", "1 when the last forecast used the grid's fuel mix, else 0.", job,
             c.value("forecast_with_fuel_mix", false) ? 1 : 0);
     e.Gauge("perseus_carbon_plan_index", "Frontier plan the carbon policy chose (0 = fastest).", job, c["plan_index"]);
+    e.Gauge("perseus_carbon_paused", "1 while the carbon policy pauses the job (carbon.pause), else 0.", job,
+            c.value("paused", false) ? 1 : 0);
     e.Gauge("perseus_carbon_slowdown_ratio", "The carbon policy's average slowdown vs the no-slowdown plan so far.", job,
             c["slowdown_so_far"]);
   }
