@@ -149,9 +149,12 @@ class PyRankClient {
     return py::none();
   }
   double WaitWhilePaused(double max_wait_s) {
-    RankClient& client = c();
+    c();  // closed: an error
+    // A close() from another thread ends the wait and drops the client; this
+    // copy keeps it alive until the wait has returned.
+    std::shared_ptr<RankClient> client = client_;
     py::gil_scoped_release release;  // other Python threads run while the rank waits
-    return client.WaitWhilePaused(max_wait_s);
+    return client->WaitWhilePaused(max_wait_s);
   }
   std::string GpuName() { return gpu_->Name(); }
   bool framework_durations() const { return framework_durations_; }
@@ -159,10 +162,16 @@ class PyRankClient {
 
  private:
   std::shared_ptr<runtime::GpuControl> gpu_;
-  std::unique_ptr<RankClient> client_;
+  std::shared_ptr<RankClient> client_;
   bool framework_durations_ = false;
   int64_t warnings_seen_ = 0;
 };
+
+// The job's path on the server ("/jobs/ID"); a bad id is a ValueError before any request.
+std::string JobPath(const std::string& job) {
+  if (!IsValidJobId(job)) throw py::value_error("job: expected " + std::string(kJobIdRule) + ", got '" + job + "'");
+  return "/jobs/" + job;
+}
 
 py::dict ToDict(const nlohmann::json& j) { return py::module_::import("json").attr("loads")(j.dump()); }
 
@@ -268,12 +277,11 @@ void BindClient(py::module_& m) {
   m.def("declare_straggler",
         [](const std::string& server_url, const std::string& job, int pipeline, double slowdown,
            const std::string& token, const std::string& ca_cert) {
-          if (!IsValidJobId(job)) throw py::value_error("job: expected " + std::string(kJobIdRule) + ", got '" + job + "'");
           const nlohmann::json body = protocol::StragglerDeclarationToJson({pipeline, slowdown});
           Result<protocol::StragglerDeclaration> checked = protocol::ParseStragglerDeclaration(body);
           if (!checked.ok()) throw py::value_error(checked.status().message());
           client::ServerApi api({server_url, token, ca_cert});
-          return ToDict(Unwrap(api.Post("/jobs/" + job + "/stragglers", body)));
+          return ToDict(Unwrap(api.Post(JobPath(job) + "/stragglers", body)));
         },
         py::arg("server_url"), py::arg("job"), py::arg("pipeline"), py::arg("slowdown"), py::arg("token") = "",
         py::arg("ca_cert") = "",
@@ -282,12 +290,11 @@ void BindClient(py::module_& m) {
   m.def("set_power_cap",
         [](const std::string& server_url, const std::string& job, double average_w, double peak_w, double window_s,
            const std::string& token, const std::string& ca_cert) {
-          if (!IsValidJobId(job)) throw py::value_error("job: expected " + std::string(kJobIdRule) + ", got '" + job + "'");
           const nlohmann::json body = protocol::PowerCapRequestToJson({average_w, peak_w, window_s});
           Result<protocol::PowerCapRequest> checked = protocol::ParsePowerCapRequest(body, "");
           if (!checked.ok()) throw py::value_error(checked.status().message());
           client::ServerApi api({server_url, token, ca_cert});
-          return ToDict(Unwrap(api.Put("/jobs/" + job + "/power-cap", body)));
+          return ToDict(Unwrap(api.Put(JobPath(job) + "/power-cap", body)));
         },
         py::arg("server_url"), py::arg("job"), py::arg("average_w"), py::arg("peak_w") = 0.0, py::arg("window_s") = 60.0,
         py::arg("token") = "", py::arg("ca_cert") = "",
@@ -296,9 +303,8 @@ void BindClient(py::module_& m) {
         "Returns {'power_cap': {...}}.");
   m.def("clear_power_cap",
         [](const std::string& server_url, const std::string& job, const std::string& token, const std::string& ca_cert) {
-          if (!IsValidJobId(job)) throw py::value_error("job: expected " + std::string(kJobIdRule) + ", got '" + job + "'");
           client::ServerApi api({server_url, token, ca_cert});
-          return ToDict(Unwrap(api.Delete("/jobs/" + job + "/power-cap")));
+          return ToDict(Unwrap(api.Delete(JobPath(job) + "/power-cap")));
         },
         py::arg("server_url"), py::arg("job"), py::arg("token") = "", py::arg("ca_cert") = "",
         "DELETE /jobs/{job}/power-cap: lift the cap (also the one the job registered with).");
@@ -333,34 +339,30 @@ void BindClient(py::module_& m) {
   m.def("clear_straggler",
         [](const std::string& server_url, const std::string& job, int pipeline, const std::string& token,
            const std::string& ca_cert) {
-          if (!IsValidJobId(job)) throw py::value_error("job: expected " + std::string(kJobIdRule) + ", got '" + job + "'");
           if (pipeline < 0) throw py::value_error("pipeline: expected an integer >= 0, got " + std::to_string(pipeline));
           client::ServerApi api({server_url, token, ca_cert});
-          return ToDict(Unwrap(api.Delete("/jobs/" + job + "/stragglers/" + std::to_string(pipeline))));
+          return ToDict(Unwrap(api.Delete(JobPath(job) + "/stragglers/" + std::to_string(pipeline))));
         },
         py::arg("server_url"), py::arg("job"), py::arg("pipeline"), py::arg("token") = "", py::arg("ca_cert") = "",
         "DELETE /jobs/{job}/stragglers/{pipeline}: the pipeline is no longer a straggler.");
   m.def("finish_job",
         [](const std::string& server_url, const std::string& job, const std::string& token, const std::string& ca_cert) {
-          if (!IsValidJobId(job)) throw py::value_error("job: expected " + std::string(kJobIdRule) + ", got '" + job + "'");
           client::ServerApi api({server_url, token, ca_cert});
-          return ToDict(Unwrap(api.Post("/jobs/" + job + "/finish", nlohmann::json::object())));
+          return ToDict(Unwrap(api.Post(JobPath(job) + "/finish", nlohmann::json::object())));
         },
         py::arg("server_url"), py::arg("job"), py::arg("token") = "", py::arg("ca_cert") = "",
         "POST /jobs/{job}/finish: the job is done; its ranks unlock their clocks.");
   m.def("job_status",
         [](const std::string& server_url, const std::string& job, const std::string& token, const std::string& ca_cert) {
-          if (!IsValidJobId(job)) throw py::value_error("job: expected " + std::string(kJobIdRule) + ", got '" + job + "'");
           client::ServerApi api({server_url, token, ca_cert});
-          return ToDict(Unwrap(api.Get("/jobs/" + job)));
+          return ToDict(Unwrap(api.Get(JobPath(job))));
         },
         py::arg("server_url"), py::arg("job"), py::arg("token") = "", py::arg("ca_cert") = "",
         "GET /jobs/{job}: the job's summary as a dict (phase, pipelines, frontier, warnings, ...).");
   m.def("carbon_status",
         [](const std::string& server_url, const std::string& job, const std::string& token, const std::string& ca_cert) {
-          if (!IsValidJobId(job)) throw py::value_error("job: expected " + std::string(kJobIdRule) + ", got '" + job + "'");
           client::ServerApi api({server_url, token, ca_cert});
-          return ToDict(Unwrap(api.Get("/jobs/" + job + "/carbon")));
+          return ToDict(Unwrap(api.Get(JobPath(job) + "/carbon")));
         },
         py::arg("server_url"), py::arg("job"), py::arg("token") = "", py::arg("ca_cert") = "",
         "GET /jobs/{job}/carbon: the carbon policy's state as a dict (paused, plan_index, intensity, ...).");

@@ -17,7 +17,8 @@ with exit status 1 (2 for bad flags). deploy/slurm/perseus-job.sbatch uses it.
 (carbon.pause "release"; docs/carbon.md, "Pausing in the server"): it returns
 (exit 0, printing GET /jobs/{id}/carbon) once the job is not paused, polling
 every --poll-s seconds (default 60), and exits 3 after --timeout-s (default: no
-limit) while still paused. A launch script restarts the job when it returns:
+limit) while still paused; an unreachable server is asked again until then
+(exit 1 once the time is up). A launch script restarts the job when it returns:
 
     while true; do
         srun python3 train.py; rc=$?
@@ -100,7 +101,13 @@ def _wait_resume(args, token):
         raise ValueError(f"--timeout-s: expected a number >= 0, got {args.timeout_s}")
     deadline = None if args.timeout_s is None else time.monotonic() + args.timeout_s
     while True:
-        reply = carbon_status(args.server, args.job, token=token, ca_cert=args.ca_cert)
+        try:
+            reply = carbon_status(args.server, args.job, token=token, ca_cert=args.ca_cert)
+        except ConnectionError as e:  # a server restarting: keep asking until the timeout
+            if deadline is not None and time.monotonic() >= deadline:
+                raise
+            print(f"perseus.launch wait-resume: {e} (retrying)", file=sys.stderr)
+            reply = {"paused": True}
         if not reply.get("paused", False):
             return reply
         if deadline is not None and time.monotonic() >= deadline:

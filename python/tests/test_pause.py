@@ -10,6 +10,7 @@ pause decisions are tested in C++: RankClientPauseTest, SameDecisionsTest).
 import http.server
 import json
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -129,6 +130,18 @@ def test_a_hold_pause_waits_at_the_lowest_clock_until_resumed(stub):
         start = time.monotonic()
         assert 0.1 <= client.wait_while_paused(0.1) < 5
         assert time.monotonic() - start < 5
+    # close() from another thread ends a wait.
+    client = new_client(stub)
+    assert wait_for(lambda: client.pause_requested() == "hold")
+    waited = []
+    waiter = threading.Thread(target=lambda: waited.append(client.wait_while_paused()))
+    waiter.start()
+    time.sleep(0.2)
+    client.close()
+    waiter.join(10)
+    assert not waiter.is_alive() and waited[0] >= 0.1
+    with pytest.raises(RuntimeError, match="closed"):
+        client.wait_while_paused()
 
 
 def test_pipeline_hooks_wait_on_hold_and_raise_on_release(stub):
@@ -182,3 +195,11 @@ def test_wait_resume_returns_when_the_job_runs_and_times_out_while_paused(stub):
     assert bad.returncode == 1 and "--poll-s: expected a number > 0, got 0.0" in bad.stderr
     unknown = launch("wait-resume", "--server", stub.url, "--job", "nope/x")
     assert unknown.returncode == 1 and "job: expected" in unknown.stderr
+    # A server that is away is asked again until the timeout.
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    away = launch("wait-resume", "--server", "http://127.0.0.1:%d" % port, "--job", "j", "--poll-s", "0.1",
+                  "--timeout-s", "0.5")
+    assert away.returncode == 1, away.stderr
+    assert "(retrying)" in away.stderr and "perseus.launch wait-resume: error:" in away.stderr

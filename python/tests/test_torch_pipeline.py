@@ -306,6 +306,9 @@ class FakeClient:
     def sync_wanted_at_next_step(self):
         return self.steps in self.sync_at
 
+    def pause_requested(self):
+        return None  # test_pause.py covers pausing
+
     def record_durations(self, iteration, seconds):
         self.recorded.append((iteration, list(seconds)))
 

@@ -162,13 +162,15 @@ int PlannedOption(const carbon::KnobSet& knobs, const std::vector<double>& comin
   std::vector<RatePower> hull = RatePowerHull(knobs, may_pause);
   const double need = std::max(0.0, h.need);
   WorkPlan plan = PlanWork(hull, coming, h.share, need);
-  if (may_pause && knobs.pause_power_w > 0 && hull.front().option < 0) {
+  if (may_pause && knobs.pause_power_w > 0) {
     std::vector<RatePower> running = RatePowerHull(knobs, false);
     const Horizon ends_early = Truncated(h, need / running.front().rate);
     const std::vector<double> early(coming.begin(), coming.begin() + static_cast<std::ptrdiff_t>(ends_early.share.size()));
     const WorkPlan run = PlanWork(running, early, ends_early.share, need);
-    if (run.feasible && PlanCarbonG(running, run, early, ends_early.share, 1) <=
-                            PlanCarbonG(hull, plan, coming, h.share, 1)) {
+    // A pause off the hull (it draws more than the slowest option) always
+    // takes the plan that ends early: the deadline's windows are not all run.
+    if (run.feasible && (hull.front().option >= 0 || PlanCarbonG(running, run, early, ends_early.share, 1) <=
+                                                         PlanCarbonG(hull, plan, coming, h.share, 1))) {
       hull = std::move(running);
       plan = run;
     }
@@ -279,6 +281,10 @@ double CarbonForecastCache::ForecastNextHour(const CarbonState& state) {
   with_mix_ = with_mix;
   fed_ = std::move(fed);
   return fed_->Predict();
+}
+
+double PausePowerW(const Problem& problem, bool holds_gpus) {
+  return holds_gpus ? problem.pipeline_blocking_power_w() : 0;
 }
 
 carbon::KnobSet FrontierKnobsFromNoSlowdown(const Frontier& frontier) {

@@ -35,6 +35,7 @@
 #include "carbon/intensity_trace.h"
 #include "carbon/knob_options.h"
 #include "perseus/optimizer.h"
+#include "perseus/problem.h"
 
 namespace perseus::carbon {
 class EnsembleForecaster;
@@ -136,6 +137,10 @@ bool ForecastUsesFuelMix(const CarbonState& state);
 inline constexpr int64_t kMaxHorizonWindows = 288;
 // Hours of intensity history kept.
 inline constexpr size_t kMaxHistoryHours = 28 * 24;
+
+// What a pause draws per pipeline (KnobSet::pause_power_w): its blocking power
+// when the ranks wait holding their GPUs, nothing when the GPUs are released.
+double PausePowerW(const Problem& problem, bool holds_gpus);
 
 // The options of a job's carbon decision: the convex hull of the frontier's
 // plans from the no-slowdown plan on (NoSlowdownPlanIndex), with that plan,

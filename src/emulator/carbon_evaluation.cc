@@ -84,7 +84,7 @@ std::vector<PolicySpec> DeadlinePolicies(const PipelineKnobs& job, double slack)
   // As `perseus serve` pauses: the ranks wait holding their GPUs, which draw
   // the blocking power.
   KnobSet held = job.frontier_knobs;
-  held.pause_power_w = job.problem.pipeline_blocking_power_w();
+  held.pause_power_w = control::PausePowerW(job.problem, /*holds_gpus=*/true);
   return {{"deadline: fixed mix spending the slack (not carbon-aware)", job.frontier_knobs,
            FixedMixForSlowdown(job.frontier_knobs, slack)},
           {"deadline: carbon-aware, never pauses", job.frontier_knobs, runs},

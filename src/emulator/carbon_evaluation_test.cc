@@ -215,7 +215,7 @@ TEST(CarbonEvaluation, DeadlineModeIsNeverLateAndPausesWhenThatIsWhatTheSlackBuy
   // rarely pays (the evaluation's figures); on a grid that swings from 50 to
   // 1,000 g/kWh it does.
   KnobSet held = job->frontier_knobs;
-  held.pause_power_w = job->problem.pipeline_blocking_power_w();
+  held.pause_power_w = control::PausePowerW(job->problem, /*holds_gpus=*/true);
   IntensityTrace swings = SyntheticTrace(24 * 40);
   for (int w = 0; w < swings.size(); ++w) swings.carbon_g_per_kwh[w] = w % 24 < 12 ? 1000 : 50;
   log.clear();

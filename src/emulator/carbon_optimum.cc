@@ -46,6 +46,9 @@ std::vector<Horizon> HorizonsFor(const IntensityTrace& trace, int start, const s
   if (!config.allow_pause) return {HorizonOf(trace, start, std::min(budgeted_h, config.work_h / hull.front().rate))};
   std::vector<Horizon> horizons = {HorizonOf(trace, start, budgeted_h)};
   if (knobs.pause_power_w <= 0) return horizons;
+  // The end that never pausing reaches (the slowest point throughout), then whole hours.
+  const double never_pausing_h = config.work_h / control::RatePowerHull(knobs, false).front().rate;
+  if (never_pausing_h < budgeted_h - 1e-9) horizons.push_back(HorizonOf(trace, start, never_pausing_h));
   for (int end_h = static_cast<int>(std::ceil(config.work_h / hull.back().rate)); end_h < budgeted_h - 1e-9;
        ++end_h) {
     horizons.push_back(HorizonOf(trace, start, end_h));
@@ -111,13 +114,17 @@ Result<OptimumResult> SolveLp(const IntensityTrace& trace, int start, const Knob
   if (config.allow_pause) points.push_back({-1, 0, knobs.pause_power_w});
   std::sort(points.begin(), points.end(), [](const auto& a, const auto& b) { return a.rate < b.rate; });
   // The horizons as the greedy's: a slower option above the hull is never worth its time.
-  std::optional<OptimumResult> best;
-  for (const Horizon& h : HorizonsFor(trace, start, control::RatePowerHull(knobs, config.allow_pause), knobs, config)) {
-    Result<OptimumResult> solved = SolveLpOver(h, start, points, config);
-    if (!solved.ok()) return solved.status();
-    if (!best || solved->carbon_g < best->carbon_g) best = *solved;
+  // The first horizon is the budgeted time, which must solve; the early ends
+  // that follow (held pauses only) are tight and may be infeasible: skipped.
+  const std::vector<Horizon> horizons =
+      HorizonsFor(trace, start, control::RatePowerHull(knobs, config.allow_pause), knobs, config);
+  Result<OptimumResult> best = SolveLpOver(horizons.front(), start, points, config);
+  if (!best.ok()) return best.status();
+  for (size_t k = 1; k < horizons.size(); ++k) {
+    Result<OptimumResult> solved = SolveLpOver(horizons[k], start, points, config);
+    if (solved.ok() && solved->carbon_g < best->carbon_g) best = *solved;
   }
-  return *best;
+  return best;
 }
 
 Result<OptimumResult> SolveLpOver(const Horizon& h, int start, const std::vector<control::RatePower>& points,
@@ -164,11 +171,13 @@ OptimumResult SolveOptimumGreedy(const IntensityTrace& trace, int start, const K
   std::optional<OptimumResult> best;
   for (const Horizon& h : HorizonsFor(trace, start, hull, knobs, config)) {
     const control::WorkPlan plan = control::PlanWork(hull, h.carbon_g_per_kwh, h.share, config.work_h);
-    if (!plan.feasible) continue;  // an end too early for the work (only among the early ends)
+    // An early end too short for the work is skipped; the budgeted time (the
+    // first) is kept whatever it is, as before there were early ends.
+    if (best && !plan.feasible) continue;
     const OptimumResult r{control::PlanCarbonG(hull, plan, h.carbon_g_per_kwh, h.share, 3600), h.time_h};
     if (!best || r.carbon_g < best->carbon_g) best = r;
   }
-  return *best;
+  return *best;  // the budgeted horizon always sets it
 }
 
 }  // namespace perseus::carbon

@@ -143,7 +143,7 @@ void SameDecisionsTest::CarbonEveryHour(bool told_length, bool fuel_mix, const s
   Result<carbon::IntensityTrace> trace = carbon::LoadTraceFile(trace_path);
   ASSERT_TRUE(trace.ok()) << trace.status().ToString();
   carbon::KnobSet knobs = control::FrontierKnobsFromNoSlowdown(frontier_);
-  if (pause == "hold") knobs.pause_power_w = problem_.pipeline_blocking_power_w();
+  knobs.pause_power_w = control::PausePowerW(problem_, pause == "hold");
   carbon::ReplayConfig config;
   config.slowdown_budget = budget;
   config.work_h = 4 * 24;

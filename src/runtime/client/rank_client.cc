@@ -94,32 +94,35 @@ std::vector<std::string> RankClient::TakeWarnings() {
   return out;
 }
 
+bool RankClient::PauseDue() const {
+  return pending_ && pending_->kind == PlanKind::kPause &&
+         iterations_done_.load(std::memory_order_relaxed) >= pending_->pause.from_iteration;
+}
+
 RankClient::PauseRequest RankClient::PauseRequested() const {
   std::lock_guard<std::mutex> lock(mu_);
-  if (!pending_ || pending_->kind != PlanKind::kPause) return kNoPause;
+  if (!PauseDue()) return kNoPause;
   return pending_->pause.release ? kReleasePause : kHoldPause;
 }
 
 double RankClient::WaitWhilePaused(double max_wait_s) {
   std::unique_lock<std::mutex> lock(mu_);
-  auto holding = [this] { return pending_ && pending_->kind == PlanKind::kPause && !pending_->pause.release; };
-  if (stop_ || !holding()) return 0;
-  const double begin_s = Now();
-  const double caller_until_s = begin_s + std::max(0.0, max_wait_s);
-  // A newer pause plan (the server decided again, still paused) keeps the
-  // rank waiting, its own limit counted from its arrival.
-  auto until_s = [&] { return std::min(caller_until_s, pending_since_s_ + pending_->pause.max_s); };
-  const int hold_mhz = pending_->pause.hold_clock_mhz;
-  lock.unlock();
-  if (hold_mhz > 0) controller_->Request(hold_mhz);
-  lock.lock();
+  auto holding = [this] { return PauseDue() && !pending_->pause.release; };
+  // Until the caller's limit, or until the server has not answered for the
+  // newest pause plan's max_s (it answers every poll while it runs, so a
+  // pause that spans many decisions is waited out whole).
+  const double begin_s = Now(), caller_until_s = begin_s + std::max(0.0, max_wait_s);
+  auto until_s = [&] { return std::min(caller_until_s, last_contact_s_ + pending_->pause.max_s); };
+  if (stop_ || !holding() || Now() >= until_s()) return 0;
+  // Under mu_: a Close() that follows sees the request and restores the clock after it.
+  if (pending_->pause.hold_clock_mhz > 0) controller_->Request(pending_->pause.hold_clock_mhz);
   // now_s may be a test's clock: wait in short slices and re-read it.
   while (!stop_ && holding() && Now() < until_s()) {
     const double slice_s = std::clamp(until_s() - Now(), 0.001, 0.1);
     plan_cv_.wait_for(lock, std::chrono::duration<double>(slice_s));
   }
   const double waited_s = std::max(0.0, Now() - begin_s);
-  if (waited_s > 0) ++stats_.pauses;
+  ++stats_.pauses;
   stats_.paused_s += waited_s;
   return waited_s;
 }

@@ -128,18 +128,20 @@ class RankClient {
   // job). Each is also logged to stderr once. Thread-safe.
   std::vector<std::string> TakeWarnings();
   // Pausing (docs/carbon.md, "Pausing in the server"). The carbon policy may
-  // pause a job: its ranks then get a "pause" plan. PauseRequested() says so
-  // (kReleasePause: the job is asked to stop, checkpoint and exit, and to be
-  // started again when the server resumes it; kHoldPause: wait). Thread-safe.
+  // pause a job: its ranks then get a "pause" plan, which takes effect before
+  // the plan's `pause.from_iteration` (the same for every rank). From then
+  // PauseRequested() says so (kReleasePause: the job is asked to stop,
+  // checkpoint and exit, and to be started again when the server resumes it;
+  // kHoldPause: wait). Thread-safe.
   enum PauseRequest { kNoPause = 0, kHoldPause = 1, kReleasePause = 2 };
   PauseRequest PauseRequested() const;
   // At an iteration boundary (before OnStepBegin), on the training thread:
-  // while the newest plan is a hold pause, holds the pause's (lowest) clock
-  // and waits until the server sends another plan, Close() is called,
-  // `max_wait_s` passes, or the pause's own limit (`pause.max_s` since the
-  // plan arrived: a server that went away) runs out; then the rank goes on
-  // with the next plan, or with the pause plan's steps. Returns the seconds
-  // it waited (0: no hold pause). A release pause does not wait.
+  // while a hold pause is in effect, holds the pause's (lowest) clock and
+  // waits until the server sends another plan, Close() is called,
+  // `max_wait_s` passes, or the server has not answered for the pause's
+  // `max_s` (a server that went away); then the rank goes on with the next
+  // plan, or with the pause plan's steps. Returns the seconds it waited (0:
+  // no hold pause in effect). A release pause does not wait.
   double WaitWhilePaused(double max_wait_s);
   // Total warnings raised so far; a cheap check before TakeWarnings.
   int64_t WarningCount() const { return warning_count_.load(std::memory_order_relaxed); }
@@ -206,6 +208,8 @@ class RankClient {
   // The window report's JSON, or nothing while its energy or durations are not known yet.
   std::optional<nlohmann::json> WindowReport(const WindowRecord& record, bool give_up_waiting);
   void NoteError(const Status& status);
+  // The newest plan is a pause in effect (its from_iteration reached). REQUIRES: mu_ held.
+  bool PauseDue() const;
 
   const RankClientOptions options_;
   const SecondsClock now_s_;
@@ -243,7 +247,7 @@ class RankClient {
   std::condition_variable cv_;
   std::condition_variable plan_cv_;             // a new plan arrived, or Close(); WaitWhilePaused waits on it
   std::shared_ptr<const RankPlan> pending_;     // newest plan from the server; guarded by mu_
-  double pending_since_s_ = 0;                  // when pending_ arrived; guarded by mu_
+  double last_contact_s_ = 0;                   // when the server last answered a plan poll; guarded by mu_
   std::atomic<bool> has_pending_{false};
   std::vector<IterationRecord> iterations_out_;  // guarded by mu_
   std::vector<WindowRecord> windows_out_;

@@ -92,6 +92,7 @@ bool RankClient::PollPlan(ServerApi& api) {
   if (!plan->has_value()) {
     std::lock_guard<std::mutex> lock(mu_);
     stats_.connected = true;
+    last_contact_s_ = Now();
     return true;
   }
   auto fresh = std::make_shared<const RankPlan>(std::move(**plan));
@@ -107,7 +108,7 @@ bool RankClient::PollPlan(ServerApi& api) {
   ++stats_.plans_received;
   stats_.paused = fresh->kind == PlanKind::kPause;
   pending_ = std::move(fresh);
-  pending_since_s_ = Now();
+  last_contact_s_ = Now();
   has_pending_.store(true, std::memory_order_release);
   plan_cv_.notify_all();
   return true;

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <future>
 #include <thread>
 
 #include "common/temp_dir_for_test.h"
@@ -293,31 +294,48 @@ TEST_F(RankClientPauseTest, RanksWaitHoldingTheLowestClockUntilTheServerResumes)
   ASSERT_TRUE(RunUntil([&] { return AllRanks([](RankClient& c) { return c.Stats().plan_kind == "frontier"; }); }));
   EXPECT_EQ(ranks_[0]->client->WaitWhilePaused(10), 0);  // not paused: returns at once
   ASSERT_TRUE(DecideUntilPaused(true));
-  ASSERT_TRUE(RunUntil([&] {
-    return AllRanks([](RankClient& c) { return c.PauseRequested() == RankClient::kHoldPause; });
-  }));
-  EXPECT_TRUE(ranks_[0]->client->Stats().paused);
-  EXPECT_EQ(ranks_[0]->client->Stats().plan_kind, "pause");
   const Json plan = Json::parse(*service_->RankPlan("job", 0, -1));
   EXPECT_EQ(plan["kind"], "pause");
   EXPECT_EQ(plan["pause"]["hold_clock_mhz"], 210);  // the A100's lowest
   EXPECT_FALSE(plan["pause"]["release"].get<bool>());
-  EXPECT_GT(plan["pause"]["max_s"].get<double>(), 3600);
-  EXPECT_FALSE(plan["instructions"].empty());  // the frontier plan it resumes with
+  EXPECT_EQ(plan["pause"]["max_s"].get<double>(), 2 * 3600);
+  EXPECT_FALSE(plan["instructions"].empty());  // the frontier plan it runs until the pause and resumes with
+  // Every rank pauses before the same iteration, a few ahead: not yet.
+  const int64_t from = plan["pause"]["from_iteration"];
+  for (int r = 0; r < 4; ++r) EXPECT_EQ(Json::parse(*service_->RankPlan("job", r, -1))["pause"]["from_iteration"], from);
+  for (int i = 0; i < 500 && ranks_[0]->client->Stats().plan_kind != "pause"; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_EQ(ranks_[0]->client->Stats().plan_kind, "pause");
+  ASSERT_LT(ranks_[0]->client->Stats().iterations, from);
+  EXPECT_EQ(ranks_[0]->client->PauseRequested(), RankClient::kNoPause);
+  EXPECT_EQ(ranks_[0]->client->WaitWhilePaused(10), 0);
+  ASSERT_TRUE(RunUntil([&] {
+    return AllRanks([](RankClient& c) { return c.PauseRequested() == RankClient::kHoldPause; });
+  }));
+  for (auto& r : ranks_) EXPECT_EQ(r->client->Stats().iterations, from);  // all stopped before the same one
+  EXPECT_TRUE(ranks_[0]->client->Stats().paused);
   SimRank& r = *ranks_[0];
-  std::atomic<double> waited_s{-1};
-  std::thread waiter([&] {
-    r.now_s = r.now_s + 1;  // the wait is measured on the rank's clock
-    waited_s = r.client->WaitWhilePaused(1e9);
-  });
-  r.Settle();
+  std::future<double> waited = std::async(std::launch::async, [&] { return r.client->WaitWhilePaused(1e9); });
   for (int i = 0; i < 200 && r.gpu->CurrentSmClockMhz() != 210; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   EXPECT_EQ(r.gpu->CurrentSmClockMhz(), 210);
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  EXPECT_EQ(waited_s.load(), -1);  // still waiting
+  // The pause outlasts its max_s (2 hours of the rank's clock) while the
+  // server keeps answering, over more decisions that keep the job paused.
+  for (int step = 0; step < 24; ++step) {
+    r.now_s = r.now_s + 600;
+    std::this_thread::sleep_for(std::chrono::milliseconds(40));
+  }
+  int still_paused = 0;
+  for (; still_paused < 3 && (*service_->CarbonJson("job"))["paused"].get<bool>(); ++still_paused) {
+    unix_now_ += 1800;
+    ASSERT_TRUE(service_->EvaluateCarbon("job").ok());
+  }
+  EXPECT_GE(still_paused, 1);  // decisions that keep the job paused bump no plan version
+  EXPECT_EQ(waited.wait_for(std::chrono::milliseconds(100)), std::future_status::timeout) << "stopped waiting";
   ASSERT_TRUE(DecideUntilPaused(false));
-  waiter.join();
-  EXPECT_GE(waited_s.load(), 0);
+  ASSERT_EQ(waited.wait_for(std::chrono::seconds(20)), std::future_status::ready) << "never resumed";
+  EXPECT_GE(waited.get(), 24 * 600);
+  EXPECT_EQ(r.client->Stats().pauses, 1);
   EXPECT_EQ(r.client->Stats().plan_kind, "frontier");
   r.Step();  // the frontier plan's clocks again
   std::vector<int> expected;
@@ -336,13 +354,12 @@ TEST_F(RankClientPauseTest, AWaitEndsAfterThePausesOwnLimit) {
   StopServer();
   SimRank& r = *ranks_[0];
   const double max_s = r.client->current_plan()->pause.max_s;
-  std::atomic<double> waited_s{-1};
-  std::thread waiter([&] { waited_s = r.client->WaitWhilePaused(1e9); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  EXPECT_EQ(waited_s.load(), -1);
+  std::future<double> waited = std::async(std::launch::async, [&] { return r.client->WaitWhilePaused(1e9); });
+  EXPECT_EQ(waited.wait_for(std::chrono::milliseconds(100)), std::future_status::timeout);
   r.now_s = r.now_s + max_s + 1;
-  waiter.join();
-  EXPECT_GE(waited_s.load(), max_s);
+  ASSERT_EQ(waited.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+  EXPECT_GE(waited.get(), max_s);
+  EXPECT_EQ(r.client->WaitWhilePaused(1e9), 0);  // past the limit: no new wait
   EXPECT_EQ(r.client->Stats().pauses, 1);
   r.Step();  // it trains again
   EXPECT_EQ(r.client->Stats().plan_kind, "pause");

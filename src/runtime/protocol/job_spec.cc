@@ -188,19 +188,31 @@ Status ParseCarbon(const Json& body, std::optional<CarbonConfig>* out) {
   if (c.contains("pause")) {
     Result<std::string> pause = GetString(c, "pause", "carbon.pause", 32);
     if (!pause.ok()) return pause.status();
-    if (*pause != "never" && *pause != "hold" && *pause != "release") {
+    const CarbonPause kinds[] = {CarbonPause::kNever, CarbonPause::kHold, CarbonPause::kRelease};
+    const auto kind = std::find_if(std::begin(kinds), std::end(kinds),
+                                   [&](CarbonPause k) { return *pause == CarbonPauseName(k); });
+    if (kind == std::end(kinds)) {
       return FieldError("carbon.pause", "expected 'never', 'hold' or 'release', got " + Quote(*pause));
     }
-    if (*pause != "never" && cfg.job_hours <= 0) {
+    if (*kind != CarbonPause::kNever && cfg.job_hours <= 0) {
       return FieldError("carbon.pause", "pausing needs the job's length: set carbon.job_hours (deadline mode)");
     }
-    cfg.pause = *pause;
+    cfg.pause = *kind;
   }
   *out = std::move(cfg);
   return Status::Ok();
 }
 
 }  // namespace
+
+const char* CarbonPauseName(CarbonPause pause) {
+  switch (pause) {
+    case CarbonPause::kHold: return "hold";
+    case CarbonPause::kRelease: return "release";
+    case CarbonPause::kNever: break;
+  }
+  return "never";
+}
 
 Result<JobSpec> ParseJobSpec(const Json& body) {
   JobSpec spec;
@@ -265,7 +277,7 @@ Json JobSpecToJson(const JobSpec& spec) {
     const CarbonConfig& c = *spec.carbon;
     Json cj = {{"source", c.source}, {"slowdown_budget", c.slowdown_budget}, {"window_s", c.window_s}};
     if (c.job_hours > 0) cj["job_hours"] = c.job_hours;
-    if (c.pause != "never") cj["pause"] = c.pause;
+    if (c.pause != CarbonPause::kNever) cj["pause"] = CarbonPauseName(c.pause);
     if (c.source == "fixed") cj["value_g_per_kwh"] = c.value_g_per_kwh;
     if (c.source == "trace") cj["trace_path"] = c.trace_path;
     if (c.source == "electricitymaps") {

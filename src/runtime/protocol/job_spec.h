@@ -23,6 +23,13 @@ using control::ProfilingOptions;
 
 using control::StragglerOptions;
 
+// Whether the carbon policy may pause a job: never; kHold (the ranks wait
+// holding their GPUs, which draw the blocking power); kRelease (the job is
+// asked to stop and restart when the server resumes it; the pause costs this
+// job nothing). Spelled "never", "hold", "release" in JSON.
+enum class CarbonPause { kNever, kHold, kRelease };
+const char* CarbonPauseName(CarbonPause pause);
+
 // Carbon-aware running (docs/carbon.md, "In the server"): where the grid
 // intensity comes from and how much average slowdown (vs the no-slowdown plan)
 // the policy may spend.
@@ -38,10 +45,8 @@ struct CarbonConfig {
   // "Deadline mode"). 0: unknown (a rolling day-ahead budget).
   double job_hours = 0;
   // With job_hours, whether the policy may pause the job (docs/carbon.md,
-  // "Pausing in the server"): "never"; "hold" (the ranks wait holding their
-  // GPUs, which draw the blocking power); "release" (the job is asked to stop
-  // and restart when the server resumes it; the pause costs this job nothing).
-  std::string pause = "never";
+  // "Pausing in the server").
+  CarbonPause pause = CarbonPause::kNever;
 };
 
 struct JobSpec {

@@ -73,7 +73,8 @@ Status ParseWindow(const Json& j, PlanWindow* w) {
 }
 
 Json PauseToJson(const PlanPause& p) {
-  return {{"hold_clock_mhz", p.hold_clock_mhz}, {"release", p.release}, {"max_s", p.max_s}, {"reason", p.reason}};
+  return {{"hold_clock_mhz", p.hold_clock_mhz}, {"release", p.release}, {"from_iteration", p.from_iteration},
+          {"max_s", p.max_s}, {"reason", p.reason}};
 }
 
 Status ParsePause(const Json& j, PlanPause* p) {
@@ -82,6 +83,8 @@ Status ParsePause(const Json& j, PlanPause* p) {
   const Json& o = **pause;
   PERSEUS_RETURN_IF_ERROR(Set(GetInt(o, "hold_clock_mhz", "pause.hold_clock_mhz", 0, kMaxClockMhz), &p->hold_clock_mhz));
   PERSEUS_RETURN_IF_ERROR(Set(GetBool(o, "release", "pause.release"), &p->release));
+  PERSEUS_RETURN_IF_ERROR(
+      SetOptional(GetOptionalInt(o, "from_iteration", "pause.from_iteration", 0, INT64_MAX / 2), int64_t{0}, &p->from_iteration));
   PERSEUS_RETURN_IF_ERROR(Set(GetNumber(o, "max_s", "pause.max_s", 0, 1e9), &p->max_s));
   if (!o.contains("reason")) return Status::Ok();
   return Set(GetString(o, "reason", "pause.reason", 1024), &p->reason);

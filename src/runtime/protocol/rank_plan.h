@@ -9,8 +9,8 @@
 // computation at the GPU's highest clock), "reset" (unlock the clocks; the job
 // is done), "pause" (the carbon policy paused the job, docs/carbon.md, "Pausing
 // in the server": wait at the next iteration boundary holding `pause.hold_clock_mhz`,
-// or with `pause.release` stop the job; `steps` are the frontier plan the job
-// resumes with). Thread safety: plain values and pure functions.
+// or with `pause.release` stop the job, from iteration `pause.from_iteration`
+// on; `steps` are the frontier plan the job runs until then and resumes with). Thread safety: plain values and pure functions.
 #pragma once
 
 #include <cstdint>
@@ -50,8 +50,12 @@ struct PlanWindow {
 struct PlanPause {
   int hold_clock_mhz = 0;  // the SM clock a waiting rank holds (its GPU's lowest)
   bool release = false;    // stop the job (checkpoint and exit) instead of waiting
-  // A waiting rank resumes on its own after this long without a new plan (the
-  // server's next decision is due before; this guards against a lost server).
+  // The pause takes effect at the boundary before this iteration (the rank's
+  // own count): every rank pauses before the same iteration.
+  int64_t from_iteration = 0;
+  // A waiting rank resumes on its own once the server has not answered for
+  // this long (its next decision is due well before: a lost server does not
+  // hold the job forever).
   double max_s = 0;
   std::string reason;      // the carbon decision's explanation; informational
   bool operator==(const PlanPause&) const = default;

@@ -106,7 +106,7 @@ TEST(RankPlanTest, WhatTheServerWritesTheClientReadsBack) {
   RankPlan pause = frontier;
   pause.kind = PlanKind::kPause;
   pause.version = 13;
-  pause.pause = {210, false, 3660.5, "2022-01-01T00:00:00Z: ... -> paused (GPUs held idle, 669 W)"};
+  pause.pause = {210, false, 1234, 3660.5, "2022-01-01T00:00:00Z: ... -> paused (GPUs held idle, 669 W)"};
   RankPlan release = pause;
   release.pause.release = true;
   for (const RankPlan& plan : {frontier, profiling, max, reset, pause, release}) {

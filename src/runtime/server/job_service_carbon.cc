@@ -6,6 +6,7 @@
 // no-slowdown plan as the reference, and assign plans with it as a floor.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <future>
 #include <mutex>
 
@@ -30,6 +31,19 @@ Result<std::unique_ptr<carbon::IntensitySource>> MakeSource(const CarbonConfig& 
   em.zone = c.zone;
   em.token = c.token;
   return std::unique_ptr<carbon::IntensitySource>(new carbon::ElectricityMapsSource(em, std::move(log)));
+}
+
+// The iteration (the server's count) a new pause takes effect before: far
+// enough ahead that every rank has its pause plan by then (plans are polled
+// every fraction of a second; kPauseLeadS covers a slow poll), so they all
+// stop before the same iteration.
+constexpr double kPauseLeadS = 10;
+constexpr int64_t kMinPauseLeadIterations = 2;
+
+int64_t PauseFromIteration(const Job& job, double iteration_time_s) {
+  const double lead = std::ceil(kPauseLeadS / std::max(iteration_time_s, 1e-3));
+  return std::max<int64_t>(0, job.last_iteration + 1) +
+         std::max(kMinPauseLeadIterations, static_cast<int64_t>(std::min(lead, 1e6)));
 }
 
 }  // namespace
@@ -81,13 +95,15 @@ Status JobService::DecideCarbon(Job& job, int64_t now, const carbon::IntensityRe
   }
   const control::CarbonWindowConfig window{cfg.slowdown_budget, cfg.window_s,
                                            cfg.job_hours * 3600 / static_cast<double>(cfg.window_s),
-                                           cfg.pause != "never"};
-  carbon::KnobSet knobs = control::FrontierKnobsFromNoSlowdown(job.plans->frontier());
-  // Ranks that wait hold their GPUs, which draw the blocking power; a released job draws nothing.
-  if (cfg.pause == "hold") knobs.pause_power_w = job.plans->problem().pipeline_blocking_power_w();
+                                           cfg.pause != CarbonPause::kNever};
+  carbon::KnobSet knobs = control::FrontierKnobsFromNoSlowdown(f);
+  knobs.pause_power_w = control::PausePowerW(job.plans->problem(), cfg.pause == CarbonPause::kHold);
   control::DecideCarbonWindow(knobs, window, now,
                               {reading.carbon_g_per_kwh, reading.stale, reading.unix_s, reading.mix_mw}, &state.carbon,
                               &job.carbon_forecast);
+  state.pause_from_iteration = !cs.paused                     ? -1
+                               : before.pause_from_iteration >= 0 ? before.pause_from_iteration
+                                                                   : PauseFromIteration(job, f.plans[cs.plan_index].time_s);
   AssignPlans(job, &state);
   PERSEUS_RETURN_IF_ERROR(CommitState(job, state, {}));
   ResetStaleWindows(job, before);
@@ -157,7 +173,7 @@ Json JobService::CarbonSummary(const Job& job) {
   j["lambda_g_per_s"] = cs.evaluated ? Json(cs.lambda_g_per_s) : Json(nullptr);
   j["plan_index"] = cs.evaluated ? Json(cs.plan_index) : Json(nullptr);
   j["paused"] = cs.evaluated && cs.paused;
-  j["pause"] = cfg.pause;
+  j["pause"] = CarbonPauseName(cfg.pause);
   j["last_eval_unix_s"] = cs.evaluated ? Json(cs.last_eval_unix_s) : Json(nullptr);
   j["next_eval_unix_s"] = cs.evaluated ? Json(cs.last_eval_unix_s + cfg.window_s) : Json(nullptr);
   j["elapsed_windows"] = cs.elapsed_windows;

@@ -32,16 +32,18 @@ int64_t NextIterationBase(const Job& job) {
   return std::min(job.last_iteration + 1 + kRestartGapIterations, protocol::kMaxIteration / 2);
 }
 
-// A paused job's pause for one rank (docs/carbon.md, "Pausing in the server").
-// The rank waits at most until one window after the next decision is due.
-protocol::PlanPause PauseFor(const Job& job, const RankInfo& info, int64_t now_unix_s) {
+// A paused job's pause for one rank (docs/carbon.md, "Pausing in the server"):
+// from the iteration the decision chose, in the rank's own count; a rank the
+// server stops answering waits at most two windows (the next decision is due
+// within one).
+protocol::PlanPause PauseFor(const Job& job, const RankInfo& info) {
   const CarbonConfig& cfg = *job.spec.carbon;
-  const CarbonState& cs = job.state.carbon;
   protocol::PlanPause pause;
   pause.hold_clock_mhz = info.sm_clocks_mhz.back();  // descending: the lowest
-  pause.release = cfg.pause == "release";
-  pause.max_s = static_cast<double>(std::max<int64_t>(0, cs.last_eval_unix_s + cfg.window_s - now_unix_s) + cfg.window_s);
-  pause.reason = cs.explanation.substr(0, 1024);
+  pause.release = cfg.pause == CarbonPause::kRelease;
+  pause.from_iteration = std::max<int64_t>(0, job.state.pause_from_iteration - info.iteration_base);
+  pause.max_s = 2.0 * static_cast<double>(cfg.window_s);
+  pause.reason = job.state.carbon.explanation.substr(0, 1024);
   return pause;
 }
 
@@ -136,7 +138,7 @@ Result<std::string> JobService::RankPlan(const std::string& job_id, int rank, in
     plan.predicted_time_s = job.plans->Cost(held).time_s;
     if (held.paused) {
       plan.kind = protocol::PlanKind::kPause;
-      plan.pause = PauseFor(job, info, Now());
+      plan.pause = PauseFor(job, info);
     }
     return protocol::RankPlanJson(plan, *job.plans->StagePlanJson(plan.plan_index, info.pp_rank, held.clock_ceiling_mhz));
   }

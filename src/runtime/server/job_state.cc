@@ -142,7 +142,6 @@ Json ControlStateToJson(const ControlState& state) {
   for (const PipelinePlan& p : state.pipelines) {
     Json pj = {{"plan_index", p.plan_index}, {"version", p.version}};
     if (p.clock_ceiling_mhz > 0) pj["clock_ceiling_mhz"] = p.clock_ceiling_mhz;  // older servers' states lack it
-    if (p.paused) pj["paused"] = true;
     pipelines.push_back(std::move(pj));
   }
   Json stragglers = Json::array();
@@ -163,7 +162,7 @@ Json ControlStateToJson(const ControlState& state) {
           {"profiling", ProfilingToJson(state.profiling)}, {"warnings", protocol::JobWarningsToJson(state.warnings)},
           {"pipelines", pipelines}, {"stragglers", stragglers},
           {"blocking_power_w", state.blocking_power_w}, {"clock_switch_latency_s", state.clock_switch_latency_s},
-          {"carbon", carbon},
+          {"carbon", carbon}, {"pause_from_iteration", state.pause_from_iteration},
           {"power_cap", PowerCapToJson(state.power_cap)}};
 }
 
@@ -188,7 +187,7 @@ Result<ControlState> ControlStateFromJson(const Json& j) {
     }
     for (const Json& p : j.at("pipelines")) {
       state.pipelines.push_back({p.at("plan_index").get<int>(), p.at("version").get<int64_t>(),
-                                 p.value("clock_ceiling_mhz", 0), p.value("paused", false)});
+                                 p.value("clock_ceiling_mhz", 0)});
     }
     for (const Json& s : j.at("stragglers")) {
       state.stragglers.push_back(
@@ -229,7 +228,9 @@ Result<ControlState> ControlStateFromJson(const Json& j) {
         cs.history_mix_mw = std::move(*mix);
       }
       cs.explanation = c.at("explanation").get<std::string>();
+      for (PipelinePlan& p : state.pipelines) p.paused = cs.evaluated && cs.paused;
     }
+    state.pause_from_iteration = j.value("pause_from_iteration", int64_t{-1});  // absent before pausing
   } catch (const Json::exception& e) {
     return Status::Internal(std::string("stored job state: ") + e.what());
   }

@@ -30,6 +30,7 @@ namespace perseus::server {
 
 // The job as it registered (runtime/protocol/job_spec.h).
 using protocol::CarbonConfig;
+using protocol::CarbonPause;
 using protocol::JobSpec;
 using protocol::JobSpecToJson;
 using protocol::ParseJobSpec;
@@ -65,7 +66,8 @@ struct PipelinePlan {
   // frontier's least power; PlanBook::Cost and StagePlanJson apply it).
   int clock_ceiling_mhz = 0;
   // The carbon policy paused the job (CarbonState::paused, carbon.pause): its
-  // ranks get a "pause" plan, whose steps are plan_index's.
+  // ranks get a "pause" plan, whose steps are plan_index's. Not stored: a
+  // loaded state derives it from the carbon state.
   bool paused = false;
 };
 
@@ -94,6 +96,9 @@ struct ControlState {
   // limits clock changes when the spec does not (control::LimitClockChangesForLatency).
   double clock_switch_latency_s = -1;
   CarbonState carbon;
+  // While carbon.paused: the iteration (the server's count, with the ranks'
+  // bases) the pause takes effect before; -1 otherwise.
+  int64_t pause_from_iteration = -1;
   PowerCapState power_cap;
 
   static constexpr size_t kMaxJobWarnings = 100;
