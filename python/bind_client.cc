@@ -175,6 +175,27 @@ std::string JobPath(const std::string& job) {
 
 py::dict ToDict(const nlohmann::json& j) { return py::module_::import("json").attr("loads")(j.dump()); }
 
+enum class JobRequest { kGet, kPost, kDelete };
+
+// perseus.<name>(server_url, job, token="", ca_cert=""): one request on the
+// job's path + `suffix` (a POST sends {}), its reply as a dict.
+void DefJobRequest(py::module_& m, const char* name, JobRequest method, std::string suffix, const char* doc) {
+  m.def(
+      name,
+      [method, suffix](const std::string& server_url, const std::string& job, const std::string& token,
+                       const std::string& ca_cert) {
+        const std::string path = JobPath(job) + suffix;
+        client::ServerApi api({server_url, token, ca_cert});
+        switch (method) {
+          case JobRequest::kPost: return ToDict(Unwrap(api.Post(path, nlohmann::json::object())));
+          case JobRequest::kDelete: return ToDict(Unwrap(api.Delete(path)));
+          case JobRequest::kGet: break;
+        }
+        return ToDict(Unwrap(api.Get(path)));
+      },
+      py::arg("server_url"), py::arg("job"), py::arg("token") = "", py::arg("ca_cert") = "", doc);
+}
+
 constexpr const char* kRankClientDoc = R"doc(
 The perseus rank client. Wrap every forward and backward of the training loop
 (perseus.torch.PipelineHooks does it for PyTorch):
@@ -301,13 +322,8 @@ void BindClient(py::module_& m) {
         "PUT /jobs/{job}/power-cap: keep the job's GPUs within `average_w` watts on average over each\n"
         "`window_s` window (and never a setting predicted above `peak_w`, if given); docs/power.md.\n"
         "Returns {'power_cap': {...}}.");
-  m.def("clear_power_cap",
-        [](const std::string& server_url, const std::string& job, const std::string& token, const std::string& ca_cert) {
-          client::ServerApi api({server_url, token, ca_cert});
-          return ToDict(Unwrap(api.Delete(JobPath(job) + "/power-cap")));
-        },
-        py::arg("server_url"), py::arg("job"), py::arg("token") = "", py::arg("ca_cert") = "",
-        "DELETE /jobs/{job}/power-cap: lift the cap (also the one the job registered with).");
+  DefJobRequest(m, "clear_power_cap", JobRequest::kDelete, "/power-cap",
+                "DELETE /jobs/{job}/power-cap: lift the cap (also the one the job registered with).");
   m.def("set_server_power_cap",
         [](const std::string& server_url, double average_w, double window_s, const std::string& token,
            const std::string& ca_cert) {
@@ -345,27 +361,12 @@ void BindClient(py::module_& m) {
         },
         py::arg("server_url"), py::arg("job"), py::arg("pipeline"), py::arg("token") = "", py::arg("ca_cert") = "",
         "DELETE /jobs/{job}/stragglers/{pipeline}: the pipeline is no longer a straggler.");
-  m.def("finish_job",
-        [](const std::string& server_url, const std::string& job, const std::string& token, const std::string& ca_cert) {
-          client::ServerApi api({server_url, token, ca_cert});
-          return ToDict(Unwrap(api.Post(JobPath(job) + "/finish", nlohmann::json::object())));
-        },
-        py::arg("server_url"), py::arg("job"), py::arg("token") = "", py::arg("ca_cert") = "",
-        "POST /jobs/{job}/finish: the job is done; its ranks unlock their clocks.");
-  m.def("job_status",
-        [](const std::string& server_url, const std::string& job, const std::string& token, const std::string& ca_cert) {
-          client::ServerApi api({server_url, token, ca_cert});
-          return ToDict(Unwrap(api.Get(JobPath(job))));
-        },
-        py::arg("server_url"), py::arg("job"), py::arg("token") = "", py::arg("ca_cert") = "",
-        "GET /jobs/{job}: the job's summary as a dict (phase, pipelines, frontier, warnings, ...).");
-  m.def("carbon_status",
-        [](const std::string& server_url, const std::string& job, const std::string& token, const std::string& ca_cert) {
-          client::ServerApi api({server_url, token, ca_cert});
-          return ToDict(Unwrap(api.Get(JobPath(job) + "/carbon")));
-        },
-        py::arg("server_url"), py::arg("job"), py::arg("token") = "", py::arg("ca_cert") = "",
-        "GET /jobs/{job}/carbon: the carbon policy's state as a dict (paused, plan_index, intensity, ...).");
+  DefJobRequest(m, "finish_job", JobRequest::kPost, "/finish",
+                "POST /jobs/{job}/finish: the job is done; its ranks unlock their clocks.");
+  DefJobRequest(m, "job_status", JobRequest::kGet, "",
+                "GET /jobs/{job}: the job's summary as a dict (phase, pipelines, frontier, warnings, ...).");
+  DefJobRequest(m, "carbon_status", JobRequest::kGet, "/carbon",
+                "GET /jobs/{job}/carbon: the carbon policy's state as a dict (paused, plan_index, intensity, ...).");
 }
 
 }  // namespace perseus::python
