@@ -8,6 +8,7 @@
 - the Slurm script runs end to end with a stand-in `srun` against a real server: it
   registers the job, its tasks register as ranks and report, and the job ends `done`.
 """
+import json
 import os
 import re
 import shlex
@@ -176,7 +177,7 @@ def test_slurm_script_runs_a_job_end_to_end(server, tmp_path):
     srun.write_text('#!/bin/bash\n# stand-in: drop srun flags, run the command once per task\n'
                     'while [[ $1 == --* ]]; do shift; done\npids=()\n'
                     'for ((i = 0; i < SLURM_NTASKS; i++)); do SLURM_PROCID=$i SLURM_LOCALID=$i "$@" & pids+=($!); done\n'
-                    'rc=0; for p in "${pids[@]}"; do wait $p || rc=1; done; exit $rc\n')
+                    'rc=0; for p in "${pids[@]}"; do wait $p || { r=$?; ((r > rc)) && rc=$r; }; done; exit $rc\n')
     srun.chmod(srun.stat().st_mode | stat.S_IXUSR)
     (tmp_path / "rank.py").write_text(RANK_SCRIPT)
     token = tmp_path / "token"
@@ -200,6 +201,24 @@ def test_slurm_script_runs_a_job_end_to_end(server, tmp_path):
     assert bad.returncode == 1 and "DP*PP*TP = 4 but Slurm runs 2 tasks" in bad.stderr
     with pytest.raises(LookupError):
         perseus.job_status(server, "slurm-4243")
+    # A job that may be released-paused: tasks that exit with perseus.EXIT_PAUSED are started again once
+    # the server says the job may run (here at once: no carbon decision has paused it).
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({"carbon": {"source": "fixed", "value_g_per_kwh": 300, "job_hours": 1,
+                                           "pause": "release"}}))
+    marker = tmp_path / "paused-once"
+    pausing = tmp_path / "pausing.py"
+    pausing.write_text("import os, sys\nimport perseus\nmarker = %r\n"
+                       "if os.environ['RANK'] == '0' and not os.path.exists(marker):\n"
+                       "    open(marker, 'w').close()\n    sys.exit(perseus.EXIT_PAUSED)\n"
+                       "exec(open(%r).read())\n" % (str(marker), str(tmp_path / "rank.py")))
+    r = subprocess.run(["bash", script], env=dict(env, SLURM_JOB_ID="4244", PERSEUS_SPEC=str(spec),
+                                                  TRAIN=f"{sys.executable} {pausing}"),
+                       capture_output=True, text=True, timeout=180)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "perseus-job: paused by the carbon policy" in r.stderr and marker.exists()
+    status = perseus.job_status(server, "slurm-4244")
+    assert status["phase"] == "done" and status["spec"]["carbon"]["pause"] == "release", status
 
 
 def test_launch_errors_are_clear(server, tmp_path):
