@@ -18,7 +18,7 @@ with exit status 1 (2 for bad flags). deploy/slurm/perseus-job.sbatch uses it.
 (exit 0, printing GET /jobs/{id}/carbon) once the job is not paused, polling
 every --poll-s seconds (default 60), and exits 3 after --timeout-s (default: no
 limit) while still paused; an unreachable server is asked again until then
-(exit 1 once the time is up). A launch script restarts the job when it returns:
+(exit 1 once the time is up); a job that is done or failed is an error (exit 1). A launch script restarts the job when it returns:
 
     while true; do
         srun python3 train.py; rc=$?
@@ -108,6 +108,8 @@ def _wait_resume(args, token):
                 raise
             print(f"perseus.launch wait-resume: {e} (retrying)", file=sys.stderr)
             reply = {"paused": True}
+        if reply.get("phase") in ("done", "failed"):
+            raise RuntimeError(f"job {args.job!r} is {reply['phase']}: it will not be resumed")
         if not reply.get("paused", False):
             return reply
         if deadline is not None and time.monotonic() >= deadline:

@@ -219,6 +219,13 @@ def test_slurm_script_runs_a_job_end_to_end(server, tmp_path):
     assert "perseus-job: paused by the carbon policy" in r.stderr and marker.exists()
     status = perseus.job_status(server, "slurm-4244")
     assert status["phase"] == "done" and status["spec"]["carbon"]["pause"] == "release", status
+    # A task that fails otherwise (here 3) while the job is not paused ends the script with its status.
+    failing = tmp_path / "failing.py"
+    failing.write_text("import sys\nsys.exit(3)\n")
+    r = subprocess.run(["bash", script], env=dict(env, SLURM_JOB_ID="4245", PERSEUS_SPEC=str(spec),
+                                                  TRAIN=f"{sys.executable} {failing}"),
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 3 and "paused by the carbon policy" not in r.stderr, r.stdout + r.stderr
 
 
 def test_launch_errors_are_clear(server, tmp_path):

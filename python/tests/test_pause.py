@@ -30,6 +30,7 @@ class StubServer:
     def __init__(self):
         self.version = 1
         self.pause = None  # None, "hold" or "release"
+        self.phase = "running"
         self.lock = threading.Lock()
         stub = self
 
@@ -53,7 +54,8 @@ class StubServer:
                 with stub.lock:
                     pause, version = stub.pause, stub.version
                 if self.path.endswith("/carbon"):
-                    self._reply({"paused": pause is not None, "pause": pause or "never", "explanation": "stub"})
+                    self._reply({"phase": stub.phase, "paused": pause is not None, "pause": pause or "never",
+                                 "explanation": "stub"})
                 elif "/plan" in self.path:
                     if self.path.endswith("?version=%d" % version):
                         self._reply({"changed": False, "version": version})
@@ -136,6 +138,7 @@ def test_a_hold_pause_waits_at_the_lowest_clock_until_resumed(stub):
     waited = []
     waiter = threading.Thread(target=lambda: waited.append(client.wait_while_paused()))
     waiter.start()
+    assert wait_for(lambda: client.stats()["requested_clock_mhz"] == 210)  # waiting
     time.sleep(0.2)
     client.close()
     waiter.join(10)
@@ -191,6 +194,10 @@ def test_wait_resume_returns_when_the_job_runs_and_times_out_while_paused(stub):
     assert resumed.returncode == 0, resumed.stderr
     assert time.monotonic() - start >= 0.4
     assert json.loads(resumed.stdout)["paused"] is False
+    stub.phase = "done"
+    done = launch("wait-resume", "--server", stub.url, "--job", "j", "--poll-s", "0.05")
+    assert done.returncode == 1 and "job 'j' is done: it will not be resumed" in done.stderr
+    stub.phase = "running"
     bad = launch("wait-resume", "--server", stub.url, "--job", "j", "--poll-s", "0")
     assert bad.returncode == 1 and "--poll-s: expected a number > 0, got 0.0" in bad.stderr
     unknown = launch("wait-resume", "--server", stub.url, "--job", "nope/x")

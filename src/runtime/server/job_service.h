@@ -204,6 +204,8 @@ class JobService {
   void Optimize(const std::string& job_id);
 
   // Running (job_service_running.cc). REQUIRES (all): job.mu held.
+  // The iteration (the server's count) a pause that starts now takes effect before.
+  static int64_t PauseFromIteration(const Job& job, const ControlState& state);
   static void AssignPlans(const Job& job, ControlState* state);
   // Raises `plans` to the power cap's current setting and sets each
   // pipeline's clock ceiling (0: none; below the frontier's least power)
@@ -239,6 +241,9 @@ class JobService {
   Status CarbonDecisionDue(const Job& job, int64_t now_unix_s, bool forced) const;
   // REQUIRES: job.mu held and CarbonDecisionDue.
   Status DecideCarbon(Job& job, int64_t now_unix_s, const carbon::IntensityReading& reading);
+  // A pause no decision has renewed for two windows (its decisions fail: a
+  // trace file gone) is lifted: the job runs its plan again.
+  void LiftStalePause(Job& job, int64_t now_unix_s);
   static Json CarbonSummary(const Job& job);  // REQUIRES: job.mu held
   int64_t Now() const;
   // The server's power cap (job_service_power.cc): read at Create; shared

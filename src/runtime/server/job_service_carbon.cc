@@ -6,7 +6,6 @@
 // no-slowdown plan as the reference, and assign plans with it as a floor.
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <future>
 #include <mutex>
 
@@ -31,19 +30,6 @@ Result<std::unique_ptr<carbon::IntensitySource>> MakeSource(const CarbonConfig& 
   em.zone = c.zone;
   em.token = c.token;
   return std::unique_ptr<carbon::IntensitySource>(new carbon::ElectricityMapsSource(em, std::move(log)));
-}
-
-// The iteration (the server's count) a new pause takes effect before: far
-// enough ahead that every rank has its pause plan by then (plans are polled
-// every fraction of a second; kPauseLeadS covers a slow poll), so they all
-// stop before the same iteration.
-constexpr double kPauseLeadS = 10;
-constexpr int64_t kMinPauseLeadIterations = 2;
-
-int64_t PauseFromIteration(const Job& job, double iteration_time_s) {
-  const double lead = std::ceil(kPauseLeadS / std::max(iteration_time_s, 1e-3));
-  return std::max<int64_t>(0, job.last_iteration + 1) +
-         std::max(kMinPauseLeadIterations, static_cast<int64_t>(std::min(lead, 1e6)));
 }
 
 }  // namespace
@@ -101,10 +87,7 @@ Status JobService::DecideCarbon(Job& job, int64_t now, const carbon::IntensityRe
   control::DecideCarbonWindow(knobs, window, now,
                               {reading.carbon_g_per_kwh, reading.stale, reading.unix_s, reading.mix_mw}, &state.carbon,
                               &job.carbon_forecast);
-  state.pause_from_iteration = !cs.paused                     ? -1
-                               : before.pause_from_iteration >= 0 ? before.pause_from_iteration
-                                                                   : PauseFromIteration(job, f.plans[cs.plan_index].time_s);
-  AssignPlans(job, &state);
+  AssignPlans(job, &state);  // a new pause also gets the iteration it takes effect before
   PERSEUS_RETURN_IF_ERROR(CommitState(job, state, {}));
   ResetStaleWindows(job, before);
   Log("carbon_decision", {{"job", job_id},
@@ -155,8 +138,29 @@ void JobService::CarbonTick() {
     std::lock_guard<std::mutex> lock(job.mu);
     Status s = reading.status();
     if (s.ok() && CarbonDecisionDue(job, now, /*forced=*/false).ok()) s = DecideCarbon(job, now, *reading);
-    if (!s.ok()) Log("carbon_decision_failed", {{"job", job.spec.id}, {"error", s.ToString()}});
+    if (!s.ok()) {
+      Log("carbon_decision_failed", {{"job", job.spec.id}, {"error", s.ToString()}});
+      LiftStalePause(job, now);
+    }
   }
+}
+
+void JobService::LiftStalePause(Job& job, int64_t now) {
+  const CarbonState& cs = job.state.carbon;
+  if (!job.spec.carbon || !cs.evaluated || !cs.paused || job.state.phase != Phase::kRunning || !job.plans) return;
+  if (now < cs.last_eval_unix_s + 2 * job.spec.carbon->window_s) return;
+  ControlState before = job.state, state = job.state;
+  state.carbon.paused = false;
+  state.carbon.option = 0;  // stored as "not paused"; the plan it runs stays plan_index
+  AssignPlans(job, &state);
+  if (Status st = CommitState(job, state, {}); !st.ok()) {  // tried again at the next tick
+    Log("carbon_pause_lift_failed", {{"job", job.spec.id}, {"error", st.ToString()}});
+    return;
+  }
+  ResetStaleWindows(job, before);
+  Log("carbon_pause_lifted", {{"job", job.spec.id},
+                              {"last_decision_unix_s", cs.last_eval_unix_s},
+                              {"hint", "no carbon decision for two windows: the job runs its plan until one succeeds"}});
 }
 
 Json JobService::CarbonSummary(const Job& job) {
@@ -172,7 +176,7 @@ Json JobService::CarbonSummary(const Job& job) {
   j["forecast_with_fuel_mix"] = control::ForecastUsesFuelMix(cs);
   j["lambda_g_per_s"] = cs.evaluated ? Json(cs.lambda_g_per_s) : Json(nullptr);
   j["plan_index"] = cs.evaluated ? Json(cs.plan_index) : Json(nullptr);
-  j["paused"] = cs.evaluated && cs.paused;
+  j["paused"] = cs.evaluated && cs.paused && job.state.phase == Phase::kRunning;
   j["pause"] = CarbonPauseName(cfg.pause);
   j["last_eval_unix_s"] = cs.evaluated ? Json(cs.last_eval_unix_s) : Json(nullptr);
   j["next_eval_unix_s"] = cs.evaluated ? Json(cs.last_eval_unix_s + cfg.window_s) : Json(nullptr);

@@ -4,6 +4,7 @@
 #include <httplib.h>
 
 #include <condition_variable>
+#include <cstdio>
 #include <future>
 #include <mutex>
 #include <thread>
@@ -518,6 +519,21 @@ TEST_F(JobServiceCarbonTest, PausesInDirtyHoursAndStaysPausedAcrossARestart) {
   EXPECT_EQ(*service_->CarbonJson("j"), carbon);
   EXPECT_EQ(Plan(*service_, "j", 0), paused_plan);  // the same pause, from the same iteration
   EXPECT_TRUE(StoredState("j").carbon.paused);
+  // Decisions that fail (the trace is gone) do not hold the pause forever: two
+  // windows after the last decision the job runs its plan again, from where it
+  // was paused.
+  ASSERT_EQ(std::remove(tmp_.Path("trace.csv").c_str()), 0);
+  Open(path);
+  now_ += 3600;
+  service_->CarbonTick();  // fails: still paused
+  EXPECT_TRUE((*service_->CarbonJson("j"))["paused"].get<bool>());
+  now_ += 3600;
+  service_->CarbonTick();
+  EXPECT_FALSE((*service_->CarbonJson("j"))["paused"].get<bool>());
+  const Json running_again = Plan(*service_, "j", 0);
+  EXPECT_EQ(running_again["kind"], "frontier");
+  EXPECT_EQ(running_again["plan_index"], paused_plan["plan_index"]);
+  EXPECT_FALSE(StoredState("j").carbon.paused);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // JobService: iteration reports, straggler detection and plan switching.
 #include <algorithm>
+#include <cmath>
 #include <mutex>
 
 #include "common/stats.h"
@@ -9,6 +10,27 @@
 #include "runtime/server/job_service.h"
 
 namespace perseus::server {
+
+namespace {
+
+// How far ahead a new pause takes effect: far enough that every rank has its
+// pause plan by then (plans are polled every fraction of a second; kPauseLeadS
+// covers a slow poll), so they all stop before the same iteration.
+constexpr double kPauseLeadS = 10;
+constexpr int64_t kMinPauseLeadIterations = 2;
+
+}  // namespace
+
+int64_t JobService::PauseFromIteration(const Job& job, const ControlState& state) {
+  const std::vector<FrontierPlan>& plans = job.plans->frontier().plans;
+  const double time_s = plans[std::clamp(state.carbon.plan_index, 0, static_cast<int>(plans.size()) - 1)].time_s;
+  const double lead = std::ceil(kPauseLeadS / std::max(time_s, 1e-3));
+  int64_t next = std::max<int64_t>(0, job.last_iteration + 1);  // the server's count
+  for (const std::optional<RankInfo>& r : job.ranks) {
+    if (r) next = std::max(next, r->iteration_base);  // restarted ranks count from their base
+  }
+  return next + std::max(kMinPauseLeadIterations, static_cast<int64_t>(std::min(lead, 1e6)));
+}
 
 void JobService::AssignPlans(const Job& job, ControlState* state) {
   if (!job.plans || state->phase != Phase::kRunning) return;
@@ -21,6 +43,12 @@ void JobService::AssignPlans(const Job& job, ControlState* state) {
   std::vector<int> ceilings(plans.size(), 0);
   ApplyPowerCap(job, state, &plans, &ceilings);
   const bool paused = job.spec.carbon && state->carbon.evaluated && state->carbon.paused;
+  const bool was_paused = std::any_of(state->pipelines.begin(), state->pipelines.end(),
+                                      [](const PipelinePlan& p) { return p.paused; });
+  if (!paused) state->pause_from_iteration = -1;
+  // A pause that starts now (a decision, or running again after profiling) takes
+  // effect a few iterations ahead, the same iteration for every rank.
+  if (paused && !was_paused) state->pause_from_iteration = PauseFromIteration(job, *state);
   int64_t version = 0;
   for (size_t p = 0; p < plans.size(); ++p) {
     const PipelinePlan& held = state->pipelines[p];
