@@ -214,6 +214,8 @@ class PipelineHooks:
                             "with perseus.EXIT_PAUSED and start again when `python3 -m perseus.launch "
                             "wait-resume` returns")
         if pause == "hold":
+            if self.use_cuda:
+                torch.cuda.synchronize()  # the last step's queued work finishes at its own clocks first
             self.client.wait_while_paused()  # holding the GPU's lowest clock until the server resumes the job
         self._timings = []
         self._in_step = True

@@ -100,9 +100,10 @@ bool RankClient::PauseDue() const {
 }
 
 RankClient::PauseRequest RankClient::PauseRequested() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (!PauseDue()) return kNoPause;
-  return pending_->pause.release ? kReleasePause : kHoldPause;
+  // Lock-free, like the hooks: called at every step.
+  const int64_t from = pause_from_iteration_.load(std::memory_order_acquire);
+  if (from < 0 || iterations_done_.load(std::memory_order_relaxed) < from) return kNoPause;
+  return pause_release_.load(std::memory_order_relaxed) ? kReleasePause : kHoldPause;
 }
 
 double RankClient::WaitWhilePaused(double max_wait_s) {

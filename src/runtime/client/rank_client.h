@@ -248,6 +248,10 @@ class RankClient {
   std::condition_variable plan_cv_;             // a new plan arrived, or Close(); WaitWhilePaused waits on it
   std::shared_ptr<const RankPlan> pending_;     // newest plan from the server; guarded by mu_
   double last_contact_s_ = 0;                   // when the server last answered a plan poll; guarded by mu_
+  // The newest plan's pause, for PauseRequested: its from_iteration (-1: not
+  // a pause) and whether it releases the GPUs. Written with pending_.
+  std::atomic<int64_t> pause_from_iteration_{-1};
+  std::atomic<bool> pause_release_{false};
   std::atomic<bool> has_pending_{false};
   std::vector<IterationRecord> iterations_out_;  // guarded by mu_
   std::vector<WindowRecord> windows_out_;

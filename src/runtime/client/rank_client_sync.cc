@@ -107,6 +107,8 @@ bool RankClient::PollPlan(ServerApi& api) {
   stats_.plan_index = fresh->plan_index;
   ++stats_.plans_received;
   stats_.paused = fresh->kind == PlanKind::kPause;
+  pause_release_.store(stats_.paused && fresh->pause.release, std::memory_order_relaxed);
+  pause_from_iteration_.store(stats_.paused ? fresh->pause.from_iteration : -1, std::memory_order_release);
   pending_ = std::move(fresh);
   last_contact_s_ = Now();
   has_pending_.store(true, std::memory_order_release);
