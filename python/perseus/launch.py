@@ -18,13 +18,10 @@ with exit status 1 (2 for bad flags). deploy/slurm/perseus-job.sbatch uses it.
 (exit 0, printing GET /jobs/{id}/carbon) once the job is not paused, polling
 every --poll-s seconds (default 60), and exits 3 after --timeout-s (default: no
 limit) while still paused; an unreachable server is asked again until then
-(exit 1 once the time is up); a job that is done or failed is an error (exit 1). A launch script restarts the job when it returns:
-
-    while true; do
-        srun python3 train.py; rc=$?
-        [ $rc -eq 75 ] || exit $rc     # perseus.EXIT_PAUSED: paused; anything else: done or failed
-        python3 -m perseus.launch wait-resume --server $URL --job $JOB || exit 1
-    done
+(exit 1 once the time is up); a job that is done or failed is an error (exit 1).
+A launch script starts the job again when it returns: deploy/slurm/perseus-job.sbatch
+has the loop (tasks exiting with perseus.EXIT_PAUSED, 75, or killed while the
+server says the job is paused).
 """
 import argparse
 import json

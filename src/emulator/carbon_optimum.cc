@@ -104,29 +104,7 @@ GlpProb BuildLp(const Horizon& h, const std::vector<control::RatePower>& hull, c
   return lp;
 }
 
-Result<OptimumResult> SolveLpOver(const Horizon& h, int start, const std::vector<control::RatePower>& points,
-                                  const OptimumConfig& config);
-
-// The LP is given every option (not only the hull), so the hull is not assumed.
-Result<OptimumResult> SolveLp(const IntensityTrace& trace, int start, const KnobSet& knobs,
-                              const OptimumConfig& config) {
-  std::vector<control::RatePower> points = control::RatePowerPoints(knobs);
-  if (config.allow_pause) points.push_back({-1, 0, knobs.pause_power_w});
-  std::sort(points.begin(), points.end(), [](const auto& a, const auto& b) { return a.rate < b.rate; });
-  // The horizons as the greedy's: a slower option above the hull is never worth its time.
-  // The first horizon is the budgeted time, which must solve; the early ends
-  // that follow (held pauses only) are tight and may be infeasible: skipped.
-  const std::vector<Horizon> horizons =
-      HorizonsFor(trace, start, control::RatePowerHull(knobs, config.allow_pause), knobs, config);
-  Result<OptimumResult> best = SolveLpOver(horizons.front(), start, points, config);
-  if (!best.ok()) return best.status();
-  for (size_t k = 1; k < horizons.size(); ++k) {
-    Result<OptimumResult> solved = SolveLpOver(horizons[k], start, points, config);
-    if (solved.ok() && solved->carbon_g < best->carbon_g) best = *solved;
-  }
-  return best;
-}
-
+// One horizon's LP by GLPK's simplex.
 Result<OptimumResult> SolveLpOver(const Horizon& h, int start, const std::vector<control::RatePower>& points,
                                   const OptimumConfig& config) {
   GlpProb lp = BuildLp(h, points, config);
@@ -147,6 +125,27 @@ Result<OptimumResult> SolveLpOver(const Horizon& h, int start, const std::vector
   }
   return OptimumResult{glp_get_obj_val(lp.get()), h.time_h};
 }
+
+// The LP is given every option (not only the hull), so the hull is not assumed.
+Result<OptimumResult> SolveLp(const IntensityTrace& trace, int start, const KnobSet& knobs,
+                              const OptimumConfig& config) {
+  std::vector<control::RatePower> points = control::RatePowerPoints(knobs);
+  if (config.allow_pause) points.push_back({-1, 0, knobs.pause_power_w});
+  std::sort(points.begin(), points.end(), [](const auto& a, const auto& b) { return a.rate < b.rate; });
+  // The horizons are the greedy's (a slower option above the hull is never
+  // worth its time). The first, the budgeted time, must solve; the early ends
+  // that follow (held pauses only) are tight and may be infeasible: skipped.
+  const std::vector<Horizon> horizons =
+      HorizonsFor(trace, start, control::RatePowerHull(knobs, config.allow_pause), knobs, config);
+  Result<OptimumResult> best = SolveLpOver(horizons.front(), start, points, config);
+  if (!best.ok()) return best.status();
+  for (size_t k = 1; k < horizons.size(); ++k) {
+    Result<OptimumResult> solved = SolveLpOver(horizons[k], start, points, config);
+    if (solved.ok() && solved->carbon_g < best->carbon_g) best = *solved;
+  }
+  return best;
+}
+
 
 }  // namespace
 

@@ -94,11 +94,6 @@ std::vector<std::string> RankClient::TakeWarnings() {
   return out;
 }
 
-bool RankClient::PauseDue() const {
-  return pending_ && pending_->kind == PlanKind::kPause &&
-         iterations_done_.load(std::memory_order_relaxed) >= pending_->pause.from_iteration;
-}
-
 RankClient::PauseRequest RankClient::PauseRequested() const {
   // Lock-free, like the hooks: called at every step.
   const int64_t from = pause_from_iteration_.load(std::memory_order_acquire);
@@ -108,7 +103,7 @@ RankClient::PauseRequest RankClient::PauseRequested() const {
 
 double RankClient::WaitWhilePaused(double max_wait_s) {
   std::unique_lock<std::mutex> lock(mu_);
-  auto holding = [this] { return PauseDue() && !pending_->pause.release; };
+  auto holding = [this] { return PauseRequested() == kHoldPause; };  // pending_ is then the pause
   // Until the caller's limit, or until the server has not answered for the
   // newest pause plan's max_s (it answers every poll while it runs, so a
   // pause that spans many decisions is waited out whole).

@@ -208,8 +208,6 @@ class RankClient {
   // The window report's JSON, or nothing while its energy or durations are not known yet.
   std::optional<nlohmann::json> WindowReport(const WindowRecord& record, bool give_up_waiting);
   void NoteError(const Status& status);
-  // The newest plan is a pause in effect (its from_iteration reached). REQUIRES: mu_ held.
-  bool PauseDue() const;
 
   const RankClientOptions options_;
   const SecondsClock now_s_;
@@ -249,7 +247,7 @@ class RankClient {
   std::shared_ptr<const RankPlan> pending_;     // newest plan from the server; guarded by mu_
   double last_contact_s_ = 0;                   // when the server last answered a plan poll; guarded by mu_
   // The newest plan's pause, for PauseRequested: its from_iteration (-1: not
-  // a pause) and whether it releases the GPUs. Written with pending_.
+  // a pause) and whether it releases the GPUs. Written with pending_, under mu_.
   std::atomic<int64_t> pause_from_iteration_{-1};
   std::atomic<bool> pause_release_{false};
   std::atomic<bool> has_pending_{false};

@@ -106,9 +106,9 @@ bool RankClient::PollPlan(ServerApi& api) {
   stats_.plan_kind = PlanKindName(fresh->kind);
   stats_.plan_index = fresh->plan_index;
   ++stats_.plans_received;
-  stats_.paused = fresh->kind == PlanKind::kPause;
-  pause_release_.store(stats_.paused && fresh->pause.release, std::memory_order_relaxed);
-  pause_from_iteration_.store(stats_.paused ? fresh->pause.from_iteration : -1, std::memory_order_release);
+  const bool pause = fresh->kind == PlanKind::kPause;
+  pause_release_.store(pause && fresh->pause.release, std::memory_order_relaxed);
+  pause_from_iteration_.store(pause ? fresh->pause.from_iteration : -1, std::memory_order_release);
   pending_ = std::move(fresh);
   last_contact_s_ = Now();
   has_pending_.store(true, std::memory_order_release);
@@ -315,6 +315,7 @@ RankClientStats RankClient::Stats() const {
   s.requested_clock_mhz = controller_->requested();
   s.applied_clock_mhz = controller_->applied();
   s.warnings = warning_count_.load(std::memory_order_relaxed);
+  s.paused = pause_from_iteration_.load(std::memory_order_relaxed) >= 0;
   if (s.last_error.empty() && controller_->errors() > 0) s.last_error = controller_->last_error();
   if (s.last_error.empty()) {
     const EnergyMeter::Stats m = meter_->GetStats();
