@@ -62,6 +62,11 @@ void AppendPowerCap(std::string& out, const Json& p) {
     Append(out, "; server share %s W, own cap %s W", Num(p["server_share_w"], "%.0f").c_str(),
            Num(p.value("own_average_w", Json()), "%.0f").c_str());
   }
+  if (p["running"] == "paused") {
+    Append(out, "\n  paused by the carbon policy: predicted %s W (the GPUs idle), measured %s W before the pause\n",
+           Num(p["predicted_w"], "%.0f").c_str(), Num(p["measured_w"], "%.0f").c_str());
+    return;
+  }
   Append(out, "\n  predicted %s W, measured %s W, running the %s setting (%s of each window fast)%s\n",
          Num(p["predicted_w"], "%.0f").c_str(), Num(p["measured_w"], "%.0f").c_str(),
          p["running"].get<std::string>().c_str(), Num(p["fast_share"], "%.2f").c_str(),

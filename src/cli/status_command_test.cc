@@ -108,6 +108,16 @@ TEST(StatusCommand, ShowsPowerCaps) {
             std::string::npos)
       << text;
   EXPECT_EQ(FormatJobStatus(RunningJob()).find("power cap"), std::string::npos);
+  Json paused = job;  // a carbon pause: the job is counted at its idle GPUs' power
+  paused["power_cap"]["running"] = "paused";
+  paused["power_cap"]["predicted_w"] = 480.0;
+  paused["power_cap"]["fast_share"] = nullptr;
+  paused["power_cap"]["measured_w"] = 41000.0;
+  text = FormatJobStatus(paused);
+  EXPECT_NE(text.find("server share 50000 W, own cap - W\n"
+                      "  paused by the carbon policy: predicted 480 W (the GPUs idle), measured 41000 W before the pause\n"),
+            std::string::npos)
+      << text;
   job["pipelines"][0]["clock_ceiling_mhz"] = 705;
   EXPECT_NE(FormatJobStatus(job).find("pipeline 0: plan 3 with clocks at most 705 MHz, predicted"), std::string::npos)
       << FormatJobStatus(job);

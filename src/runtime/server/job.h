@@ -82,6 +82,13 @@ struct Job {
   int CountReported(int window) const;
   // The plan version rank `info` sees now.
   int64_t RankVersion(const RankInfo& info) const;
+  // Whether the carbon policy pauses the job in `s` (its last decision paused
+  // a running job; carbon.pause).
+  bool CarbonPaused(const ControlState& s) const;
+  // What all the job's GPUs draw together while it is paused: nothing once
+  // released, every pipeline's blocking power while held (control::PausePowerW).
+  // REQUIRES: spec.carbon, plans.
+  double PausedPowerW() const;
 };
 
 }  // namespace perseus::server

@@ -5,6 +5,8 @@
 #include <iterator>
 #include <mutex>
 
+#include "control/carbon_window.h"
+
 namespace perseus::server {
 
 std::vector<std::vector<const RankInfo*>> Job::RanksByStage() const {
@@ -41,6 +43,14 @@ int64_t Job::RankVersion(const RankInfo& info) const {
     v = std::max(v, state.pipelines[info.dp_rank].version);
   }
   return v;
+}
+
+bool Job::CarbonPaused(const ControlState& s) const {
+  return spec.carbon && s.carbon.evaluated && s.carbon.paused && s.phase == Phase::kRunning;
+}
+
+double Job::PausedPowerW() const {
+  return spec.dp * control::PausePowerW(plans->problem(), spec.carbon->pause == protocol::CarbonPause::kHold);
 }
 
 JobService::JobService(Store* store, JsonLog* log, SolverFn solver, CarbonOptions carbon, ServiceLimits limits)

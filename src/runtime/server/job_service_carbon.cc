@@ -147,7 +147,7 @@ void JobService::CarbonTick() {
 
 void JobService::LiftStalePause(Job& job, int64_t now) {
   const CarbonState& cs = job.state.carbon;
-  if (!job.spec.carbon || !cs.evaluated || !cs.paused || job.state.phase != Phase::kRunning || !job.plans) return;
+  if (!job.CarbonPaused(job.state) || !job.plans) return;
   if (now < cs.last_eval_unix_s + 2 * job.spec.carbon->window_s) return;
   ControlState before = job.state, state = job.state;
   state.carbon.paused = false;
@@ -176,7 +176,7 @@ Json JobService::CarbonSummary(const Job& job) {
   j["forecast_with_fuel_mix"] = control::ForecastUsesFuelMix(cs);
   j["lambda_g_per_s"] = cs.evaluated ? Json(cs.lambda_g_per_s) : Json(nullptr);
   j["plan_index"] = cs.evaluated ? Json(cs.plan_index) : Json(nullptr);
-  j["paused"] = cs.evaluated && cs.paused && job.state.phase == Phase::kRunning;
+  j["paused"] = job.CarbonPaused(job.state);
   j["pause"] = CarbonPauseName(cfg.pause);
   j["last_eval_unix_s"] = cs.evaluated ? Json(cs.last_eval_unix_s) : Json(nullptr);
   j["next_eval_unix_s"] = cs.evaluated ? Json(cs.last_eval_unix_s + cfg.window_s) : Json(nullptr);

@@ -536,5 +536,64 @@ TEST_F(JobServiceCarbonTest, PausesInDirtyHoursAndStaysPausedAcrossARestart) {
   EXPECT_FALSE(StoredState("j").carbon.paused);
 }
 
+// Under the server's power cap, a paused job is counted at what its idle GPUs
+// draw (held: every GPU's blocking power; released: nothing), and the watts
+// it no longer uses go to the jobs still running.
+TEST_F(JobServiceCarbonTest, APausedJobGivesItsShareOfTheServersCapToTheOthers) {
+  for (const char* pause : {"hold", "release"}) {
+    SCOPED_TRACE(pause);
+    Open(":memory:");
+    now_ = kDay0;
+    StartJob(2, 2, {{"source", "trace"}, {"trace_path", WriteDiurnalTrace(tmp_)}, {"slowdown_budget", 0.5},
+                    {"job_hours", 24}, {"pause", pause}});
+    ASSERT_TRUE(HandleRegisterJob(*service_, JobBody("other", 1, 2, 4)).ok());
+    testing::RegisterAndProfile(*service_, "other", 1, 2, 4);
+    service_->WaitForOptimizer();
+    auto fastest_w = [&](const std::string& id, int dp) {
+      const Json plan = (*service_->FrontierJson(id))["plans"][0];
+      return dp * plan["energy_j"].get<double>() / plan["time_s"].get<double>();
+    };
+    const double cap_w = 0.8 * (fastest_w("j", 2) + fastest_w("other", 1));
+    ASSERT_TRUE(HandleSetServerPowerCap(*service_, {{"average_w", cap_w}}).ok());
+    auto share_w = [&](const std::string& id) {
+      const Json shared = service_->ServerPowerCapJson();
+      for (const Json& j : shared["jobs"]) {
+        if (j["id"] == id) return j["share_w"].get<double>();
+      }
+      ADD_FAILURE() << "no share for " << id << ": " << shared.dump();
+      return 0.0;
+    };
+    ASSERT_TRUE(service_->EvaluateCarbon("j").ok());
+    ASSERT_FALSE((*service_->CarbonJson("j"))["paused"].get<bool>());  // 00:00: clean, runs
+    service_->PowerCapTick();
+    const double running_share_w = share_w("other");
+    EXPECT_LT(running_share_w, fastest_w("other", 1) * (1 - 1e-6));  // the cap binds it
+    for (int h = 0; h < 24 && !(*service_->CarbonJson("j"))["paused"].get<bool>(); ++h) {
+      now_ += 3600;
+      ASSERT_TRUE(service_->EvaluateCarbon("j").ok());
+    }
+    ASSERT_TRUE((*service_->CarbonJson("j"))["paused"].get<bool>());
+    service_->PowerCapTick();
+    const double idle_w = std::string(pause) == "hold" ? 2 * 2 * 60.0 : 0.0;
+    EXPECT_NEAR(share_w("j"), idle_w, 1e-9);
+    const Json j_cap = (*service_->JobSummary("j"))["power_cap"];
+    EXPECT_EQ(j_cap["running"], "paused") << j_cap.dump();
+    EXPECT_NEAR(j_cap["predicted_w"].get<double>(), idle_w, 1e-9);
+    // The other job gets the rest, up to all it can use.
+    EXPECT_NEAR(share_w("other"), std::min(cap_w - idle_w, fastest_w("other", 1)), 1e-6 * cap_w);
+    EXPECT_GT(share_w("other"), running_share_w);
+    EXPECT_EQ((*service_->JobSummary("other"))["pipelines"][0]["plan_index"], 0);
+    // Resumed, the job takes its share back.
+    for (int h = 0; h < 24 && (*service_->CarbonJson("j"))["paused"].get<bool>(); ++h) {
+      now_ += 3600;
+      ASSERT_TRUE(service_->EvaluateCarbon("j").ok());
+    }
+    ASSERT_FALSE((*service_->CarbonJson("j"))["paused"].get<bool>());
+    service_->PowerCapTick();
+    EXPECT_GT(share_w("j"), idle_w + 1);
+    EXPECT_NEAR(share_w("other"), running_share_w, 1e-6 * cap_w);
+  }
+}
+
 }  // namespace
 }  // namespace perseus::server

@@ -198,10 +198,14 @@ void JobService::ShareServerPowerCap() {
     if (!cap || job.deleted || job.state.phase != Phase::kRunning || !job.plans) continue;
     PowerCapState own = job.state.power_cap;
     AdoptSpecCap(job, &own);
-    const control::CappedPlan free = CappedPlanFor(job, job.state, std::nullopt);
+    const double weight = static_cast<double>(job.spec.dp * job.spec.pp * job.spec.tp);
     sharing.push_back(found);
-    parts.push_back({free.hull, job.power_correction, static_cast<double>(job.spec.dp * job.spec.pp * job.spec.tp),
-                     own.set ? own.cap.average_w : 0});
+    if (job.CarbonPaused(job.state)) {  // it draws its pause power, and the rest of its share goes to the others
+      parts.push_back({{control::RatePower{-1, 0, job.PausedPowerW()}}, 1, weight, 0});
+      continue;
+    }
+    const control::CappedPlan free = CappedPlanFor(job, job.state, std::nullopt);
+    parts.push_back({free.hull, job.power_correction, weight, own.set ? own.cap.average_w : 0});
   }
   const control::CapShares shares = control::ShareCap(parts, cap ? cap->average_w : 0);
   std::vector<std::pair<std::string, double>> given;
@@ -245,7 +249,11 @@ Json JobService::PowerCapSummary(const Job& job) {
   j["measured_w"] = job.measured_power_w > 0 ? Json(job.measured_power_w) : Json(nullptr);
   // The decision now, as the next tick makes it (null until the job runs).
   j["predicted_w"] = j["fast_share"] = j["feasible"] = Json(nullptr);
-  if (job.state.phase == Phase::kRunning && job.plans) {
+  if (job.plans && job.CarbonPaused(job.state)) {
+    j["running"] = "paused";
+    j["predicted_w"] = job.PausedPowerW();
+    j["feasible"] = true;
+  } else if (job.state.phase == Phase::kRunning && job.plans) {
     ControlState state = job.state;
     state.power_cap = p;
     const control::CappedPlan capped = CappedPlanFor(job, state);

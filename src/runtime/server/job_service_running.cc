@@ -42,7 +42,7 @@ void JobService::AssignPlans(const Job& job, ControlState* state) {
   std::vector<int> plans = control::AssignPipelinePlans(job.plans->frontier(), paces, carbon_floor);
   std::vector<int> ceilings(plans.size(), 0);
   ApplyPowerCap(job, state, &plans, &ceilings);
-  const bool paused = job.spec.carbon && state->carbon.evaluated && state->carbon.paused;
+  const bool paused = job.CarbonPaused(*state);
   const bool was_paused = std::any_of(state->pipelines.begin(), state->pipelines.end(),
                                       [](const PipelinePlan& p) { return p.paused; });
   if (!paused) state->pause_from_iteration = -1;
