@@ -198,7 +198,8 @@ def run_rank(args):
             if loss is not None:
                 losses.append(loss)
             iteration += 1
-            if args.status_dir and time.time() - last_write > 0.25:
+            # Also just before a carbon pause makes the next step wait (carbon.pause "hold").
+            if args.status_dir and (time.time() - last_write > 0.25 or client.pause_requested()):
                 report(False)
                 last_write = time.time()
         hooks.flush()

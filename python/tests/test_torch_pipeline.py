@@ -16,6 +16,7 @@ import subprocess
 import sys
 import time
 import types
+import urllib.request
 import warnings
 
 import pytest
@@ -50,7 +51,8 @@ JOB_CONFIG = {
 }
 # Seconds each lifecycle step may take (the whole test: well under 3 minutes when it passes).
 DEADLINES_S = {"registration": 60, "online profiling": 120, "optimisation": 30, "plan applied": 20,
-               "straggler detected": 40, "straggler answered": 20, "recovery": 40}
+               "straggler detected": 40, "straggler answered": 20, "recovery": 40,
+               "carbon pause": 60, "ranks paused": 60, "resumed": 30}
 
 
 class PipelineJob:
@@ -92,6 +94,8 @@ class PipelineJob:
                 s.get("pipelines"), s.get("profiling")))
             if s.get("warnings"):
                 lines.append("job warnings: %s" % s["warnings"])
+            if s.get("carbon"):
+                lines.append("carbon: %s" % {k: s["carbon"].get(k) for k in ("paused", "explanation", "plan_index")})
         except Exception as e:  # noqa: BLE001 - diagnostics only
             lines.append("job status: %s" % e)
         for r, st in sorted(self.ranks().items()):
@@ -229,6 +233,67 @@ def test_pipeline_job_lifecycle(server, tmp_path):
     for a, b in ((0, 2), (1, 3)):
         assert ranks[a]["iteration"] == ranks[b]["iteration"]
         assert ranks[a]["param_sum"] == pytest.approx(ranks[b]["param_sum"], rel=1e-6, abs=1e-6)
+
+
+def _dirty_now_trace(path):
+    """An hourly trace from four weeks ago to two days ahead: 1000 gCO2/kWh every day in the hour
+    before this one, this one and the one half an hour from now, 50 otherwise. A job that must
+    finish an hour of work within three, deciding in the next few minutes, then pauses: the dirty
+    hour is read and forecast, half an hour to an hour and a half of it lies ahead, clean hours
+    follow, and idling through the dirty part costs less carbon than running it."""
+    now = time.time()
+    dirty = {int(t) // 3600 % 24 for t in (now - 3600, now, now + 1800)}
+    now_h = int(now) // 3600
+    with open(path, "w") as f:
+        f.write("timestamp,gco2_per_kwh\n")
+        for h in range(now_h - 28 * 24, now_h + 48):
+            f.write("%s,%d\n" % (time.strftime("%Y-%m-%dT%H:00:00Z", time.gmtime(h * 3600)),
+                                 1000 if h % 24 in dirty else 50))
+
+
+def _rank_plan(server, job, rank):
+    with urllib.request.urlopen("%s/jobs/%s/ranks/%d/plan" % (server, job, rank), timeout=10) as r:
+        return json.load(r)
+
+
+def test_pipeline_job_pauses_holding_its_gpus(server, tmp_path):
+    """The real server pauses the 4-process job for carbon (carbon.pause "hold"): every rank stops
+    before the same iteration and waits in perseus.torch's hooks; ending the job ends the wait."""
+    trace = os.path.join(str(tmp_path), "trace.csv")
+    _dirty_now_trace(trace)
+    carbon = {"source": "trace", "trace_path": trace, "slowdown_budget": 2, "job_hours": 1, "pause": "hold"}
+    # A declared blocking power well below the simulated GPUs' working power: holding them idle
+    # is then clearly cheaper than running through the dirty hour, wherever in it the job decides.
+    perseus.register_job(server, dict(JOB_CONFIG, id="paused-job", carbon=carbon, blocking_power_w=20))
+    job = PipelineJob(server, "paused-job", tmp_path)
+    started = time.time()
+    try:
+        _start(job)
+        job.wait("registration", lambda: job.status()["ranks_registered"] == 4)
+        job.wait("online profiling", lambda: job.status()["phase"] in ("optimizing", "running"))
+        job.wait("optimisation", lambda: job.status()["phase"] == "running")
+        job.wait("carbon pause", lambda: perseus.carbon_status(server, "paused-job")["paused"])
+        plans = [_rank_plan(server, "paused-job", r) for r in range(4)]
+        assert {p["kind"] for p in plans} == {"pause"}, plans
+        froms = {p["pause"]["from_iteration"] for p in plans}
+        assert len(froms) == 1, plans
+        # Every rank reaches the pause's iteration and waits there (the example writes its
+        # status just before a step that will wait).
+        job.wait("ranks paused", lambda: all(
+            st["iteration"] in froms and st["stats"]["paused"] for st in job.ranks().values()) and len(job.ranks()) == 4)
+        before = {r: st["iteration"] for r, st in job.ranks().items()}
+        time.sleep(2)
+        assert {r: st["iteration"] for r, st in job.ranks().items()} == before, job.describe()
+        perseus.finish_job(server, "paused-job")  # a plan that is not a pause: the waits end
+        job.wait("resumed", lambda: all(st["iteration"] > min(froms) for st in job.ranks().values()))
+        job.stop()
+        assert [p.returncode for p in job.procs] == [0, 0, 0, 0], job.describe()
+    finally:
+        job.kill()
+        print("pause test: %.1f s" % (time.time() - started))
+    for r, st in job.ranks().items():
+        assert st["stats"]["pauses"] == 1, st["stats"]
+        assert st["stats"]["paused_s"] >= 2, st["stats"]
 
 
 # -- loud failures ----------------------------------------------------------------------------

@@ -126,4 +126,13 @@ Result<IntensityTrace> ElectricityMapsSource::FetchHistory() {
   return ParseElectricityMapsHistory(*body, config_.base_url + " history");
 }
 
+std::vector<IntensityReading> ElectricityMapsSource::History(int64_t now_unix_s, int max_hours) {
+  Result<IntensityTrace> trace = FetchHistory();
+  if (!trace.ok()) {
+    if (log_) log_("carbon: no history to start from: " + trace.status().message() + "; forecasting from the readings alone");
+    return {};
+  }
+  return HistoryWithoutLookAhead(*trace, now_unix_s, max_hours);
+}
+
 }  // namespace perseus::carbon

@@ -35,6 +35,9 @@ class ElectricityMapsSource : public IntensitySource {
   IntensityReading Current(int64_t now_unix_s) override;
   // The last 24 hours, or the error (the caller decides what to fall back to).
   Result<IntensityTrace> FetchHistory();
+  // FetchHistory's hours before the one containing `now_unix_s` (HistoryWithoutLookAhead);
+  // nothing when the request fails (logged).
+  std::vector<IntensityReading> History(int64_t now_unix_s, int max_hours) override;
 
  private:
   Result<std::string> Get(const std::string& endpoint);

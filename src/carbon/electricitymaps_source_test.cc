@@ -132,6 +132,26 @@ TEST_F(FakeElectricityMaps, HistoryNullsAreInterpolated) {
   EXPECT_EQ(t->notes.size(), 1u);
 }
 
+// A job's first decision starts from the history endpoint's hours before the
+// hour now (which `latest` gives live); a failed request gives nothing, logged.
+TEST_F(FakeElectricityMaps, HistoryBeforeTheHourNowOrNothingLogged) {
+  std::vector<std::string> logs;
+  ElectricityMapsSource src(Config(), [&](const std::string& l) { logs.push_back(l); });
+  const int64_t at_0830 = 1732946400 + 2 * 3600 + 1800;  // 2024-11-30T08:30Z
+  std::vector<IntensityReading> h = src.History(at_0830, 24);
+  ASSERT_EQ(h.size(), 2u);  // 06:00 and 07:00 (interpolated); 08:00 is the live hour
+  EXPECT_DOUBLE_EQ(h[0].carbon_g_per_kwh, 501);
+  EXPECT_DOUBLE_EQ(h[1].carbon_g_per_kwh, 451);
+  EXPECT_EQ(h[1].unix_s, 1732946400 + 3600);
+  EXPECT_EQ(src.History(at_0830 + 86400, 48).size(), 3u);  // a day later: all three
+  EXPECT_EQ(src.History(at_0830 + 86400, 24).size(), 1u);  // only 08:00 is within the last 24 hours
+  EXPECT_TRUE(logs.empty());
+  history_ = "not json";
+  EXPECT_TRUE(src.History(at_0830, 24).empty());
+  ASSERT_EQ(logs.size(), 1u);
+  EXPECT_NE(logs[0].find("carbon: no history to start from: "), std::string::npos) << logs[0];
+}
+
 // A server that trickles its reply passes every read timeout; the whole
 // reply has one deadline, so a carbon decision cannot be held for ever.
 TEST_F(FakeElectricityMaps, ATricklingServerIsCutOffAtTheTimeout) {

@@ -32,6 +32,11 @@ class IntensitySource {
   virtual ~IntensitySource() = default;
   // The intensity at `now_unix_s`.
   virtual IntensityReading Current(int64_t now_unix_s) = 0;
+  // What the source knew at `now_unix_s` of the hours already over, oldest
+  // first, at most `max_hours` of them: the history a job whose first carbon
+  // decision is now starts with (control::SeedCarbonHistory). Empty where
+  // the source has none (a fixed value) or cannot get it (logged).
+  virtual std::vector<IntensityReading> History(int64_t /*now_unix_s*/, int /*max_hours*/) { return {}; }
 };
 
 // Always the same value.
@@ -53,11 +58,20 @@ class FixedIntensitySource : public IntensitySource {
 // a trace through this.
 IntensityReading ReadWithoutLookAhead(const IntensityTrace& trace, int64_t now_unix_s);
 
-// Replays a trace without look-ahead (ReadWithoutLookAhead).
+// What a reader of `trace` polling every hour would have read by `now`: the
+// values (and fuel mixes) of the trace's hours among the last `max_hours`
+// before the hour containing `now`, oldest first, each with its hour's start
+// and not stale. The last is the hour ReadWithoutLookAhead(now) reads while
+// `now` is within the trace. The replay's history before a run and the
+// server's trace source read this.
+std::vector<IntensityReading> HistoryWithoutLookAhead(const IntensityTrace& trace, int64_t now_unix_s, int max_hours);
+
+// Replays a trace without look-ahead (ReadWithoutLookAhead, HistoryWithoutLookAhead).
 class TraceIntensitySource : public IntensitySource {
  public:
   explicit TraceIntensitySource(IntensityTrace trace) : trace_(std::move(trace)) {}
   IntensityReading Current(int64_t now_unix_s) override;
+  std::vector<IntensityReading> History(int64_t now_unix_s, int max_hours) override;
 
  private:
   IntensityTrace trace_;

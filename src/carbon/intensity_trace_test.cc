@@ -205,5 +205,37 @@ TEST(TraceSource, ReadsTheFuelMixOfTheSameHour) {
   EXPECT_EQ(s.Current(99999).mix_mw, s.Current(10800).mix_mw);                            // after: the last
 }
 
+// A job's first decision starts from the hours a reader polling every hour
+// would have read: the trace's hours before the one containing now, the last
+// of them what Current reads, at most max_hours of them.
+TEST(TraceSource, HistoryIsWhatHourlyReadsWouldHaveGiven) {
+  IntensityTrace t;
+  t.start_unix_s = 3600;
+  t.carbon_g_per_kwh = {10, 20, 30, 40};
+  for (const EiaFuel& fuel : kEiaFuels) t.generation.push_back({fuel.column, fuel.lifecycle_g_per_kwh, {1, 2, 3, 4}});
+  TraceIntensitySource s(t);
+  auto values = [](const std::vector<IntensityReading>& h) {
+    std::vector<double> out;
+    for (const IntensityReading& r : h) out.push_back(r.carbon_g_per_kwh);
+    return out;
+  };
+  const int64_t hour3 = 3600 + 3 * 3600 + 1234;  // within the trace's hour 3
+  const std::vector<IntensityReading> h = s.History(hour3, 24);
+  EXPECT_EQ(values(h), (std::vector<double>{10, 20, 30}));
+  EXPECT_EQ(h.back().unix_s, s.Current(hour3).unix_s);  // the last is what Current reads
+  EXPECT_DOUBLE_EQ(h.back().carbon_g_per_kwh, s.Current(hour3).carbon_g_per_kwh);
+  for (size_t i = 0; i < h.size(); ++i) {
+    EXPECT_EQ(h[i].unix_s, 3600 + static_cast<int64_t>(i) * 3600);
+    EXPECT_FALSE(h[i].stale);
+    EXPECT_EQ(h[i].mix_mw, std::vector<double>(kEiaFuelCount, static_cast<double>(i + 1)));
+  }
+  EXPECT_EQ(values(s.History(hour3, 2)), (std::vector<double>{20, 30}));  // the last max_hours
+  EXPECT_TRUE(s.History(3600 + 60, 24).empty());                         // the first hour: nothing before it
+  EXPECT_TRUE(s.History(0, 24).empty());                                 // before the trace
+  EXPECT_EQ(values(s.History(3600 + 10 * 3600, 24)), (std::vector<double>{10, 20, 30, 40}));  // after it: all of it
+  EXPECT_EQ(values(s.History(3600 + 10 * 3600, 7)), (std::vector<double>{40}));  // the hours since are not in it
+  EXPECT_TRUE(FixedIntensitySource(42).History(hour3, 24).empty());
+}
+
 }  // namespace
 }  // namespace perseus::carbon

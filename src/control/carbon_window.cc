@@ -302,6 +302,15 @@ carbon::KnobSet FrontierKnobsFromNoSlowdown(const Frontier& frontier) {
   return k;
 }
 
+CarbonReading FromIntensityReading(const carbon::IntensityReading& reading) {
+  return {reading.carbon_g_per_kwh, reading.stale, reading.unix_s, reading.mix_mw};
+}
+
+void SeedCarbonHistory(const std::vector<CarbonReading>& past, CarbonState* state) {
+  if (!state->history.empty()) return;
+  for (const CarbonReading& r : past) RecordHour(*state, r.of_unix_s, r);
+}
+
 double CarbonSlowdownSoFar(const CarbonState& state) {
   return state.work_windows > 0 ? state.elapsed_windows / state.work_windows - 1 : 0;
 }

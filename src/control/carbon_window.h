@@ -32,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "carbon/intensity_source.h"
 #include "carbon/intensity_trace.h"
 #include "carbon/knob_options.h"
 #include "perseus/optimizer.h"
@@ -137,6 +138,18 @@ bool ForecastUsesFuelMix(const CarbonState& state);
 inline constexpr int64_t kMaxHorizonWindows = 288;
 // Hours of intensity history kept.
 inline constexpr size_t kMaxHistoryHours = 28 * 24;
+// Hours of history a job's first decision starts with, from what its source
+// knew (carbon::IntensitySource::History; the replay: the trace before the run).
+inline constexpr int kSeededHistoryHours = 21 * 24;
+
+// A source's reading as the decision takes it.
+CarbonReading FromIntensityReading(const carbon::IntensityReading& reading);
+
+// Records `past` (hourly readings, oldest first) as the history of a state
+// that has none, as decisions every hour would have: the first decision then
+// forecasts and plans from what the source knew (yesterday's hours, the last
+// week's), not from one reading. Does nothing to a state with a history.
+void SeedCarbonHistory(const std::vector<CarbonReading>& past, CarbonState* state);
 
 // What a pause draws per pipeline (KnobSet::pause_power_w): its blocking power
 // when the ranks wait holding their GPUs, nothing when the GPUs are released.

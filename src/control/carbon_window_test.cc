@@ -236,6 +236,40 @@ TEST(CarbonWindow, HistoryIsHourlyWhateverTheWindow) {
       << state.explanation;
 }
 
+// A first decision seeded with the source's past hours forecasts as a state
+// that decided every one of those hours would; seeding a state that has a
+// history does nothing.
+TEST(CarbonWindow, ASeededFirstDecisionForecastsAsHourlyDecisionsWould) {
+  const carbon::KnobSet knobs = FourPlans();
+  std::mt19937 rng(5);
+  CarbonState hourly;
+  std::vector<CarbonReading> past;
+  for (int h = 0; h < 3 * 24; ++h) {
+    const int64_t hour_s = kDay0 + h * 3600;
+    const CarbonReading r{Diurnal(hour_s, rng), false, hour_s};
+    DecideCarbonWindow(knobs, {0.05, 3600}, hour_s, r, &hourly);
+    past.push_back(r);
+  }
+  CarbonState seeded;
+  SeedCarbonHistory(past, &seeded);
+  EXPECT_EQ(seeded.history, hourly.history);
+  EXPECT_EQ(seeded.history_last_hour, hourly.history_last_hour);
+  EXPECT_FALSE(seeded.evaluated);  // nothing decided, nothing charged
+  EXPECT_EQ(seeded.elapsed_windows, 0);
+  const int64_t now = kDay0 + 3 * 24 * 3600;
+  const CarbonReading reading{650, false, now};
+  DecideCarbonWindow(knobs, {0.05, 3600}, now, reading, &hourly);
+  DecideCarbonWindow(knobs, {0.05, 3600}, now, reading, &seeded);
+  EXPECT_EQ(seeded.forecast_g_per_kwh, hourly.forecast_g_per_kwh);
+  EXPECT_EQ(seeded.history, hourly.history);
+  CarbonState unseeded;
+  DecideCarbonWindow(knobs, {0.05, 3600}, now, reading, &unseeded);
+  EXPECT_NE(unseeded.forecast_g_per_kwh, seeded.forecast_g_per_kwh);  // one reading forecasts differently
+  const std::vector<double> kept = seeded.history;
+  SeedCarbonHistory(past, &seeded);
+  EXPECT_EQ(seeded.history, kept);
+}
+
 TEST(CarbonWindow, ChargesTheTimeSinceTheLastDecisionToTheOptionThenChosen) {
   const carbon::KnobSet knobs = FourPlans();
   CarbonState state;

@@ -12,9 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "carbon/knob_options.h"
+#include "control/carbon_window.h"
 #include "emulator/carbon_optimum.h"
 #include "emulator/carbon_replay.h"
-#include "carbon/knob_options.h"
 #include "perseus/optimizer.h"
 #include "perseus/problem.h"
 #include "perseus/profile.h"
@@ -62,12 +63,13 @@ struct PolicyOutcome {
 };
 
 // Which start hours are evaluated: every `start_stride_h`-th hour from
-// `first_start` (three weeks in: the history a server would hold) while
+// `first_start` (three weeks in: the history a server's first decision
+// starts with, control::kSeededHistoryHours) while
 // start + work_h <= trace.size() (hours a slowed job runs past the trace use
 // its last value). Traces too short for the first start begin at hour 0.
 struct StartHours {
   double work_h = 168;
-  int first_start = 21 * 24;
+  int first_start = control::kSeededHistoryHours;
   int start_stride_h = 24;
   // Runs (a policy from a start hour) replayed at once, each on its own
   // thread (0: the CPUs this process may run on; common/in_order.h). The

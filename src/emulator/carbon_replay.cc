@@ -11,25 +11,20 @@
 namespace perseus::carbon {
 namespace {
 
-constexpr int kWarmupWindows = 21 * 24;
-
 double ValueAt(const IntensityTrace& trace, int w) {
   return trace.carbon_g_per_kwh[std::clamp(w, 0, trace.size() - 1)];
 }
 
-// The history a server would hold at `start_window` after reading the trace
-// every hour of the preceding three weeks.
+// The history a server's first decision at `start_window` starts with: what
+// its trace source knew of the hours before (control::kSeededHistoryHours).
 control::CarbonState WarmedState(const IntensityTrace& trace, int start_window) {
-  control::CarbonState state;
-  const int warm_from = std::max(0, start_window - kWarmupWindows);
-  if (warm_from == start_window) return state;
-  state.history.assign(trace.carbon_g_per_kwh.begin() + warm_from, trace.carbon_g_per_kwh.begin() + start_window);
-  for (int w = warm_from; w < start_window; ++w) {
-    const std::vector<double> mix = EiaMixAt(trace, w);
-    if (mix.empty()) break;  // the trace has no mix
-    state.history_mix_mw.insert(state.history_mix_mw.end(), mix.begin(), mix.end());
+  std::vector<control::CarbonReading> past;
+  for (const IntensityReading& r :
+       HistoryWithoutLookAhead(trace, trace.WindowStart(start_window), control::kSeededHistoryHours)) {
+    past.push_back(control::FromIntensityReading(r));
   }
-  state.history_last_hour = trace.WindowStart(start_window - 1) / 3600;
+  control::CarbonState state;
+  control::SeedCarbonHistory(past, &state);
   return state;
 }
 
@@ -38,8 +33,7 @@ control::CarbonState WarmedState(const IntensityTrace& trace, int start_window) 
 // `live` the value and mix of hour w itself.
 control::CarbonReading Reading(const IntensityTrace& trace, int w, bool live) {
   if (live) return {ValueAt(trace, w), false, -1, EiaMixAt(trace, std::clamp(w, 0, trace.size() - 1))};
-  const IntensityReading r = ReadWithoutLookAhead(trace, trace.WindowStart(w));
-  return {r.carbon_g_per_kwh, r.stale, r.unix_s, r.mix_mw};
+  return control::FromIntensityReading(ReadWithoutLookAhead(trace, trace.WindowStart(w)));
 }
 
 // The trace as a decision with `shift_h` reads it (the value and mix of

@@ -8,9 +8,9 @@
 // Policies: kFixed runs one option throughout, or a fixed mix of two in every
 // window (AllMax is the reference, "Perseus alone" the no-slowdown plan);
 // kCarbonAware makes, at the start of every hour, the decision `perseus
-// serve` makes for a job with a carbon config (control/carbon_window.h), with
-// the preceding three weeks of the trace as the history the server would
-// have kept. No look-ahead: the reading at the start of an hour is the
+// serve` makes for a job with a carbon config (control/carbon_window.h),
+// starting from the history a server's first decision seeds from its trace
+// source (the preceding three weeks, control::kSeededHistoryHours). No look-ahead: the reading at the start of an hour is the
 // previous hour's value (an hour's average is known when it is over), unless
 // `live_reading` (the value of the hour itself, what the server's trace
 // source reads; at the trace's first hour, with nothing before it, its own

@@ -27,11 +27,11 @@ using server::testing::JobBody;
 constexpr int64_t kDay0 = 1640995200;  // 2022-01-01T00:00:00Z
 constexpr int kPipelines = 4, kStages = 3, kMicrobatches = 6;
 
-// Five days of a noisy diurnal intensity (a solar dip around noon UTC); with
+// Seven days of a noisy diurnal intensity (a solar dip around noon UTC); with
 // `fuel_mix`, an EIA-format file whose avg_CI is its mix's intensity.
 std::string WriteTrace(const ScopedTempDir& dir, bool fuel_mix) {
   std::string text = fuel_mix ? "timestamp,WND,SUN,WAT,OIL,NG,COL,NUC,OTH,avg_CI\n" : "timestamp,gco2_per_kwh\n";
-  for (int h = 0; h < 5 * 24; ++h) {
+  for (int h = 0; h < 7 * 24; ++h) {
     char ts[32];
     std::snprintf(ts, sizeof ts, "2022-01-%02dT%02d:00:00Z", h / 24 + 1, h % 24);
     const int hour = h % 24;
@@ -132,7 +132,11 @@ TEST_F(SameDecisionsTest, StragglersServerAndEmulatorAssignTheSamePlans) {
 // length (the budget becomes a deadline: the spec's carbon.job_hours);
 // `fuel_mix`: the trace is an EIA file and both forecast with its fuel mix.
 // `pause` ("never", "hold", "release"; with told_length): the job may pause.
+// The job starts two days into the trace: the server's first decision seeds
+// its history from its trace source, the replay's run from the trace before it.
 void SameDecisionsTest::CarbonEveryHour(bool told_length, bool fuel_mix, const std::string& pause) {
+  constexpr int kStartHour = 48;
+  now_ = kDay0 + kStartHour * 3600;
   ScopedTempDir tmp;
   const std::string trace_path = WriteTrace(tmp, fuel_mix);
   const double budget = pause == "never" ? 0.05 : 0.3;
@@ -152,11 +156,11 @@ void SameDecisionsTest::CarbonEveryHour(bool told_length, bool fuel_mix, const s
   // No look-ahead on either side: the server's trace source, like the replay, reads the hour before.
   std::vector<std::string> replay_log;
   const carbon::ReplayResult replay =
-      carbon::ReplayJob(*trace, 0, knobs, config, [&](const std::string& line) { replay_log.push_back(line); });
+      carbon::ReplayJob(*trace, kStartHour, knobs, config, [&](const std::string& line) { replay_log.push_back(line); });
   ASSERT_GE(replay.windows.size(), 4u * 24);
   if (told_length && pause == "never") {  // knowing the length changes decisions: the test exercises the deadline rule
     config.told_job_length = false;
-    const carbon::ReplayResult rolling = carbon::ReplayJob(*trace, 0, knobs, config, nullptr);
+    const carbon::ReplayResult rolling = carbon::ReplayJob(*trace, kStartHour, knobs, config, nullptr);
     int differ = 0;
     for (int h = 0; h < 4 * 24; ++h) differ += rolling.windows[h].option != replay.windows[h].option;
     EXPECT_GT(differ, 0);
@@ -165,6 +169,9 @@ void SameDecisionsTest::CarbonEveryHour(bool told_length, bool fuel_mix, const s
   for (int h = 0; h < 4 * 24 && h < static_cast<int>(replay.windows.size()); ++h, now_ += 3600) {
     Result<Json> r = service_->EvaluateCarbon("j");
     ASSERT_TRUE(r.ok()) << r.status().ToString();
+    if (h == 0) {  // seeded: the trace's hours before, not one reading
+      EXPECT_EQ((*r)["history_hours"], kStartHour);
+    }
     ASSERT_EQ((*r)["paused"].get<bool>(), replay.windows[h].paused) << "hour " << h;
     if (replay.windows[h].paused) {  // the ranks are told to pause; the plan they resume with is kept
       ++paused;

@@ -228,8 +228,15 @@ class JobService {
 
   // Carbon (job_service_carbon.cc). A decision reads the intensity without
   // job.mu (it may wait on the network), then decides holding it.
+  // `with_history`: also what the source knew before (IntensitySource::History),
+  // for a job whose carbon history is empty (its first decision, or after a
+  // restart that lost it).
   // REQUIRES: job.mu not held (takes job.carbon_source_mu).
-  Result<carbon::IntensityReading> ReadIntensity(Job& job, int64_t now_unix_s);
+  struct IntensityRead {
+    carbon::IntensityReading now;
+    std::vector<carbon::IntensityReading> past;  // oldest first
+  };
+  Result<IntensityRead> ReadIntensity(Job& job, int64_t now_unix_s, bool with_history);
   // The intensity source of a job with a carbon config; its notes (a trace's
   // interpolated cells, a fuel mix not used) are logged as carbon_source. A
   // trace file is read here: at registration (RegisterJob hands the source to
@@ -239,8 +246,9 @@ class JobService {
   // REQUIRES: job.mu held. Ok if the job has a carbon config, is running and
   // (unless forced) its window has passed.
   Status CarbonDecisionDue(const Job& job, int64_t now_unix_s, bool forced) const;
+  // A job without a carbon history starts from `read.past` (control::SeedCarbonHistory).
   // REQUIRES: job.mu held and CarbonDecisionDue.
-  Status DecideCarbon(Job& job, int64_t now_unix_s, const carbon::IntensityReading& reading);
+  Status DecideCarbon(Job& job, int64_t now_unix_s, const IntensityRead& read);
   // A pause no decision has renewed for two windows (its decisions fail: a
   // trace file gone) is lifted: the job runs its plan again.
   void LiftStalePause(Job& job, int64_t now_unix_s);

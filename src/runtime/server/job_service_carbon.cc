@@ -47,7 +47,7 @@ int64_t JobService::Now() const {
       .count();
 }
 
-Result<carbon::IntensityReading> JobService::ReadIntensity(Job& job, int64_t now) {
+Result<JobService::IntensityRead> JobService::ReadIntensity(Job& job, int64_t now, bool with_history) {
   // job.spec never changes after the job is created, so no job lock is needed.
   std::lock_guard<std::mutex> lock(job.carbon_source_mu);
   if (!job.carbon_source) {  // a job loaded after a restart
@@ -55,7 +55,9 @@ Result<carbon::IntensityReading> JobService::ReadIntensity(Job& job, int64_t now
     if (!source.ok()) return source.status().WithContext("carbon.trace_path");  // only a trace fails
     job.carbon_source = std::move(*source);
   }
-  return job.carbon_source->Current(now);
+  IntensityRead read{job.carbon_source->Current(now), {}};
+  if (with_history) read.past = job.carbon_source->History(now, control::kSeededHistoryHours);
+  return read;
 }
 
 Status JobService::CarbonDecisionDue(const Job& job, int64_t now, bool forced) const {
@@ -70,7 +72,7 @@ Status JobService::CarbonDecisionDue(const Job& job, int64_t now, bool forced) c
   return Status::Ok();
 }
 
-Status JobService::DecideCarbon(Job& job, int64_t now, const carbon::IntensityReading& reading) {
+Status JobService::DecideCarbon(Job& job, int64_t now, const IntensityRead& read) {
   const CarbonConfig& cfg = *job.spec.carbon;
   const std::string job_id = job.spec.id;
   ControlState before = job.state, state = job.state;
@@ -84,12 +86,18 @@ Status JobService::DecideCarbon(Job& job, int64_t now, const carbon::IntensityRe
                                            cfg.pause != CarbonPause::kNever};
   carbon::KnobSet knobs = control::FrontierKnobsFromNoSlowdown(f);
   knobs.pause_power_w = control::PausePowerW(job.plans->problem(), cfg.pause == CarbonPause::kHold);
-  control::DecideCarbonWindow(knobs, window, now,
-                              {reading.carbon_g_per_kwh, reading.stale, reading.unix_s, reading.mix_mw}, &state.carbon,
-                              &job.carbon_forecast);
+  size_t seeded_hours = 0;
+  if (cs.history.empty() && !read.past.empty()) {
+    std::vector<control::CarbonReading> past;
+    for (const carbon::IntensityReading& r : read.past) past.push_back(control::FromIntensityReading(r));
+    control::SeedCarbonHistory(past, &cs);
+    seeded_hours = cs.history.size();
+  }
+  control::DecideCarbonWindow(knobs, window, now, control::FromIntensityReading(read.now), &cs, &job.carbon_forecast);
   AssignPlans(job, &state);  // a new pause also gets the iteration it takes effect before
   PERSEUS_RETURN_IF_ERROR(CommitState(job, state, {}));
   ResetStaleWindows(job, before);
+  if (seeded_hours > 0) Log("carbon_history_seeded", {{"job", job_id}, {"hours", seeded_hours}});
   Log("carbon_decision", {{"job", job_id},
                           {"intensity_g_per_kwh", cs.intensity_g_per_kwh},
                           {"forecast_g_per_kwh", cs.forecast_g_per_kwh},
@@ -105,11 +113,13 @@ Result<Json> JobService::EvaluateCarbon(const std::string& job_id) {
   if (!found.ok()) return found.status();
   Job& job = **found;
   const int64_t now = Now();
+  bool with_history = false;
   {
     std::lock_guard<std::mutex> lock(job.mu);
     PERSEUS_RETURN_IF_ERROR(CarbonDecisionDue(job, now, /*forced=*/true));
+    with_history = job.state.carbon.history.empty();
   }
-  Result<carbon::IntensityReading> reading = ReadIntensity(job, now);
+  Result<IntensityRead> reading = ReadIntensity(job, now, with_history);
   if (!reading.ok()) return reading.status();
   std::lock_guard<std::mutex> lock(job.mu);
   PERSEUS_RETURN_IF_ERROR(CarbonDecisionDue(job, now, /*forced=*/true));  // it may have stopped meanwhile
@@ -121,19 +131,24 @@ void JobService::CarbonTick() {
   const std::vector<std::shared_ptr<Job>> jobs = jobs_.All();
   const int64_t now = Now();
   std::vector<std::shared_ptr<Job>> due;
+  std::vector<bool> with_history;
   for (const std::shared_ptr<Job>& job : jobs) {
     std::lock_guard<std::mutex> lock(job->mu);
-    if (CarbonDecisionDue(*job, now, /*forced=*/false).ok()) due.push_back(job);
+    if (!CarbonDecisionDue(*job, now, /*forced=*/false).ok()) continue;
+    due.push_back(job);
+    with_history.push_back(job->state.carbon.history.empty());
   }
   // The reads may wait on the network (each within its source's timeout):
   // all at once, so one slow source does not hold the other jobs' decisions,
   // and without the jobs' locks, so the jobs stay available meanwhile.
-  std::vector<std::future<Result<carbon::IntensityReading>>> readings;
-  for (const std::shared_ptr<Job>& job : due) {
-    readings.push_back(std::async(std::launch::async, [this, job, now] { return ReadIntensity(*job, now); }));
+  std::vector<std::future<Result<IntensityRead>>> readings;
+  for (size_t i = 0; i < due.size(); ++i) {
+    readings.push_back(std::async(std::launch::async, [this, job = due[i], now, history = with_history[i]] {
+      return ReadIntensity(*job, now, history);
+    }));
   }
   for (size_t i = 0; i < due.size(); ++i) {
-    Result<carbon::IntensityReading> reading = readings[i].get();
+    Result<IntensityRead> reading = readings[i].get();
     Job& job = *due[i];
     std::lock_guard<std::mutex> lock(job.mu);
     Status s = reading.status();
@@ -174,6 +189,7 @@ Json JobService::CarbonSummary(const Job& job) {
   j["stale"] = cs.stale;
   j["forecast_g_per_kwh"] = cs.evaluated ? Json(cs.forecast_g_per_kwh) : Json(nullptr);
   j["forecast_with_fuel_mix"] = control::ForecastUsesFuelMix(cs);
+  j["history_hours"] = cs.history.size();
   j["lambda_g_per_s"] = cs.evaluated ? Json(cs.lambda_g_per_s) : Json(nullptr);
   j["plan_index"] = cs.evaluated ? Json(cs.plan_index) : Json(nullptr);
   j["paused"] = job.CarbonPaused(job.state);

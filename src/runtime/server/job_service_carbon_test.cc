@@ -536,6 +536,31 @@ TEST_F(JobServiceCarbonTest, PausesInDirtyHoursAndStaysPausedAcrossARestart) {
   EXPECT_FALSE(StoredState("j").carbon.paused);
 }
 
+// A job's first decision starts from what its source knew of the hours before
+// (three weeks at most): the trace's hours up to the one it reads now, not
+// that one reading. The history is kept from then on (a restart does not
+// seed it again); a fixed value has no history.
+TEST_F(JobServiceCarbonTest, AFirstDecisionStartsFromTheSourcesHistory) {
+  const std::string path = tmp_.Path("seeded.db");
+  Open(path);
+  now_ = kDay0 + 2 * 86400 + 12 * 3600 + 1800;  // day 3, 12:30 UTC: the trace's 11:00 (clean) is the last known
+  StartJob(2, 2, {{"source", "trace"}, {"trace_path", WriteDiurnalTrace(tmp_)}, {"slowdown_budget", 0.2}});
+  Result<Json> first = service_->EvaluateCarbon("j");
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_EQ((*first)["history_hours"], 2 * 24 + 12);
+  EXPECT_EQ((*first)["intensity_g_per_kwh"], 100);
+  // The last two days turned dirty at noon: so does the forecast of this hour, from a clean reading.
+  EXPECT_GT((*first)["forecast_g_per_kwh"].get<double>(), 400);
+  Open(path);
+  now_ += 3600;
+  Result<Json> next = service_->EvaluateCarbon("j");
+  ASSERT_TRUE(next.ok());
+  EXPECT_EQ((*next)["history_hours"], 2 * 24 + 13);
+  Open(":memory:");
+  StartJob(1, 2, {{"source", "fixed"}, {"value_g_per_kwh", 300}});
+  EXPECT_EQ((*service_->EvaluateCarbon("j"))["history_hours"], 1);
+}
+
 // Under the server's power cap, a paused job is counted at what its idle GPUs
 // draw (held: every GPU's blocking power; released: nothing), and the watts
 // it no longer uses go to the jobs still running.
