@@ -65,6 +65,43 @@ TEST(CarbonChoice, TheHullInRateAndPowerHasTheOptionsOfTheTimeEnergyHull) {
   EXPECT_EQ(RatePowerHull(k, true).front().option, 2);
 }
 
+// Shedding k of a data-parallel job's D pipelines (the others run option o)
+// makes progress k/D * rate_o at k/D * power_o + (1 - k/D) * the pause's
+// power: a point between the pause and o, so never below the hull with the
+// pause, and the plan that pauses the whole job for the same share of the
+// time costs no more carbon (docs/carbon.md, "Pausing in the server").
+TEST(CarbonChoice, SheddingPipelinesIsNeverBelowTheHullWithThePause) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> u(0, 1);
+  for (int trial = 0; trial < 200; ++trial) {
+    KnobSet k = RandomKnobs(rng, 2 + trial % 6);
+    k.options = carbon::LowerConvexHull(k.options);
+    const std::vector<RatePower> points = RatePowerPoints(k);
+    const double least_w = std::min_element(points.begin(), points.end(), [](const RatePower& a, const RatePower& b) {
+                             return a.power_w < b.power_w;
+                           })->power_w;
+    k.pause_power_w = trial % 2 == 0 ? 0 : u(rng) * least_w;  // released, or held below the slowest option
+    const std::vector<RatePower> hull = RatePowerHull(k, true);
+    ASSERT_EQ(hull.front().option, -1) << trial;
+    auto hull_power_w = [&](double rate) {  // the hull's least power at `rate`
+      for (size_t i = 1; i < hull.size(); ++i) {
+        if (rate > hull[i].rate) continue;
+        const double share = (rate - hull[i - 1].rate) / (hull[i].rate - hull[i - 1].rate);
+        return hull[i - 1].power_w + share * (hull[i].power_w - hull[i - 1].power_w);
+      }
+      return hull.back().power_w;
+    };
+    const int pipelines = 2 + trial % 7;
+    for (const RatePower& o : points) {
+      for (int running = 1; running < pipelines; ++running) {
+        const double f = static_cast<double>(running) / pipelines;
+        const double shed_w = f * o.power_w + (1 - f) * k.pause_power_w;
+        EXPECT_LE(hull_power_w(f * o.rate), shed_w * (1 + 1e-12)) << trial << " option " << o.option;
+      }
+    }
+  }
+}
+
 TEST(CarbonChoice, ChoosesByIntensityAndMu) {
   const std::vector<RatePower> hull = RatePowerHull(ThreeOptions());  // slow, mid, fast
   ASSERT_EQ(hull.size(), 3u);
