@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <span>
 
 #include "carbon/ensemble_forecaster.h"
@@ -150,27 +151,49 @@ Horizon Truncated(const Horizon& h, double windows) {
   return t;
 }
 
+// The restart a resume costs, in windows: only where the GPUs are released.
+double RestartWindows(const carbon::KnobSet& knobs, const CarbonWindowConfig& config) {
+  return config.may_pause && knobs.pause_power_w <= 0 ? config.restart_windows : 0;
+}
+
+// The windows of `h` but the last `windows` of its time (the same work).
+Horizon Shortened(const Horizon& h, double windows) {
+  double total = 0;
+  for (double share : h.share) total += share;
+  return Truncated(h, std::max(total - windows, 1e-9));
+}
+
 // The option PlanWork plans for the first of the coming windows (the nearer
 // of two points it mixes), as an index into knobs.options.
 //
-// A pause that holds the GPUs (knobs.pause_power_w > 0) draws power until the
-// job ends, and a plan that pauses ends at the deadline: it is kept only when
-// it costs less carbon, idle hours included, than the plan that never pauses
-// and ends when its slowest point would (the horizons between are not tried).
+// A pause draws power (knobs.pause_power_w > 0, the GPUs held) until the job
+// ends, and a plan that pauses ends at the deadline: it is kept only when it
+// costs less carbon, idle hours included, than the plan that never pauses and
+// ends when its slowest point would (the horizons between are not tried).
+// A pause that releases the GPUs costs a restart (`restart_windows` > 0): a
+// plan that pauses has that much less time, and a running job keeps it only
+// when it costs less carbon than not pausing with the whole horizon; a paused
+// job, which must restart anyway, plans with the shorter horizon.
 int PlannedOption(const carbon::KnobSet& knobs, const std::vector<double>& coming, const Horizon& h, bool may_pause,
-                  CarbonState& cs) {
+                  double restart_windows, CarbonState& cs) {
   std::vector<RatePower> hull = RatePowerHull(knobs, may_pause);
   const double need = std::max(0.0, h.need);
-  WorkPlan plan = PlanWork(hull, coming, h.share, need);
-  if (may_pause && knobs.pause_power_w > 0) {
-    std::vector<RatePower> running = RatePowerHull(knobs, false);
-    const Horizon ends_early = Truncated(h, need / running.front().rate);
-    const std::vector<double> early(coming.begin(), coming.begin() + static_cast<std::ptrdiff_t>(ends_early.share.size()));
-    const WorkPlan run = PlanWork(running, early, ends_early.share, need);
+  const Horizon pausing = restart_windows > 0 ? Shortened(h, restart_windows) : h;
+  auto first = [&](const Horizon& k) {
+    return std::vector<double>(coming.begin(), coming.begin() + static_cast<std::ptrdiff_t>(k.share.size()));
+  };
+  WorkPlan plan = PlanWork(hull, first(pausing), pausing.share, need);
+  std::vector<RatePower> running = RatePowerHull(knobs, false);
+  std::optional<Horizon> without;  // the plan that never pauses, where it competes
+  if (may_pause && knobs.pause_power_w > 0) without = Truncated(h, need / running.front().rate);
+  if (may_pause && restart_windows > 0 && !cs.paused) without = h;
+  if (without) {
+    const WorkPlan run = PlanWork(running, first(*without), without->share, need);
     // A pause off the hull (it draws more than the slowest option) always
-    // takes the plan that ends early: the deadline's windows are not all run.
-    if (run.feasible && (hull.front().option >= 0 || PlanCarbonG(running, run, early, ends_early.share, 1) <=
-                                                         PlanCarbonG(hull, plan, coming, h.share, 1))) {
+    // takes the plan that never pauses: the deadline's windows are not all run.
+    if (run.feasible && (hull.front().option >= 0 || !plan.feasible ||
+                         PlanCarbonG(running, run, first(*without), without->share, 1) <=
+                             PlanCarbonG(hull, plan, first(pausing), pausing.share, 1))) {
       hull = std::move(running);
       plan = run;
     }
@@ -185,8 +208,10 @@ void ChargeElapsed(const carbon::KnobSet& knobs, const CarbonWindowConfig& confi
   if (!cs.evaluated || now <= cs.last_eval_unix_s) return;
   const double dt = static_cast<double>(now - cs.last_eval_unix_s) / static_cast<double>(config.window_s);
   const double option_time_s = cs.option_time_s > 0 ? cs.option_time_s : knobs.reference.time_s;
+  const double restarting = std::min(dt, cs.restart_left_windows);
+  cs.restart_left_windows -= restarting;
   cs.elapsed_windows += dt;
-  if (!cs.paused) cs.work_windows += dt * knobs.reference.time_s / option_time_s;
+  if (!cs.paused) cs.work_windows += (dt - restarting) * knobs.reference.time_s / option_time_s;
 }
 
 double RateOf(const carbon::KnobSet& knobs, int option) {
@@ -203,8 +228,13 @@ int Guard(const carbon::KnobSet& knobs, const CarbonWindowConfig& config, const 
       return cs.work_windows + RateOf(knobs, o) < (cs.elapsed_windows + 1) / (1 + budget) - 1e-9;
     }
     const double left = config.job_work_windows * (1 + budget) - cs.elapsed_windows;  // to the deadline
-    const double by_deadline = cs.work_windows + std::clamp(left, 0.0, 1.0) * RateOf(knobs, o) +
-                               std::max(0.0, left - 1) * RateOf(knobs, 0);
+    // The time no work is done in: a resume's restart (pausing now or resuming
+    // now), or what is left of one under way.
+    const double lost = o < 0 || cs.paused ? RestartWindows(knobs, config) : cs.restart_left_windows;
+    const double by_deadline =
+        o < 0 ? cs.work_windows + std::max(0.0, left - 1 - lost) * RateOf(knobs, 0)
+              : cs.work_windows + std::clamp(std::min(left, 1.0) - lost, 0.0, 1.0) * RateOf(knobs, o) +
+                    std::max(0.0, left - std::max(1.0, lost)) * RateOf(knobs, 0);
     return by_deadline < config.job_work_windows - 1e-9;
   };
   if (option < 0 && breaks(option)) option = static_cast<int>(knobs.options.size()) - 1;
@@ -326,7 +356,10 @@ int DecideCarbonWindow(const carbon::KnobSet& knobs, const CarbonWindowConfig& c
   Horizon h = PlanHorizon(config, cs);
   const std::vector<double> coming = ComingIntensities(config, cs, now, known_coming, h);
   const bool may_pause = config.may_pause && config.job_work_windows > 0;
-  const int option = Guard(knobs, config, cs, PlannedOption(knobs, coming, h, may_pause, cs));
+  const double restart = RestartWindows(knobs, config);
+  const int option = Guard(knobs, config, cs, PlannedOption(knobs, coming, h, may_pause, restart, cs));
+  // A resume starts a restart; a pause ends one under way.
+  cs.restart_left_windows = option < 0 ? 0 : cs.paused && cs.evaluated ? restart : cs.restart_left_windows;
   cs.option = option;
   cs.paused = option < 0;
   if (option >= 0) cs.option_time_s = knobs.options[option].time_s;

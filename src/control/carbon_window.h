@@ -61,6 +61,10 @@ struct CarbonState {
   // maximised mu * rate - c * power; the stored name is kept.)
   double lambda_g_per_s = 0;
   double elapsed_windows = 0;        // wall time under carbon control, in windows
+  // After a resume (CarbonWindowConfig::restart_windows): restart time not yet
+  // charged, in windows; the time since the last decision makes no progress
+  // until it has passed.
+  double restart_left_windows = 0;
   double work_windows = 0;           // work done, in windows of the reference
   std::vector<double> history;       // one intensity per UTC hour, oldest first (at most 4 weeks)
   // The fuel mix of the last hours of history, oldest first, one row of
@@ -113,6 +117,13 @@ struct CarbonWindowConfig {
   double job_work_windows = 0;
   // With a known length: the job may pause (GPUs released; no progress, no power).
   bool may_pause = false;
+  // With may_pause and the GPUs released: the wall time a resume costs before
+  // work goes on (the job stopped, waits for its restart and restores its
+  // checkpoint), in windows. Each resume is charged it (CarbonState::
+  // restart_left_windows); a plan that pauses is kept only if it beats not
+  // pausing with that much less time; the guard keeps the deadline
+  // reachable with it.
+  double restart_windows = 0;
 };
 
 struct CarbonReading {

@@ -270,6 +270,36 @@ TEST(CarbonWindow, ASeededFirstDecisionForecastsAsHourlyDecisionsWould) {
   EXPECT_EQ(seeded.history, kept);
 }
 
+// A released job pays a restart after every pause (here up to two windows
+// of it): the time makes no progress, and the guard still meets the deadline
+// on random grids, pausing less as restarts grow dearer.
+TEST(CarbonWindow, ReleasedPausesPayTheirRestartAndTheDeadlineHolds) {
+  carbon::KnobSet knobs = FourPlans();
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<double> u(20, 900);
+  for (double restart : {0.0, 0.25, 1.0, 2.0}) {
+    int pauses = 0;
+    for (int trial = 0; trial < 20; ++trial) {
+      const CarbonWindowConfig config{0.5, 3600, 20, true, restart};  // 20 windows of work within 30
+      CarbonState state;
+      bool was_paused = false;
+      for (int w = 0; w <= 30; ++w) {
+        const int64_t now = kDay0 + 86400 * (trial + 1) + w * 3600;
+        const int option = DecideCarbonWindow(knobs, config, now, {u(rng), false}, &state);
+        if (w == 30) break;  // the decision charged the 30th window
+        if (was_paused && option >= 0) {
+          EXPECT_DOUBLE_EQ(state.restart_left_windows, restart) << "window " << w;
+        }
+        pauses += option < 0 && !was_paused;
+        was_paused = option < 0;
+      }
+      EXPECT_GE(state.work_windows, 20 - 1e-9) << "restart " << restart << " trial " << trial;
+      EXPECT_NEAR(state.elapsed_windows, 30, 1e-9);
+    }
+    EXPECT_GT(pauses, 0) << "restart " << restart;
+  }
+}
+
 TEST(CarbonWindow, ChargesTheTimeSinceTheLastDecisionToTheOptionThenChosen) {
   const carbon::KnobSet knobs = FourPlans();
   CarbonState state;

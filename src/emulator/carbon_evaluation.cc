@@ -80,6 +80,8 @@ std::vector<PolicySpec> DeadlinePolicies(const PipelineKnobs& job, double slack)
   pauses.may_pause = true;
   ReplayConfig wrong = pauses;
   wrong.reading_shift_h = -12;
+  ReplayConfig restarts = pauses;  // released GPUs come back only after the job restarts
+  restarts.restart_h = kDeadlineRestartH;
   const OptimumConfig optimum{0, slack, false, false}, paused{0, slack, true, false};
   // As `perseus serve` pauses: the ranks wait holding their GPUs, which draw
   // the blocking power.
@@ -93,7 +95,8 @@ std::vector<PolicySpec> DeadlinePolicies(const PipelineKnobs& job, double slack)
           {"deadline: carbon-aware, may pause holding the GPUs (idle at blocking power)", held, pauses},
           {"deadline: perfect-foresight optimum, never pauses (LP)", job.frontier_knobs, runs, optimum},
           {"deadline: perfect-foresight optimum, may pause (LP)", job.frontier_knobs, pauses, paused},
-          {"deadline: perfect-foresight optimum, may pause holding the GPUs (LP)", held, pauses, paused}};
+          {"deadline: perfect-foresight optimum, may pause holding the GPUs (LP)", held, pauses, paused},
+          {"deadline: carbon-aware, may pause, each resume a 10-minute restart", job.frontier_knobs, restarts}};
 }
 
 std::vector<int> StartHours::Of(const IntensityTrace& trace) const {

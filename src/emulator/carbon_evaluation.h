@@ -117,7 +117,10 @@ enum PipelinePolicy {
 // the fixed mix spending the slack (not carbon-aware), carbon-aware never
 // pausing, carbon-aware and may pause, the same reading a wrong picture of
 // the grid (the trace 12 hours late: its forecasts are wrong by half a day),
-// and the optimum without and with pausing.
+// the same holding the GPUs, the optimum never pausing, pausing and pausing
+// holding the GPUs, and carbon-aware may pause with every resume costing
+// kDeadlineRestartH hours without progress (a released job's restart).
+inline constexpr double kDeadlineRestartH = 10.0 / 60;
 std::vector<PolicySpec> DeadlinePolicies(const PipelineKnobs& job, double slack);
 
 // The carbon-aware frontier's saving split into its parts, in points of

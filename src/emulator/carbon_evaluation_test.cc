@@ -181,7 +181,7 @@ TEST(CarbonEvaluation, DeadlineModeIsNeverLateAndPausesWhenThatIsWhatTheSlackBuy
   Result<std::vector<PolicyOutcome>> evaluated = EvaluateStarts(*trace, DeadlinePolicies(*job, slack), starts);
   ASSERT_TRUE(evaluated.ok()) << evaluated.status().ToString();
   const std::vector<PolicyOutcome>& out = *evaluated;
-  ASSERT_EQ(out.size(), 8u);
+  ASSERT_EQ(out.size(), 9u);
   for (const PolicyOutcome& p : out) EXPECT_LE(p.max_time_added_frac, slack + 1e-9) << p.name;
   EXPECT_GT(out[2].carbon_saved_frac, out[1].carbon_saved_frac);  // pausing pays at 25% slack
   // Never pausing, 25% is more than the slowest plan can spend: both run it throughout.
@@ -193,6 +193,8 @@ TEST(CarbonEvaluation, DeadlineModeIsNeverLateAndPausesWhenThatIsWhatTheSlackBuy
   EXPECT_GT(out[6].carbon_saved_frac, out[7].carbon_saved_frac);
   for (int p : {0, 1, 2, 3, 4}) EXPECT_GE(out[6].carbon_saved_frac, out[p].carbon_saved_frac) << out[p].name;
   for (int p : {0, 1, 4}) EXPECT_GE(out[7].carbon_saved_frac, out[p].carbon_saved_frac) << out[p].name;
+  // Restarts cost time: the optimum with free ones is still a bound.
+  EXPECT_GE(out[6].carbon_saved_frac, out[8].carbon_saved_frac);
   ReplayConfig pauses;
   pauses.slowdown_budget = slack;
   pauses.may_pause = true;
@@ -211,6 +213,28 @@ TEST(CarbonEvaluation, DeadlineModeIsNeverLateAndPausesWhenThatIsWhatTheSlackBuy
       EXPECT_EQ(d.energy_j, 0);
     }
   }
+  // Every resume of a released job costs its restart, without progress, and
+  // the deadline still holds.
+  ReplayConfig restarts = pauses;
+  restarts.restart_h = 0.5;
+  const ReplayResult rs = ReplayJob(*trace, 24 * 100, job->frontier_knobs, restarts, nullptr);
+  int resumes = 0;
+  double restart_h = 0, work_h = 0, time_h = 0;
+  for (size_t k = 0; k < rs.windows.size(); ++k) {
+    const WindowDecision& d = rs.windows[k];
+    resumes += k > 0 && rs.windows[k - 1].paused && !d.paused;
+    restart_h += d.restart_h;
+    work_h += d.work_h;
+    time_h += d.paused ? 1 : d.restart_h + d.busy_h;
+    if (d.restart_h > 0) {
+      EXPECT_TRUE(k > 0 && rs.windows[k - 1].paused) << "window " << k;
+    }
+  }
+  EXPECT_GT(resumes, 0);
+  EXPECT_DOUBLE_EQ(restart_h, 0.5 * resumes);
+  EXPECT_NEAR(work_h, 168, 1e-9);
+  EXPECT_NEAR(rs.time_h, time_h, 1e-9);
+  EXPECT_LE(rs.time_h, 168 * 1.25 + 1e-9);
   // Held GPUs: a paused hour is charged their idle power. On CAISO that
   // rarely pays (the evaluation's figures); on a grid that swings from 50 to
   // 1,000 g/kWh it does.

@@ -55,12 +55,14 @@ void DecideAware(const IntensityTrace& trace, int w, const KnobSet& knobs, const
   control::CarbonWindowConfig window{config.slowdown_budget, kWindowS};
   if (config.told_job_length || config.may_pause) window.job_work_windows = config.work_h;
   window.may_pause = config.may_pause;
+  window.restart_windows = config.restart_h * 3600 / kWindowS;
   std::vector<double> known;
   const int told_h = window.job_work_windows > 0 ? static_cast<int>(control::kMaxHistoryHours) : 24;
   for (int k = 0; config.perfect_forecast && k < told_h; ++k) known.push_back(ValueAt(trace, w + k));
   d.option = control::DecideCarbonWindow(knobs, window, trace.WindowStart(w), Reading(trace, w, config.live_reading),
                                          &state, &forecast, known);
   d.paused = d.option < 0;
+  d.restart_h = std::min(1.0, state.restart_left_windows);  // hourly windows
   d.forecast_g_per_kwh = state.forecast_g_per_kwh;
   d.lambda_g_per_s = state.lambda_g_per_s;
   if (log) log(state.explanation);
@@ -77,7 +79,7 @@ void Run(const KnobSet& knobs, double remaining_h, WindowDecision& d) {
   const KnobOption& m = knobs.options[d.mix_option];
   const double speed = knobs.reference.time_s * ((1 - d.mix_share) / o.time_s + d.mix_share / m.time_s);
   const double power_w = (1 - d.mix_share) * o.energy_j / o.time_s + d.mix_share * m.energy_j / m.time_s;
-  d.work_h = std::min(speed, remaining_h);
+  d.work_h = std::min(speed * (1 - d.restart_h), remaining_h);
   d.busy_h = d.work_h / speed;
   d.energy_j = d.busy_h * 3600 * power_w;
   d.carbon_g = d.energy_j / 3.6e6 * d.actual_g_per_kwh;
@@ -106,7 +108,7 @@ ReplayResult ReplayJob(const IntensityTrace& trace, int start_window, const Knob
     }
     Run(knobs, remaining_h, d);
     remaining_h -= d.work_h;
-    result.time_h += d.paused ? 1.0 : d.busy_h;
+    result.time_h += d.paused ? 1.0 : d.restart_h + d.busy_h;
     result.energy_j += d.energy_j;
     result.carbon_g += d.carbon_g;
     result.windows.push_back(d);

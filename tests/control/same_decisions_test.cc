@@ -143,6 +143,7 @@ void SameDecisionsTest::CarbonEveryHour(bool told_length, bool fuel_mix, const s
   Json carbon = {{"source", "trace"}, {"trace_path", trace_path}, {"slowdown_budget", budget}};
   if (told_length) carbon["job_hours"] = 4 * 24;
   if (pause != "never") carbon["pause"] = pause;
+  if (pause == "release") carbon["restart_s"] = 1200;  // each resume costs 20 minutes
   StartJob(carbon);
   Result<carbon::IntensityTrace> trace = carbon::LoadTraceFile(trace_path);
   ASSERT_TRUE(trace.ok()) << trace.status().ToString();
@@ -153,6 +154,7 @@ void SameDecisionsTest::CarbonEveryHour(bool told_length, bool fuel_mix, const s
   config.work_h = 4 * 24;
   config.told_job_length = told_length;
   config.may_pause = pause != "never";
+  config.restart_h = pause == "release" ? 1200.0 / 3600 : 0;
   // No look-ahead on either side: the server's trace source, like the replay, reads the hour before.
   std::vector<std::string> replay_log;
   const carbon::ReplayResult replay =
@@ -193,6 +195,17 @@ void SameDecisionsTest::CarbonEveryHour(bool told_length, bool fuel_mix, const s
   EXPECT_GT(changes, 4);  // the intensity does move the decision
   if (pause != "never") {
     EXPECT_GT(paused, 0);  // and pauses the job
+  }
+  if (pause == "release") {  // and charges the restarts alike
+    const Json carbon_state = *service_->CarbonJson("j");
+    double replay_work_h = 0;
+    int restarts = 0;
+    for (int h = 0; h < 4 * 24 - 1; ++h) {
+      replay_work_h += replay.windows[h].work_h;
+      restarts += replay.windows[h].restart_h > 0;
+    }
+    EXPECT_GT(restarts, 0);
+    EXPECT_NEAR(carbon_state["work_windows"].get<double>(), replay_work_h, 1e-6);
   }
   const std::string metrics = server::RenderMetrics(service_->AllSummaries(), 0);
   EXPECT_NE(metrics.find(std::string("perseus_carbon_forecast_uses_fuel_mix{job_id=\"j\"} ") + (fuel_mix ? "1" : "0")),

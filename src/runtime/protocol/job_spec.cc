@@ -135,7 +135,7 @@ Status ParseCarbon(const Json& body, std::optional<CarbonConfig>* out) {
   if (!it->is_object()) return FieldError("carbon", "expected an object, got " + Quote(*it));
   const Json& c = *it;
   static const char* kKnown[] = {"source", "value_g_per_kwh", "trace_path", "zone", "token", "base_url",
-                                 "slowdown_budget", "window_s", "job_hours", "pause"};
+                                 "slowdown_budget", "window_s", "job_hours", "pause", "restart_s"};
   for (const auto& [key, value] : c.items()) {
     if (std::find(std::begin(kKnown), std::end(kKnown), key) == std::end(kKnown)) {
       return FieldError("carbon." + key, "unknown field");
@@ -199,6 +199,12 @@ Status ParseCarbon(const Json& body, std::optional<CarbonConfig>* out) {
     }
     cfg.pause = *kind;
   }
+  Result<std::optional<double>> restart = GetOptionalNumber(c, "restart_s", "carbon.restart_s", 0, 86400);
+  if (!restart.ok()) return restart.status();
+  if (*restart && cfg.pause != CarbonPause::kRelease) {
+    return FieldError("carbon.restart_s", "a restart follows only a pause that releases the GPUs: set carbon.pause to 'release'");
+  }
+  cfg.restart_s = restart->value_or(CarbonConfig::kDefaultRestartS);
   *out = std::move(cfg);
   return Status::Ok();
 }
@@ -278,6 +284,7 @@ Json JobSpecToJson(const JobSpec& spec) {
     Json cj = {{"source", c.source}, {"slowdown_budget", c.slowdown_budget}, {"window_s", c.window_s}};
     if (c.job_hours > 0) cj["job_hours"] = c.job_hours;
     if (c.pause != CarbonPause::kNever) cj["pause"] = CarbonPauseName(c.pause);
+    if (c.pause == CarbonPause::kRelease) cj["restart_s"] = c.restart_s;
     if (c.source == "fixed") cj["value_g_per_kwh"] = c.value_g_per_kwh;
     if (c.source == "trace") cj["trace_path"] = c.trace_path;
     if (c.source == "electricitymaps") {

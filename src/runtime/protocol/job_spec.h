@@ -47,6 +47,11 @@ struct CarbonConfig {
   // With job_hours, whether the policy may pause the job (docs/carbon.md,
   // "Pausing in the server").
   CarbonPause pause = CarbonPause::kNever;
+  // With pause "release": seconds from a resume to the job's first iteration
+  // (it stopped, waits for its restart, restores its checkpoint), charged as
+  // time without progress (control::CarbonWindowConfig::restart_windows).
+  double restart_s = kDefaultRestartS;
+  static constexpr double kDefaultRestartS = 600;
 };
 
 struct JobSpec {

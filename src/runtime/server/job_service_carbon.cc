@@ -83,7 +83,8 @@ Status JobService::DecideCarbon(Job& job, int64_t now, const IntensityRead& read
   }
   const control::CarbonWindowConfig window{cfg.slowdown_budget, cfg.window_s,
                                            cfg.job_hours * 3600 / static_cast<double>(cfg.window_s),
-                                           cfg.pause != CarbonPause::kNever};
+                                           cfg.pause != CarbonPause::kNever,
+                                           cfg.restart_s / static_cast<double>(cfg.window_s)};
   carbon::KnobSet knobs = control::FrontierKnobsFromNoSlowdown(f);
   knobs.pause_power_w = control::PausePowerW(job.plans->problem(), cfg.pause == CarbonPause::kHold);
   size_t seeded_hours = 0;

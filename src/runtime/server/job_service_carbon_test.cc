@@ -212,7 +212,21 @@ TEST_F(JobServiceCarbonTest, BadConfigsAreRejectedNamingTheField) {
             "field 'carbon.pause': expected 'never', 'hold' or 'release', got \"sleep\"");
   EXPECT_EQ(RegisterError({{"source", "fixed"}, {"value_g_per_kwh", 1}, {"job_hours", 10}, {"pause", true}}),
             "field 'carbon.pause': expected a string, got true");
+  EXPECT_EQ(RegisterError({{"source", "fixed"}, {"value_g_per_kwh", 1}, {"job_hours", 10}, {"pause", "hold"},
+                           {"restart_s", 60}}),
+            "field 'carbon.restart_s': a restart follows only a pause that releases the GPUs: set carbon.pause to "
+            "'release'");
+  EXPECT_EQ(RegisterError({{"source", "fixed"}, {"value_g_per_kwh", 1}, {"job_hours", 10}, {"pause", "release"},
+                           {"restart_s", -1}})
+                .rfind("field 'carbon.restart_s':", 0),
+            0u);
   EXPECT_TRUE(service_->AllSummaries().empty());
+  // A release pause's restart: 10 minutes unless told.
+  Json release = JobBody("release", 1, 2, 4);
+  release["carbon"] = {{"source", "fixed"}, {"value_g_per_kwh", 1}, {"job_hours", 10}, {"pause", "release"}};
+  ASSERT_TRUE(HandleRegisterJob(*service_, release).ok());
+  EXPECT_EQ((*service_->CarbonJson("release"))["config"]["restart_s"], 600);
+  ASSERT_TRUE(service_->DeleteJob("release").ok());
 
   // A valid config; the token is stored but never shown.
   Json body = JobBody("em", 1, 2, 4);

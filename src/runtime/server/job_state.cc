@@ -155,6 +155,7 @@ Json ControlStateToJson(const ControlState& state) {
                  {"intensity_g_per_kwh", c.intensity_g_per_kwh}, {"stale", c.stale},
                  {"forecast_g_per_kwh", c.forecast_g_per_kwh}, {"lambda_g_per_s", c.lambda_g_per_s},
                  {"elapsed_windows", c.elapsed_windows}, {"work_windows", c.work_windows},
+                 {"restart_left_windows", c.restart_left_windows},
                  {"history", c.history}, {"history_mix_mw", MixRows(c.history_mix_mw)},
                  {"explanation", c.explanation}};
   return {{"phase", PhaseName(state.phase)}, {"error", state.error},
@@ -219,6 +220,7 @@ Result<ControlState> ControlStateFromJson(const Json& j) {
       cs.lambda_g_per_s = c.at("lambda_g_per_s").get<double>();
       cs.elapsed_windows = c.at("elapsed_windows").get<double>();
       cs.work_windows = c.at("work_windows").get<double>();
+      cs.restart_left_windows = c.value("restart_left_windows", 0.0);  // absent before restarts were charged
       cs.history = c.at("history").get<std::vector<double>>();
       // Until 2026-11 states also stored "history_first_hour" (derivable from
       // history_last_hour and the history's length); it is ignored.
