@@ -170,8 +170,9 @@ client.close()
 '''
 
 
-def test_slurm_script_runs_a_job_end_to_end(server, tmp_path):
-    """The sbatch script under bash with a stand-in srun that starts SLURM_NTASKS local tasks."""
+def _slurm_stand_ins(server, tmp_path):
+    """The sbatch script's environment under bash: a stand-in srun that starts SLURM_NTASKS local
+    tasks, python3 the interpreter the module was built for, rank.py as the training script."""
     srun = tmp_path / "bin" / "srun"
     srun.parent.mkdir()
     srun.write_text('#!/bin/bash\n# stand-in: drop srun flags, run the command once per task\n'
@@ -186,11 +187,16 @@ def test_slurm_script_runs_a_job_end_to_end(server, tmp_path):
                PERSEUS_SERVER=server, PERSEUS_TOKEN_FILE=str(token), PERSEUS_GPU="simulated:A100",
                DP="1", PP="2", TP="1", MICROBATCHES="2", TRAIN=f"{sys.executable} {tmp_path / 'rank.py'}",
                PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-    script = os.path.join(DEPLOY, "slurm", "perseus-job.sbatch")
     # python3 in the script must be the interpreter the module was built for.
     shim = tmp_path / "bin" / "python3"
     shim.write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')
     shim.chmod(shim.stat().st_mode | stat.S_IXUSR)
+    return env, os.path.join(DEPLOY, "slurm", "perseus-job.sbatch")
+
+
+def test_slurm_script_runs_a_job_end_to_end(server, tmp_path):
+    """The sbatch script under bash with a stand-in srun that starts SLURM_NTASKS local tasks."""
+    env, script = _slurm_stand_ins(server, tmp_path)
     r = subprocess.run(["bash", script], env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr
     status = perseus.job_status(server, "slurm-4242")
@@ -226,6 +232,73 @@ def test_slurm_script_runs_a_job_end_to_end(server, tmp_path):
                                                   TRAIN=f"{sys.executable} {failing}"),
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 3 and "paused by the carbon policy" not in r.stderr, r.stdout + r.stderr
+
+
+def test_slurm_script_requeues_a_released_pause(server, tmp_path):
+    """PERSEUS_RELEASE=requeue: a task exiting with perseus.EXIT_PAUSED while the server says the job is
+    paused makes the script submit itself again for later and end without finishing the job; the
+    resubmitted script goes back to the queue while the job is still paused, and runs it otherwise."""
+    env, script = _slurm_stand_ins(server, tmp_path)
+    submitted = tmp_path / "sbatch.log"
+    sbatch = tmp_path / "bin" / "sbatch"
+    sbatch.write_text('#!/bin/bash\necho "$*" >> %s\necho "Submitted batch job 5000"\nexit ${SBATCH_RC:-0}\n'
+                      % submitted)
+    sbatch.chmod(sbatch.stat().st_mode | stat.S_IXUSR)
+    # The server's answers to "is the job paused now?" (wait-resume --timeout-s 0), one word per call
+    # from the file: "paused" exits 3 as the launcher does while the job is paused; "ask" (or none
+    # left) asks the real launcher, which finds this fixed-intensity job never paused.
+    answers = tmp_path / "paused-answers"
+    shim = tmp_path / "bin" / "python3"
+    shim.write_text('#!/bin/bash\n'
+                    'if [[ "$*" == *wait-resume* && "$*" == *"--timeout-s 0"* && -s %s ]]; then\n'
+                    '  read -r first rest < %s; echo "$rest" > %s\n'
+                    '  [ "$first" = paused ] && exit 3\nfi\n'
+                    'exec %s "$@"\n' % (answers, answers, answers, sys.executable))
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({"carbon": {"source": "fixed", "value_g_per_kwh": 300, "job_hours": 1,
+                                           "pause": "release", "restart_s": 900}}))
+    marker = tmp_path / "paused-once"
+    pausing = tmp_path / "pausing.py"
+    pausing.write_text("import os, sys\nimport perseus\nmarker = %r\n"
+                       "if os.environ['RANK'] == '0' and not os.path.exists(marker):\n"
+                       "    open(marker, 'w').close()\n    sys.exit(perseus.EXIT_PAUSED)\n"
+                       "exec(open(%r).read())\n" % (str(marker), str(tmp_path / "rank.py")))
+    env = dict(env, SLURM_JOB_ID="4250", PERSEUS_SPEC=str(spec), PERSEUS_RELEASE="requeue",
+               PERSEUS_REQUEUE_AFTER_S="120", TRAIN=f"{sys.executable} {pausing}")
+
+    def run(**extra):
+        return subprocess.run(["bash", script], env=dict(env, **extra), capture_output=True, text=True, timeout=120)
+
+    answers.write_text("ask paused")  # running at the start, paused when the tasks exit with 75
+    r = run()
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert marker.exists() and answers.read_text().strip() == ""
+    assert "submitted again to start in 120 s, releasing this allocation" in r.stderr, r.stderr
+    assert submitted.read_text().splitlines() == [f"--begin=now+120 --export=ALL,PERSEUS_JOB=slurm-4250 {script}"]
+    assert perseus.job_status(server, "slurm-4250")["phase"] != "done"  # not finished: it comes back
+    # The resubmitted job (another Slurm id, the same perseus job) starts while the job is still paused:
+    # back to the queue, no task started.
+    answers.write_text("paused")
+    r = run(SLURM_JOB_ID="5000", PERSEUS_JOB="slurm-4250", TRAIN="false")
+    assert r.returncode == 0 and "releasing this allocation" in r.stderr, r.stdout + r.stderr
+    assert len(submitted.read_text().splitlines()) == 2
+    # Started once the job may run: the tasks run (restoring their checkpoint) and the job is done.
+    r = run(SLURM_JOB_ID="5001", PERSEUS_JOB="slurm-4250")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert len(submitted.read_text().splitlines()) == 2
+    assert perseus.job_status(server, "slurm-4250")["phase"] == "done"
+    # sbatch failing: the script waits in its allocation instead and runs the tasks again there.
+    marker.unlink()
+    answers.write_text("ask paused")
+    r = run(SLURM_JOB_ID="4251", SBATCH_RC="1")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "sbatch failed; waiting in this allocation instead" in r.stderr and marker.exists()
+    assert perseus.job_status(server, "slurm-4251")["phase"] == "done"
+    # A bad setting is refused before anything registers.
+    r = run(SLURM_JOB_ID="4252", PERSEUS_RELEASE="later")
+    assert r.returncode == 1 and "PERSEUS_RELEASE must be 'keep' or 'requeue', got 'later'" in r.stderr
+    with pytest.raises(LookupError):
+        perseus.job_status(server, "slurm-4252")
 
 
 def test_launch_errors_are_clear(server, tmp_path):
