@@ -293,7 +293,8 @@ def test_pipeline_job_pauses_holding_its_gpus(server, tmp_path):
         print("pause test: %.1f s" % (time.time() - started))
     for r, st in job.ranks().items():
         assert st["stats"]["pauses"] == 1, st["stats"]
-        assert st["stats"]["paused_s"] >= 2, st["stats"]
+        # At least most of the 2 s the test watched them wait (a rank writes its status just before it waits).
+        assert st["stats"]["paused_s"] >= 1.5, st["stats"]
 
 
 # -- loud failures ----------------------------------------------------------------------------

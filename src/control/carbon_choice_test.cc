@@ -65,11 +65,13 @@ TEST(CarbonChoice, TheHullInRateAndPowerHasTheOptionsOfTheTimeEnergyHull) {
   EXPECT_EQ(RatePowerHull(k, true).front().option, 2);
 }
 
-// Shedding k of a data-parallel job's D pipelines (the others run option o)
-// makes progress k/D * rate_o at k/D * power_o + (1 - k/D) * the pause's
-// power: a point between the pause and o, so never below the hull with the
-// pause, and the plan that pauses the whole job for the same share of the
-// time costs no more carbon (docs/carbon.md, "Pausing in the server").
+// A data-parallel job of D pipelines with only `running` of them on option o
+// (the others shed, at the pause's power) makes progress f * rate_o at
+// f * power_o + (1 - f) * the pause's power, f = running / D: a point between
+// the pause and o, so never below the hull with the pause, and the plan that
+// pauses the whole job for 1 - f of the time costs no more carbon
+// (docs/carbon.md, "Pausing in the server"). This is convexity, checked on
+// the hull the decision uses (it fails if RatePowerHull misses a point).
 TEST(CarbonChoice, SheddingPipelinesIsNeverBelowTheHullWithThePause) {
   std::mt19937 rng(11);
   std::uniform_real_distribution<double> u(0, 1);

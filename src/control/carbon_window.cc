@@ -151,9 +151,12 @@ Horizon Truncated(const Horizon& h, double windows) {
   return t;
 }
 
-// The restart a resume costs, in windows: only where the GPUs are released.
+// Whether the decision may pause the job: only with a known length.
+bool MayPause(const CarbonWindowConfig& config) { return config.may_pause && config.job_work_windows > 0; }
+
+// The restart a resume costs, in windows: only where pauses release the GPUs.
 double RestartWindows(const carbon::KnobSet& knobs, const CarbonWindowConfig& config) {
-  return config.may_pause && knobs.pause_power_w <= 0 ? config.restart_windows : 0;
+  return MayPause(config) && knobs.pause_power_w <= 0 ? config.restart_windows : 0;
 }
 
 // The windows of `h` but the last `windows` of its time (the same work).
@@ -336,9 +339,20 @@ CarbonReading FromIntensityReading(const carbon::IntensityReading& reading) {
   return {reading.carbon_g_per_kwh, reading.stale, reading.unix_s, reading.mix_mw};
 }
 
-void SeedCarbonHistory(const std::vector<CarbonReading>& past, CarbonState* state) {
+void SeedCarbonHistory(const std::vector<carbon::IntensityReading>& past, CarbonState* state) {
   if (!state->history.empty()) return;
-  for (const CarbonReading& r : past) RecordHour(*state, r.of_unix_s, r);
+  for (const carbon::IntensityReading& r : past) RecordHour(*state, r.unix_s, FromIntensityReading(r));
+}
+
+void LiftCarbonPause(const carbon::KnobSet& knobs, const CarbonWindowConfig& config, int64_t now_unix_s,
+                     CarbonState* state) {
+  CarbonState& cs = *state;
+  if (!cs.evaluated || !cs.paused) return;
+  ChargeElapsed(knobs, config, now_unix_s, cs);  // paused: time, no work
+  cs.paused = false;
+  cs.option = 0;  // stored as "not paused"; the plan it runs stays plan_index (option_time_s its time)
+  cs.restart_left_windows = RestartWindows(knobs, config);
+  cs.last_eval_unix_s = std::max(cs.last_eval_unix_s, now_unix_s);
 }
 
 double CarbonSlowdownSoFar(const CarbonState& state) {
@@ -355,7 +369,7 @@ int DecideCarbonWindow(const carbon::KnobSet& knobs, const CarbonWindowConfig& c
   cs.forecast_g_per_kwh = (cache ? cache : &fresh)->ForecastNextHour(cs);
   Horizon h = PlanHorizon(config, cs);
   const std::vector<double> coming = ComingIntensities(config, cs, now, known_coming, h);
-  const bool may_pause = config.may_pause && config.job_work_windows > 0;
+  const bool may_pause = MayPause(config);
   const double restart = RestartWindows(knobs, config);
   const int option = Guard(knobs, config, cs, PlannedOption(knobs, coming, h, may_pause, restart, cs));
   // A resume starts a restart; a pause ends one under way.

@@ -156,11 +156,20 @@ inline constexpr int kSeededHistoryHours = 21 * 24;
 // A source's reading as the decision takes it.
 CarbonReading FromIntensityReading(const carbon::IntensityReading& reading);
 
-// Records `past` (hourly readings, oldest first) as the history of a state
-// that has none, as decisions every hour would have: the first decision then
+// Records `past` (a source's hourly readings, oldest first:
+// carbon::IntensitySource::History) as the history of a state that has
+// none, as decisions every hour would have: the first decision then
 // forecasts and plans from what the source knew (yesterday's hours, the last
 // week's), not from one reading. Does nothing to a state with a history.
-void SeedCarbonHistory(const std::vector<CarbonReading>& past, CarbonState* state);
+void SeedCarbonHistory(const std::vector<carbon::IntensityReading>& past, CarbonState* state);
+
+// Ends a pause without a decision (the server's, when its decisions have
+// failed for too long): the time since the last decision is charged as
+// paused (no work), the job runs plan_index again, a release pause's resume
+// is charged its restart, and the lift counts as that decision's time (the
+// next decision is due a window later). Nothing unless the state is paused.
+void LiftCarbonPause(const carbon::KnobSet& knobs, const CarbonWindowConfig& config, int64_t now_unix_s,
+                     CarbonState* state);
 
 // What a pause draws per pipeline (KnobSet::pause_power_w): its blocking power
 // when the ranks wait holding their GPUs, nothing when the GPUs are released.

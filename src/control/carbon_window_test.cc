@@ -243,11 +243,11 @@ TEST(CarbonWindow, ASeededFirstDecisionForecastsAsHourlyDecisionsWould) {
   const carbon::KnobSet knobs = FourPlans();
   std::mt19937 rng(5);
   CarbonState hourly;
-  std::vector<CarbonReading> past;
+  std::vector<carbon::IntensityReading> past;
   for (int h = 0; h < 3 * 24; ++h) {
     const int64_t hour_s = kDay0 + h * 3600;
-    const CarbonReading r{Diurnal(hour_s, rng), false, hour_s};
-    DecideCarbonWindow(knobs, {0.05, 3600}, hour_s, r, &hourly);
+    const carbon::IntensityReading r{Diurnal(hour_s, rng), hour_s, false};
+    DecideCarbonWindow(knobs, {0.05, 3600}, hour_s, FromIntensityReading(r), &hourly);
     past.push_back(r);
   }
   CarbonState seeded;
@@ -277,6 +277,7 @@ TEST(CarbonWindow, ReleasedPausesPayTheirRestartAndTheDeadlineHolds) {
   carbon::KnobSet knobs = FourPlans();
   std::mt19937 rng(17);
   std::uniform_real_distribution<double> u(20, 900);
+  std::vector<int> pauses_by_restart;
   for (double restart : {0.0, 0.25, 1.0, 2.0}) {
     int pauses = 0;
     for (int trial = 0; trial < 20; ++trial) {
@@ -297,6 +298,39 @@ TEST(CarbonWindow, ReleasedPausesPayTheirRestartAndTheDeadlineHolds) {
       EXPECT_NEAR(state.elapsed_windows, 30, 1e-9);
     }
     EXPECT_GT(pauses, 0) << "restart " << restart;
+    pauses_by_restart.push_back(pauses);
+  }
+  EXPECT_LT(pauses_by_restart.back(), pauses_by_restart.front());  // dearer restarts, fewer pauses
+}
+
+// A pause lifted without a decision: the time since is paused (no work), a
+// released job's resume costs its restart, a held one's nothing.
+TEST(CarbonWindow, ALiftedPauseChargesNoWorkAndAReleasedOnesRestart) {
+  for (double pause_power_w : {0.0, 30.0}) {
+    carbon::KnobSet knobs = FourPlans();
+    knobs.pause_power_w = pause_power_w;
+    const CarbonWindowConfig config{0.5, 3600, 10, true, 0.25};
+    CarbonState state;
+    state.evaluated = true;
+    state.paused = true;
+    state.option = -1;
+    state.option_time_s = 1.08;
+    state.last_eval_unix_s = kDay0;
+    state.elapsed_windows = 3;
+    state.work_windows = 2;
+    LiftCarbonPause(knobs, config, kDay0 + 2 * 3600, &state);
+    EXPECT_FALSE(state.paused);
+    EXPECT_EQ(state.option, 0);
+    EXPECT_DOUBLE_EQ(state.elapsed_windows, 5);
+    EXPECT_DOUBLE_EQ(state.work_windows, 2);
+    EXPECT_EQ(state.last_eval_unix_s, kDay0 + 2 * 3600);
+    EXPECT_DOUBLE_EQ(state.restart_left_windows, pause_power_w > 0 ? 0 : 0.25);
+    // The next window runs the plan after the restart.
+    DecideCarbonWindow(knobs, config, kDay0 + 3 * 3600, {300, false}, &state);
+    EXPECT_NEAR(state.work_windows, 2 + (pause_power_w > 0 ? 1 : 0.75) / 1.08, 1e-12);
+    const CarbonState unchanged = state;
+    LiftCarbonPause(knobs, config, kDay0 + 9 * 3600, &state);  // not paused: nothing
+    EXPECT_EQ(state.elapsed_windows, unchanged.elapsed_windows);
   }
 }
 

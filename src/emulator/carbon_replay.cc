@@ -18,13 +18,9 @@ double ValueAt(const IntensityTrace& trace, int w) {
 // The history a server's first decision at `start_window` starts with: what
 // its trace source knew of the hours before (control::kSeededHistoryHours).
 control::CarbonState WarmedState(const IntensityTrace& trace, int start_window) {
-  std::vector<control::CarbonReading> past;
-  for (const IntensityReading& r :
-       HistoryWithoutLookAhead(trace, trace.WindowStart(start_window), control::kSeededHistoryHours)) {
-    past.push_back(control::FromIntensityReading(r));
-  }
   control::CarbonState state;
-  control::SeedCarbonHistory(past, &state);
+  control::SeedCarbonHistory(
+      HistoryWithoutLookAhead(trace, trace.WindowStart(start_window), control::kSeededHistoryHours), &state);
   return state;
 }
 

@@ -32,6 +32,22 @@ Result<std::unique_ptr<carbon::IntensitySource>> MakeSource(const CarbonConfig& 
   return std::unique_ptr<carbon::IntensitySource>(new carbon::ElectricityMapsSource(em, std::move(log)));
 }
 
+// The decision's options and settings for a running job with a carbon config.
+struct CarbonDecisionInputs {
+  carbon::KnobSet knobs;
+  control::CarbonWindowConfig window;
+};
+CarbonDecisionInputs DecisionInputs(const Job& job) {
+  const CarbonConfig& cfg = *job.spec.carbon;
+  CarbonDecisionInputs in;
+  in.knobs = control::FrontierKnobsFromNoSlowdown(job.plans->frontier());
+  in.knobs.pause_power_w = control::PausePowerW(job.plans->problem(), cfg.pause == CarbonPause::kHold);
+  const double window_s = static_cast<double>(cfg.window_s);
+  in.window = {cfg.slowdown_budget, cfg.window_s, cfg.job_hours * 3600 / window_s, cfg.pause != CarbonPause::kNever,
+               cfg.restart_s / window_s};
+  return in;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<carbon::IntensitySource>> JobService::MakeCarbonSource(const JobSpec& spec) {
@@ -73,7 +89,6 @@ Status JobService::CarbonDecisionDue(const Job& job, int64_t now, bool forced) c
 }
 
 Status JobService::DecideCarbon(Job& job, int64_t now, const IntensityRead& read) {
-  const CarbonConfig& cfg = *job.spec.carbon;
   const std::string job_id = job.spec.id;
   ControlState before = job.state, state = job.state;
   const Frontier& f = job.plans->frontier();
@@ -81,20 +96,14 @@ Status JobService::DecideCarbon(Job& job, int64_t now, const IntensityRead& read
   if (cs.evaluated && cs.option_time_s < 0) {  // a state stored before option_time_s existed
     cs.option_time_s = f.plans[std::clamp(cs.plan_index, 0, static_cast<int>(f.plans.size()) - 1)].time_s;
   }
-  const control::CarbonWindowConfig window{cfg.slowdown_budget, cfg.window_s,
-                                           cfg.job_hours * 3600 / static_cast<double>(cfg.window_s),
-                                           cfg.pause != CarbonPause::kNever,
-                                           cfg.restart_s / static_cast<double>(cfg.window_s)};
-  carbon::KnobSet knobs = control::FrontierKnobsFromNoSlowdown(f);
-  knobs.pause_power_w = control::PausePowerW(job.plans->problem(), cfg.pause == CarbonPause::kHold);
+  const CarbonDecisionInputs in = DecisionInputs(job);
   size_t seeded_hours = 0;
   if (cs.history.empty() && !read.past.empty()) {
-    std::vector<control::CarbonReading> past;
-    for (const carbon::IntensityReading& r : read.past) past.push_back(control::FromIntensityReading(r));
-    control::SeedCarbonHistory(past, &cs);
+    control::SeedCarbonHistory(read.past, &cs);
     seeded_hours = cs.history.size();
   }
-  control::DecideCarbonWindow(knobs, window, now, control::FromIntensityReading(read.now), &cs, &job.carbon_forecast);
+  control::DecideCarbonWindow(in.knobs, in.window, now, control::FromIntensityReading(read.now), &cs,
+                              &job.carbon_forecast);
   AssignPlans(job, &state);  // a new pause also gets the iteration it takes effect before
   PERSEUS_RETURN_IF_ERROR(CommitState(job, state, {}));
   ResetStaleWindows(job, before);
@@ -122,9 +131,13 @@ Result<Json> JobService::EvaluateCarbon(const std::string& job_id) {
   }
   Result<IntensityRead> reading = ReadIntensity(job, now, with_history);
   if (!reading.ok()) return reading.status();
+  {
+    std::lock_guard<std::mutex> lock(job.mu);
+    PERSEUS_RETURN_IF_ERROR(CarbonDecisionDue(job, now, /*forced=*/true));  // it may have stopped meanwhile
+    PERSEUS_RETURN_IF_ERROR(DecideCarbon(job, now, *reading));
+  }
+  PowerCapTick();  // a pause or a resume moves the server cap's shares (as the background loop does)
   std::lock_guard<std::mutex> lock(job.mu);
-  PERSEUS_RETURN_IF_ERROR(CarbonDecisionDue(job, now, /*forced=*/true));  // it may have stopped meanwhile
-  PERSEUS_RETURN_IF_ERROR(DecideCarbon(job, now, *reading));
   return CarbonSummary(job);
 }
 
@@ -162,12 +175,12 @@ void JobService::CarbonTick() {
 }
 
 void JobService::LiftStalePause(Job& job, int64_t now) {
-  const CarbonState& cs = job.state.carbon;
   if (!job.CarbonPaused(job.state) || !job.plans) return;
-  if (now < cs.last_eval_unix_s + 2 * job.spec.carbon->window_s) return;
+  const int64_t last_decision_unix_s = job.state.carbon.last_eval_unix_s;
+  if (now < last_decision_unix_s + 2 * job.spec.carbon->window_s) return;
   ControlState before = job.state, state = job.state;
-  state.carbon.paused = false;
-  state.carbon.option = 0;  // stored as "not paused"; the plan it runs stays plan_index
+  const CarbonDecisionInputs in = DecisionInputs(job);
+  control::LiftCarbonPause(in.knobs, in.window, now, &state.carbon);
   AssignPlans(job, &state);
   if (Status st = CommitState(job, state, {}); !st.ok()) {  // tried again at the next tick
     Log("carbon_pause_lift_failed", {{"job", job.spec.id}, {"error", st.ToString()}});
@@ -175,8 +188,9 @@ void JobService::LiftStalePause(Job& job, int64_t now) {
   }
   ResetStaleWindows(job, before);
   Log("carbon_pause_lifted", {{"job", job.spec.id},
-                              {"last_decision_unix_s", cs.last_eval_unix_s},
-                              {"hint", "no carbon decision for two windows: the job runs its plan until one succeeds"}});
+                              {"last_decision_unix_s", last_decision_unix_s},
+                              {"hint", "no carbon decision for two windows: the job runs its plan (a release pause's restart charged) until "
+                                       "one succeeds, tried again each window"}});
 }
 
 Json JobService::CarbonSummary(const Job& job) {

@@ -618,6 +618,7 @@ TEST_F(JobServiceCarbonTest, APausedJobGivesItsShareOfTheServersCapToTheOthers) 
     const Json j_cap = (*service_->JobSummary("j"))["power_cap"];
     EXPECT_EQ(j_cap["running"], "paused") << j_cap.dump();
     EXPECT_NEAR(j_cap["predicted_w"].get<double>(), idle_w, 1e-9);
+    EXPECT_NEAR(j_cap["server_share_w"].get<double>(), idle_w, 1e-9);
     // The other job gets the rest, up to all it can use.
     EXPECT_NEAR(share_w("other"), std::min(cap_w - idle_w, fastest_w("other", 1)), 1e-6 * cap_w);
     EXPECT_GT(share_w("other"), running_share_w);
@@ -628,6 +629,12 @@ TEST_F(JobServiceCarbonTest, APausedJobGivesItsShareOfTheServersCapToTheOthers) 
       ASSERT_TRUE(service_->EvaluateCarbon("j").ok());
     }
     ASSERT_FALSE((*service_->CarbonJson("j"))["paused"].get<bool>());
+    // The decision that resumed it shared the cap again: no tick needed, and
+    // never a moment under its pause power.
+    EXPECT_GT(share_w("j"), idle_w + 1);
+    const Json resumed_cap = (*service_->JobSummary("j"))["power_cap"];
+    EXPECT_EQ(resumed_cap["feasible"], true) << resumed_cap.dump();
+    EXPECT_NEAR(resumed_cap["server_share_w"].get<double>(), share_w("j"), 1e-9);
     service_->PowerCapTick();
     EXPECT_GT(share_w("j"), idle_w + 1);
     EXPECT_NEAR(share_w("other"), running_share_w, 1e-6 * cap_w);

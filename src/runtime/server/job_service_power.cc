@@ -191,16 +191,21 @@ void JobService::ShareServerPowerCap() {
   // Each running job's hull without a cap, one job's lock at a time.
   std::vector<std::shared_ptr<Job>> sharing;
   std::vector<control::SharedCapJob> parts;
+  std::vector<bool> paused;
   for (const std::shared_ptr<Job>& found : jobs_.All()) {
     Job& job = *found;
     std::lock_guard<std::mutex> lock(job.mu);
-    job.server_cap_share.reset();
+    const bool is_paused = job.CarbonPaused(job.state);
+    // A paused job keeps its last running share: a decision that resumes it
+    // before the next tick runs it under that, not under its pause power.
+    if (!cap || !is_paused) job.server_cap_share.reset();
     if (!cap || job.deleted || job.state.phase != Phase::kRunning || !job.plans) continue;
     PowerCapState own = job.state.power_cap;
     AdoptSpecCap(job, &own);
     const double weight = static_cast<double>(job.spec.dp * job.spec.pp * job.spec.tp);
     sharing.push_back(found);
-    if (job.CarbonPaused(job.state)) {  // it draws its pause power, and the rest of its share goes to the others
+    paused.push_back(is_paused);
+    if (is_paused) {  // it draws its pause power, and the rest of its share goes to the others
       parts.push_back({{control::RatePower{-1, 0, job.PausedPowerW()}}, 1, weight, 0});
       continue;
     }
@@ -213,7 +218,7 @@ void JobService::ShareServerPowerCap() {
     Job& job = *sharing[k];
     std::lock_guard<std::mutex> lock(job.mu);
     if (job.deleted) continue;
-    job.server_cap_share = protocol::PowerCapRequest{shares.power_w[k], 0, cap->window_s};
+    if (!paused[k]) job.server_cap_share = protocol::PowerCapRequest{shares.power_w[k], 0, cap->window_s};
     given.emplace_back(job.spec.id, shares.power_w[k]);
   }
   std::lock_guard<std::mutex> lock(server_cap_mu_);
@@ -253,6 +258,8 @@ Json JobService::PowerCapSummary(const Job& job) {
     j["running"] = "paused";
     j["predicted_w"] = job.PausedPowerW();
     j["feasible"] = true;
+    // The split counts it at that power (server_cap_share keeps its running share for its resume).
+    if (job.server_cap_share) j["server_share_w"] = job.PausedPowerW();
   } else if (job.state.phase == Phase::kRunning && job.plans) {
     ControlState state = job.state;
     state.power_cap = p;
