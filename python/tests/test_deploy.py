@@ -194,6 +194,22 @@ def _slurm_stand_ins(server, tmp_path):
     return env, os.path.join(DEPLOY, "slurm", "perseus-job.sbatch")
 
 
+def _released_once(tmp_path, **carbon):
+    """A job spec that may release-pause the job (fixed intensity: the server never pauses it), and a
+    training script whose rank 0 exits with perseus.EXIT_PAUSED the first time (until `marker` exists)
+    and otherwise runs rank.py. Returns (spec, marker, script)."""
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({"carbon": dict({"source": "fixed", "value_g_per_kwh": 300, "job_hours": 1,
+                                                "pause": "release"}, **carbon)}))
+    marker = tmp_path / "paused-once"
+    pausing = tmp_path / "pausing.py"
+    pausing.write_text("import os, sys\nimport perseus\nmarker = %r\n"
+                       "if os.environ['RANK'] == '0' and not os.path.exists(marker):\n"
+                       "    open(marker, 'w').close()\n    sys.exit(perseus.EXIT_PAUSED)\n"
+                       "exec(open(%r).read())\n" % (str(marker), str(tmp_path / "rank.py")))
+    return spec, marker, pausing
+
+
 def test_slurm_script_runs_a_job_end_to_end(server, tmp_path):
     """The sbatch script under bash with a stand-in srun that starts SLURM_NTASKS local tasks."""
     env, script = _slurm_stand_ins(server, tmp_path)
@@ -209,15 +225,7 @@ def test_slurm_script_runs_a_job_end_to_end(server, tmp_path):
         perseus.job_status(server, "slurm-4243")
     # A job that may be released-paused: tasks that exit with perseus.EXIT_PAUSED are started again once
     # the server says the job may run (here at once: no carbon decision has paused it).
-    spec = tmp_path / "spec.json"
-    spec.write_text(json.dumps({"carbon": {"source": "fixed", "value_g_per_kwh": 300, "job_hours": 1,
-                                           "pause": "release"}}))
-    marker = tmp_path / "paused-once"
-    pausing = tmp_path / "pausing.py"
-    pausing.write_text("import os, sys\nimport perseus\nmarker = %r\n"
-                       "if os.environ['RANK'] == '0' and not os.path.exists(marker):\n"
-                       "    open(marker, 'w').close()\n    sys.exit(perseus.EXIT_PAUSED)\n"
-                       "exec(open(%r).read())\n" % (str(marker), str(tmp_path / "rank.py")))
+    spec, marker, pausing = _released_once(tmp_path)
     r = subprocess.run(["bash", script], env=dict(env, SLURM_JOB_ID="4244", PERSEUS_SPEC=str(spec),
                                                   TRAIN=f"{sys.executable} {pausing}"),
                        capture_output=True, text=True, timeout=180)
@@ -254,15 +262,7 @@ def test_slurm_script_requeues_a_released_pause(server, tmp_path):
                     '  read -r first rest < %s; echo "$rest" > %s\n'
                     '  [ "$first" = paused ] && exit 3\nfi\n'
                     'exec %s "$@"\n' % (answers, answers, answers, sys.executable))
-    spec = tmp_path / "spec.json"
-    spec.write_text(json.dumps({"carbon": {"source": "fixed", "value_g_per_kwh": 300, "job_hours": 1,
-                                           "pause": "release", "restart_s": 900}}))
-    marker = tmp_path / "paused-once"
-    pausing = tmp_path / "pausing.py"
-    pausing.write_text("import os, sys\nimport perseus\nmarker = %r\n"
-                       "if os.environ['RANK'] == '0' and not os.path.exists(marker):\n"
-                       "    open(marker, 'w').close()\n    sys.exit(perseus.EXIT_PAUSED)\n"
-                       "exec(open(%r).read())\n" % (str(marker), str(tmp_path / "rank.py")))
+    spec, marker, pausing = _released_once(tmp_path, restart_s=900)
     env = dict(env, SLURM_JOB_ID="4250", PERSEUS_SPEC=str(spec), PERSEUS_RELEASE="requeue",
                PERSEUS_REQUEUE_AFTER_S="120", TRAIN=f"{sys.executable} {pausing}")
 
