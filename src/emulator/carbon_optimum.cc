@@ -146,7 +146,6 @@ Result<OptimumResult> SolveLp(const IntensityTrace& trace, int start, const Knob
   return best;
 }
 
-
 }  // namespace
 
 // One solve at a time in the process: GLPK keeps its environment in a global

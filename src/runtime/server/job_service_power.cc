@@ -200,8 +200,6 @@ void JobService::ShareServerPowerCap() {
     // before the next tick runs it under that, not under its pause power.
     if (!cap || !is_paused) job.server_cap_share.reset();
     if (!cap || job.deleted || job.state.phase != Phase::kRunning || !job.plans) continue;
-    PowerCapState own = job.state.power_cap;
-    AdoptSpecCap(job, &own);
     const double weight = static_cast<double>(job.spec.dp * job.spec.pp * job.spec.tp);
     sharing.push_back(found);
     paused.push_back(is_paused);
@@ -209,6 +207,8 @@ void JobService::ShareServerPowerCap() {
       parts.push_back({{control::RatePower{-1, 0, job.PausedPowerW()}}, 1, weight, 0});
       continue;
     }
+    PowerCapState own = job.state.power_cap;
+    AdoptSpecCap(job, &own);
     const control::CappedPlan free = CappedPlanFor(job, job.state, std::nullopt);
     parts.push_back({free.hull, job.power_correction, weight, own.set ? own.cap.average_w : 0});
   }
