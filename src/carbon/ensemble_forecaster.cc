@@ -1,6 +1,7 @@
 // The ensemble forecaster.
 #include "carbon/ensemble_forecaster.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cmath>
 
@@ -67,6 +68,8 @@ void EnsembleForecaster::ObserveWithMix(double carbon_g_per_kwh, std::span<const
 
 // Scores the example this hour completes, then records this origin's.
 void EnsembleForecaster::Advance(double carbon_g_per_kwh) {
+  least_ = size() == 0 ? carbon_g_per_kwh : std::min(least_, carbon_g_per_kwh);
+  most_ = size() == 0 ? carbon_g_per_kwh : std::max(most_, carbon_g_per_kwh);
   Forecaster::Observe(carbon_g_per_kwh);
   if (static_cast<int>(pending_.size()) == horizon_h()) {
     const Example& e = pending_.front();
@@ -88,9 +91,10 @@ void EnsembleForecaster::Advance(double carbon_g_per_kwh) {
 }
 
 double EnsembleForecaster::Predict() const {
+  if (size() < kLearningHours) return size() > 0 ? At(size() - 1) : 0;
   const Example& e = pending_.back();
   const double y = e.mean + stack_.Predict(e.deviations);
-  return y > 0 ? y : 0;
+  return std::clamp(y, least_, most_);
 }
 
 }  // namespace perseus::carbon

@@ -42,6 +42,30 @@ TEST(Forecasters, OursLearnsADailyCycle) {
   }
 }
 
+// Until it has two days of history the ensemble forecasts persistence: on
+// a few hours of noise its models forecast nonsense (0 g/kWh, found by
+// control's restart test), which a decision would plan a day around. After
+// that its forecasts stay within what it has observed (on noise they would
+// not: 0 and 2,120 g/kWh from values within 20-900).
+TEST(Forecasters, TheEnsembleForecastsPersistenceUntilItHasLearned) {
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<double> u(20, 900);
+  int implausible = 0;
+  for (int trial = 0; trial < 20; ++trial) {
+    EnsembleForecaster f(1, trial);
+    for (int h = 0; h < 24 * 7; ++h) {
+      const double v = u(rng);
+      f.Observe(v);
+      if (h + 1 < EnsembleForecaster::kLearningHours) {
+        ASSERT_EQ(f.Predict(), v) << "trial " << trial << " hour " << h;
+      } else {
+        implausible += f.Predict() < f.least_observed() || f.Predict() > f.most_observed();
+      }
+    }
+  }
+  EXPECT_EQ(implausible, 0);
+}
+
 // Against brute force: with forgetting 1 and a negligible prior, RLS gives
 // the least-squares weights, here those that generated the data exactly.
 TEST(RlsRegression, FindsTheLeastSquaresWeights) {

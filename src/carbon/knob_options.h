@@ -32,6 +32,11 @@ struct KnobSet {
   // pause releases the GPUs, their idle draw when the processes wait holding
   // them (a pipeline's blocking power x its GPUs, as `perseus serve` pauses).
   double pause_power_w = 0;
+  // Power drawn while a job whose pause released the GPUs restarts
+  // (control::CarbonWindowConfig::restart_windows): its GPUs idle while the
+  // processes start and restore the checkpoint (`perseus serve`: the
+  // blocking power x its GPUs unless carbon.restart_power_w says otherwise).
+  double restart_power_w = 0;
   // The option that is no slower than the reference and uses the least energy
   // (index into options), or 0 when none is that fast.
   int NoSlowdownIndex() const;

@@ -140,4 +140,48 @@ double PlanCarbonG(const std::vector<RatePower>& hull, const WorkPlan& plan, con
   return carbon;
 }
 
+std::vector<double> TruncatedShare(const std::vector<double>& share, double windows) {
+  std::vector<double> t;
+  for (size_t k = 0; k < share.size() && static_cast<double>(k) < windows; ++k) {
+    t.push_back(std::min(share[k], windows - static_cast<double>(k)));
+  }
+  if (t.empty() && !share.empty()) t.push_back(share.front());
+  return t;
+}
+
+std::vector<double> ShortenedShare(const std::vector<double>& share, double windows) {
+  double total = 0;
+  for (double s : share) total += s;
+  return TruncatedShare(share, std::max(total - windows, 1e-9));
+}
+
+const RatePower& RunPoint(const std::vector<RatePower>& hull, const WindowMix& window) {
+  return hull[window.fast_share >= 0.5 ? window.fast : window.slow];
+}
+
+RestartingPlan PlanWorkWithRestarts(const std::vector<RatePower>& hull, const std::vector<double>& ci,
+                                    const std::vector<double>& share, double work, double restart_windows,
+                                    double restart_power_w, bool paused_now) {
+  RestartingPlan p;
+  for (int round = 0; round < kRestartRounds; ++round) {
+    p.share = p.planned_restarts > 0 ? ShortenedShare(share, p.planned_restarts * restart_windows) : share;
+    const std::vector<double> covered(ci.begin(), ci.begin() + static_cast<std::ptrdiff_t>(p.share.size()));
+    p.plan = PlanWork(hull, covered, p.share, work);
+    p.resumes = 0;
+    p.restart_carbon_g = 0;
+    bool paused = paused_now;
+    for (size_t w = 0; w < p.plan.windows.size(); ++w) {
+      const bool pauses = p.plan.windows[w].Rate(hull) <= 0;  // no work at all in it
+      if (paused && !pauses) {
+        ++p.resumes;
+        p.restart_carbon_g += ci[w] * restart_windows * restart_power_w / kJoulesPerKwh;
+      }
+      paused = pauses;
+    }
+    if (restart_windows <= 0 || p.resumes <= p.planned_restarts) break;
+    p.planned_restarts = p.resumes;
+  }
+  return p;
+}
+
 }  // namespace perseus::control

@@ -74,6 +74,33 @@ struct WorkPlan {
 WorkPlan PlanWork(const std::vector<RatePower>& hull, const std::vector<double>& carbon_g_per_kwh,
                   const std::vector<double>& share, double work);
 
+// The first `windows` windows of `share` (the last one in part; at least one window).
+std::vector<double> TruncatedShare(const std::vector<double>& share, double windows);
+// `share` less its last `windows` windows of time (at least a sliver of the first).
+std::vector<double> ShortenedShare(const std::vector<double>& share, double windows);
+
+// PlanWork for a job whose every resume costs a restart: `restart_windows`
+// of time without progress drawing `restart_power_w`. The plan is made with
+// that much less time (ShortenedShare) for each resume it makes (a window
+// that does any work after one that does none, or first from a job paused
+// now: `paused_now`), and made again while it makes more resumes
+// than it was made for (at most kRestartRounds times; past that the caller's
+// guard must keep the deadline).
+struct RestartingPlan {
+  WorkPlan plan;
+  std::vector<double> share;  // the windows it covers (shortened)
+  int planned_restarts = 0;   // the restarts it was made with less time for
+  int resumes = 0;            // the resumes it makes
+  double restart_carbon_g = 0;  // their energy's carbon (PlanCarbonG's units at window_s 1)
+};
+inline constexpr int kRestartRounds = 4;
+RestartingPlan PlanWorkWithRestarts(const std::vector<RatePower>& hull, const std::vector<double>& carbon_g_per_kwh,
+                                    const std::vector<double>& share, double work, double restart_windows,
+                                    double restart_power_w, bool paused_now);
+
+// The hull point a window of a plan runs: the nearer of the two it mixes.
+const RatePower& RunPoint(const std::vector<RatePower>& hull, const WindowMix& window);
+
 // Carbon of a plan over windows of `window_s` seconds, in grams.
 double PlanCarbonG(const std::vector<RatePower>& hull, const WorkPlan& plan, const std::vector<double>& carbon_g_per_kwh,
                    const std::vector<double>& share, double window_s);

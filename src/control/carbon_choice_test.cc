@@ -279,5 +279,66 @@ TEST(CarbonChoice, PlanWorkGivesBackInTheReverseOrderOfBuying) {
   EXPECT_LT(slivers, 20);
 }
 
+// A job whose resumes each cost a restart plans with a restart's less time
+// for every resume it makes: two dirty spells, two pauses, two restarts
+// (three from a job paused now), each restart's energy at its window's
+// intensity.
+TEST(CarbonChoice, PlanWorkWithRestartsLeavesTimeForEveryResumeItMakes) {
+  const std::vector<RatePower> hull = RatePowerHull(ThreeOptions(), true);
+  const std::vector<double> ci = {100, 100, 900, 900, 100, 100, 900, 900, 100, 100};
+  const std::vector<double> share(ci.size(), 1.0);
+  auto total = [](const std::vector<double>& s) {
+    double sum = 0;
+    for (double x : s) sum += x;
+    return sum;
+  };
+  const RestartingPlan free = PlanWorkWithRestarts(hull, ci, share, 5, 0, 1000, false);
+  EXPECT_EQ(free.planned_restarts, 0);
+  EXPECT_EQ(free.share, share);
+  EXPECT_EQ(free.restart_carbon_g, 0);
+
+  const RestartingPlan running = PlanWorkWithRestarts(hull, ci, share, 5, 0.5, 1000, false);
+  EXPECT_EQ(running.resumes, 2);  // after each dirty spell
+  EXPECT_EQ(running.planned_restarts, 2);
+  EXPECT_NEAR(total(running.share), 9, 1e-9);
+  EXPECT_TRUE(running.plan.feasible);
+  EXPECT_NEAR(running.plan.work, 5, 1e-9);
+  for (int w : {2, 3, 6, 7}) EXPECT_LT(RunPoint(hull, running.plan.windows[w]).option, 0) << "window " << w;
+  EXPECT_NEAR(running.restart_carbon_g, 2 * 100 * 0.5 * 1000 / kJoulesPerKwh, 1e-12);
+
+  const RestartingPlan paused = PlanWorkWithRestarts(hull, ci, share, 5, 0.5, 1000, true);
+  EXPECT_GE(paused.resumes, 3);  // now, and after each dirty spell
+  EXPECT_LE(paused.resumes, paused.planned_restarts);
+  EXPECT_NEAR(total(paused.share), 10 - 0.5 * paused.planned_restarts, 1e-9);
+  EXPECT_NEAR(paused.plan.work, 5, 1e-9);
+}
+
+// On random grids the plan covers its work in the time its restarts leave
+// and, but for a plan still changing after kRestartRounds, makes no more
+// resumes than it left time for.
+TEST(CarbonChoice, PlanWorkWithRestartsKeepsTimeForItsResumesOnRandomGrids) {
+  std::mt19937 rng(23);
+  std::uniform_real_distribution<double> c(20, 900), r(0.05, 1.5);
+  int checked = 0, more_than_planned = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    const KnobSet knobs = RandomKnobs(rng, 2 + trial % 5);
+    const std::vector<RatePower> hull = RatePowerHull(knobs, true);
+    const int n = 6 + trial % 30;
+    std::vector<double> ci(n), share(n, 1.0);
+    for (double& x : ci) x = c(rng);
+    const double restart = r(rng), work = n * std::uniform_real_distribution<double>(0.1, 0.6)(rng);
+    const RestartingPlan p = PlanWorkWithRestarts(hull, ci, share, work, restart, 500, trial % 2 == 1);
+    double covered = 0;
+    for (double x : p.share) covered += x;
+    EXPECT_NEAR(covered, std::max(n - p.planned_restarts * restart, 1e-9), 1e-9) << trial;
+    if (!p.plan.feasible) continue;
+    ++checked;
+    EXPECT_NEAR(p.plan.work, work, 1e-9 * work) << trial;
+    more_than_planned += p.resumes > p.planned_restarts;
+  }
+  EXPECT_GT(checked, 300);
+  EXPECT_LE(more_than_planned, checked / 50) << "of " << checked;
+}
+
 }  // namespace
 }  // namespace perseus::control

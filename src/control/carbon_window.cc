@@ -141,15 +141,7 @@ Horizon PlanHorizon(const CarbonWindowConfig& config, const CarbonState& cs) {
 }
 
 // The first `windows` windows of `h` (the last one in part), for the same work.
-Horizon Truncated(const Horizon& h, double windows) {
-  Horizon t;
-  t.need = h.need;
-  for (size_t k = 0; k < h.share.size() && k < windows; ++k) {
-    t.share.push_back(std::min(h.share[k], windows - static_cast<double>(k)));
-  }
-  if (t.share.empty()) t.share.push_back(h.share.front());
-  return t;
-}
+Horizon Truncated(const Horizon& h, double windows) { return {TruncatedShare(h.share, windows), h.need}; }
 
 // Whether the decision may pause the job: only with a known length.
 bool MayPause(const CarbonWindowConfig& config) { return config.may_pause && config.job_work_windows > 0; }
@@ -159,13 +151,6 @@ double RestartWindows(const carbon::KnobSet& knobs, const CarbonWindowConfig& co
   return MayPause(config) && knobs.pause_power_w <= 0 ? config.restart_windows : 0;
 }
 
-// The windows of `h` but the last `windows` of its time (the same work).
-Horizon Shortened(const Horizon& h, double windows) {
-  double total = 0;
-  for (double share : h.share) total += share;
-  return Truncated(h, std::max(total - windows, 1e-9));
-}
-
 // The option PlanWork plans for the first of the coming windows (the nearer
 // of two points it mixes), as an index into knobs.options.
 //
@@ -173,19 +158,22 @@ Horizon Shortened(const Horizon& h, double windows) {
 // ends, and a plan that pauses ends at the deadline: it is kept only when it
 // costs less carbon, idle hours included, than the plan that never pauses and
 // ends when its slowest point would (the horizons between are not tried).
-// A pause that releases the GPUs costs a restart (`restart_windows` > 0): a
-// plan that pauses has that much less time, and a running job keeps it only
-// when it costs less carbon than not pausing with the whole horizon; a paused
-// job, which must restart anyway, plans with the shorter horizon.
+// A pause that releases the GPUs costs a restart (`restart_windows` > 0) at
+// every resume: a plan that pauses has that much less time per resume it
+// plans (PlanWorkWithRestarts), and a running job keeps it only when it costs less
+// carbon, the restarts' energy included, than not pausing with the whole
+// horizon; a paused job, which must restart anyway, plans with the shorter
+// horizon.
 int PlannedOption(const carbon::KnobSet& knobs, const std::vector<double>& coming, const Horizon& h, bool may_pause,
                   double restart_windows, CarbonState& cs) {
   std::vector<RatePower> hull = RatePowerHull(knobs, may_pause);
   const double need = std::max(0.0, h.need);
-  const Horizon pausing = restart_windows > 0 ? Shortened(h, restart_windows) : h;
+  const RestartingPlan pausing =
+      PlanWorkWithRestarts(hull, coming, h.share, need, restart_windows, knobs.restart_power_w, cs.paused && cs.evaluated);
+  WorkPlan plan = pausing.plan;
   auto first = [&](const Horizon& k) {
     return std::vector<double>(coming.begin(), coming.begin() + static_cast<std::ptrdiff_t>(k.share.size()));
   };
-  WorkPlan plan = PlanWork(hull, first(pausing), pausing.share, need);
   std::vector<RatePower> running = RatePowerHull(knobs, false);
   std::optional<Horizon> without;  // the plan that never pauses, where it competes
   if (may_pause && knobs.pause_power_w > 0) without = Truncated(h, need / running.front().rate);
@@ -194,16 +182,16 @@ int PlannedOption(const carbon::KnobSet& knobs, const std::vector<double>& comin
     const WorkPlan run = PlanWork(running, first(*without), without->share, need);
     // A pause off the hull (it draws more than the slowest option) always
     // takes the plan that never pauses: the deadline's windows are not all run.
-    if (run.feasible && (hull.front().option >= 0 || !plan.feasible ||
-                         PlanCarbonG(running, run, first(*without), without->share, 1) <=
-                             PlanCarbonG(hull, plan, first(pausing), pausing.share, 1))) {
+    if (run.feasible &&
+        (hull.front().option >= 0 || !plan.feasible ||
+         PlanCarbonG(running, run, first(*without), without->share, 1) <=
+             PlanCarbonG(hull, plan, coming, pausing.share, 1) + pausing.restart_carbon_g)) {
       hull = std::move(running);
       plan = run;
     }
   }
   cs.lambda_g_per_s = plan.mu_g_per_s;
-  const WindowMix& now = plan.windows.front();
-  return hull[now.fast_share >= 0.5 ? now.fast : now.slow].option;
+  return RunPoint(hull, plan.windows.front()).option;
 }
 
 // Step 1: the time since the last decision, charged to the option then chosen.

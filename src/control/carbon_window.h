@@ -120,9 +120,10 @@ struct CarbonWindowConfig {
   // With may_pause and the GPUs released: the wall time a resume costs before
   // work goes on (the job stopped, waits for its restart and restores its
   // checkpoint), in windows. Each resume is charged it (CarbonState::
-  // restart_left_windows); a plan that pauses is kept only if it beats not
-  // pausing with that much less time; the guard keeps the deadline
-  // reachable with it.
+  // restart_left_windows); a plan that pauses is made with that much less
+  // time for every resume it plans, and kept only if its carbon, with each
+  // restart's energy (KnobSet::restart_power_w), beats not pausing; the
+  // guard keeps the deadline reachable with it.
   double restart_windows = 0;
 };
 

@@ -303,6 +303,34 @@ TEST(CarbonWindow, ReleasedPausesPayTheirRestartAndTheDeadlineHolds) {
   EXPECT_LT(pauses_by_restart.back(), pauses_by_restart.front());  // dearer restarts, fewer pauses
 }
 
+// A restart's energy is part of what a pause costs: the dearer it is, the
+// fewer pauses; one dearer than anything a pause could save, none.
+TEST(CarbonWindow, ARestartsEnergyCountsAgainstPausing) {
+  std::vector<int> pauses_by_power;
+  for (double restart_power_w : {0.0, 2000.0, 1e7}) {
+    carbon::KnobSet knobs = FourPlans();  // 100 W at the fastest
+    knobs.restart_power_w = restart_power_w;
+    std::mt19937 rng(17);
+    std::uniform_real_distribution<double> u(20, 900);
+    int pauses = 0;
+    for (int trial = 0; trial < 20; ++trial) {
+      const CarbonWindowConfig config{0.5, 3600, 20, true, 0.25};
+      CarbonState state;
+      for (int w = 0; w <= 30; ++w) {
+        const int64_t now = kDay0 + 86400 * (trial + 1) + w * 3600;
+        const bool was_paused = state.paused;
+        const bool paused = DecideCarbonWindow(knobs, config, now, {u(rng), false}, &state) < 0;
+        pauses += w < 30 && paused && !was_paused && state.work_windows < 20 - 1e-9;  // not done yet
+      }
+      EXPECT_GE(state.work_windows, 20 - 1e-9);  // by the deadline
+    }
+    pauses_by_power.push_back(pauses);
+  }
+  EXPECT_GT(pauses_by_power[0], pauses_by_power[1]);  // 59 and 36 pauses
+  EXPECT_GT(pauses_by_power[1], 0);
+  EXPECT_EQ(pauses_by_power[2], 0);
+}
+
 // A pause lifted without a decision: the time since is paused (no work), a
 // released job's resume costs its restart, a held one's nothing.
 TEST(CarbonWindow, ALiftedPauseChargesNoWorkAndAReleasedOnesRestart) {

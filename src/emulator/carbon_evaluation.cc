@@ -87,6 +87,9 @@ std::vector<PolicySpec> DeadlinePolicies(const PipelineKnobs& job, double slack)
   // the blocking power.
   KnobSet held = job.frontier_knobs;
   held.pause_power_w = control::PausePowerW(job.problem, /*holds_gpus=*/true);
+  // As `perseus serve` charges a restart by default: the GPUs idle while it lasts.
+  KnobSet restarting = job.frontier_knobs;
+  restarting.restart_power_w = control::PausePowerW(job.problem, /*holds_gpus=*/true);
   return {{"deadline: fixed mix spending the slack (not carbon-aware)", job.frontier_knobs,
            FixedMixForSlowdown(job.frontier_knobs, slack)},
           {"deadline: carbon-aware, never pauses", job.frontier_knobs, runs},
@@ -96,7 +99,7 @@ std::vector<PolicySpec> DeadlinePolicies(const PipelineKnobs& job, double slack)
           {"deadline: perfect-foresight optimum, never pauses (LP)", job.frontier_knobs, runs, optimum},
           {"deadline: perfect-foresight optimum, may pause (LP)", job.frontier_knobs, pauses, paused},
           {"deadline: perfect-foresight optimum, may pause holding the GPUs (LP)", held, pauses, paused},
-          {"deadline: carbon-aware, may pause, each resume a 10-minute restart", job.frontier_knobs, restarts}};
+          {"deadline: carbon-aware, may pause, each resume a 10-minute restart at idle power", restarting, restarts}};
 }
 
 std::vector<int> StartHours::Of(const IntensityTrace& trace) const {

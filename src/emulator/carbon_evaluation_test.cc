@@ -235,6 +235,22 @@ TEST(CarbonEvaluation, DeadlineModeIsNeverLateAndPausesWhenThatIsWhatTheSlackBuy
   EXPECT_NEAR(work_h, 168, 1e-9);
   EXPECT_NEAR(rs.time_h, time_h, 1e-9);
   EXPECT_LE(rs.time_h, 168 * 1.25 + 1e-9);
+  // A restart drawing power: its energy is charged in its window, at that
+  // window's intensity, on top of the work's.
+  KnobSet restarting = job->frontier_knobs;
+  restarting.restart_power_w = control::PausePowerW(job->problem, /*holds_gpus=*/true);
+  const ReplayResult re = ReplayJob(*trace, 24 * 100, restarting, restarts, nullptr);
+  int charged = 0;
+  for (const WindowDecision& d : re.windows) {
+    if (d.paused || d.restart_h <= 0) continue;
+    ++charged;
+    const KnobOption& o = restarting.options[d.option];
+    const double work_j = d.busy_h * 3600 * o.energy_j / o.time_s;
+    EXPECT_NEAR(d.energy_j, work_j + d.restart_h * 3600 * restarting.restart_power_w, 1e-6 * d.energy_j);
+    EXPECT_NEAR(d.carbon_g, d.energy_j / 3.6e6 * d.actual_g_per_kwh, 1e-9 * d.carbon_g);
+  }
+  EXPECT_GT(charged, 0);
+  EXPECT_LE(re.time_h, 168 * 1.25 + 1e-9);
   // Held GPUs: a paused hour is charged their idle power. On CAISO that
   // rarely pays (the evaluation's figures); on a grid that swings from 50 to
   // 1,000 g/kWh it does.

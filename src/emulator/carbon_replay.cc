@@ -77,7 +77,7 @@ void Run(const KnobSet& knobs, double remaining_h, WindowDecision& d) {
   const double power_w = (1 - d.mix_share) * o.energy_j / o.time_s + d.mix_share * m.energy_j / m.time_s;
   d.work_h = std::min(speed * (1 - d.restart_h), remaining_h);
   d.busy_h = d.work_h / speed;
-  d.energy_j = d.busy_h * 3600 * power_w;
+  d.energy_j = d.busy_h * 3600 * power_w + d.restart_h * 3600 * knobs.restart_power_w;
   d.carbon_g = d.energy_j / 3.6e6 * d.actual_g_per_kwh;
 }
 

@@ -55,7 +55,7 @@ struct ReplayConfig {
   // kCarbonAware with may_pause, the GPUs released (knobs.pause_power_w 0):
   // hours a resume costs before work goes on (stop, restart, restore;
   // control::CarbonWindowConfig::restart_windows). Charged as time without
-  // progress; its energy is not charged.
+  // progress, drawing knobs.restart_power_w.
   double restart_h = 0;
   // kCarbonAware: the decision reads (and its history is) the trace this
   // many hours off, a wrong picture of the grid (what wrong forecasts do);
@@ -74,7 +74,7 @@ struct WindowDecision {
   double mix_share = 0;
   double work_h = 0;                // reference hours of work done
   double busy_h = 0;                // hours of the window the job ran (paused: 0)
-  double restart_h = 0;             // hours of the window a resume's restart took, before the work
+  double restart_h = 0;             // hours of the window a resume's restart took, before the work (energy included)
   double energy_j = 0;
   double carbon_g = 0;
 };

@@ -27,8 +27,10 @@ using server::testing::JobBody;
 constexpr int64_t kDay0 = 1640995200;  // 2022-01-01T00:00:00Z
 constexpr int kPipelines = 4, kStages = 3, kMicrobatches = 6;
 
-// Seven days of a noisy diurnal intensity (a solar dip around noon UTC); with
-// `fuel_mix`, an EIA-format file whose avg_CI is its mix's intensity.
+// Seven days of a noisy diurnal intensity (a solar dip around noon UTC, from
+// about 1,000 to 50 g/kWh: deep enough that a pause holding the GPUs at idle
+// power pays); with `fuel_mix`, an EIA-format file whose avg_CI is its mix's
+// intensity.
 std::string WriteTrace(const ScopedTempDir& dir, bool fuel_mix) {
   std::string text = fuel_mix ? "timestamp,WND,SUN,WAT,OIL,NG,COL,NUC,OTH,avg_CI\n" : "timestamp,gco2_per_kwh\n";
   for (int h = 0; h < 7 * 24; ++h) {
@@ -37,7 +39,7 @@ std::string WriteTrace(const ScopedTempDir& dir, bool fuel_mix) {
     const int hour = h % 24;
     const bool sunny = hour >= 10 && hour < 16;
     if (!fuel_mix) {
-      text += std::string(ts) + "," + std::to_string((sunny ? 120 : 480) + (h * 37) % 50) + "\n";
+      text += std::string(ts) + "," + std::to_string((sunny ? 50 : 950) + (h * 37) % 50) + "\n";
       continue;
     }
     const std::vector<double> mw = {200.0 + (h * 53) % 300, sunny ? 3000.0 : 0.0, 100, 5, 900.0 + (h * 37) % 200,
@@ -143,12 +145,16 @@ void SameDecisionsTest::CarbonEveryHour(bool told_length, bool fuel_mix, const s
   Json carbon = {{"source", "trace"}, {"trace_path", trace_path}, {"slowdown_budget", budget}};
   if (told_length) carbon["job_hours"] = 4 * 24;
   if (pause != "never") carbon["pause"] = pause;
-  if (pause == "release") carbon["restart_s"] = 1200;  // each resume costs 20 minutes
+  if (pause == "release") {  // each resume costs 20 minutes at 50 W per GPU
+    carbon["restart_s"] = 1200;
+    carbon["restart_power_w"] = 50;
+  }
   StartJob(carbon);
   Result<carbon::IntensityTrace> trace = carbon::LoadTraceFile(trace_path);
   ASSERT_TRUE(trace.ok()) << trace.status().ToString();
   carbon::KnobSet knobs = control::FrontierKnobsFromNoSlowdown(frontier_);
   knobs.pause_power_w = control::PausePowerW(problem_, pause == "hold");
+  knobs.restart_power_w = pause == "release" ? 50.0 * problem_.num_stages() : 0;
   carbon::ReplayConfig config;
   config.slowdown_budget = budget;
   config.work_h = 4 * 24;

@@ -135,7 +135,8 @@ Status ParseCarbon(const Json& body, std::optional<CarbonConfig>* out) {
   if (!it->is_object()) return FieldError("carbon", "expected an object, got " + Quote(*it));
   const Json& c = *it;
   static const char* kKnown[] = {"source", "value_g_per_kwh", "trace_path", "zone", "token", "base_url",
-                                 "slowdown_budget", "window_s", "job_hours", "pause", "restart_s"};
+                                 "slowdown_budget", "window_s", "job_hours", "pause", "restart_s",
+                                 "restart_power_w"};
   for (const auto& [key, value] : c.items()) {
     if (std::find(std::begin(kKnown), std::end(kKnown), key) == std::end(kKnown)) {
       return FieldError("carbon." + key, "unknown field");
@@ -205,6 +206,14 @@ Status ParseCarbon(const Json& body, std::optional<CarbonConfig>* out) {
     return FieldError("carbon.restart_s", "a restart follows only a pause that releases the GPUs: set carbon.pause to 'release'");
   }
   cfg.restart_s = restart->value_or(CarbonConfig::kDefaultRestartS);
+  Result<std::optional<double>> restart_power =
+      GetOptionalNumber(c, "restart_power_w", "carbon.restart_power_w", 0, 5000);
+  if (!restart_power.ok()) return restart_power.status();
+  if (*restart_power && cfg.pause != CarbonPause::kRelease) {
+    return FieldError("carbon.restart_power_w",
+                      "a restart follows only a pause that releases the GPUs: set carbon.pause to 'release'");
+  }
+  cfg.restart_power_w = *restart_power;
   *out = std::move(cfg);
   return Status::Ok();
 }
@@ -285,6 +294,7 @@ Json JobSpecToJson(const JobSpec& spec) {
     if (c.job_hours > 0) cj["job_hours"] = c.job_hours;
     if (c.pause != CarbonPause::kNever) cj["pause"] = CarbonPauseName(c.pause);
     if (c.pause == CarbonPause::kRelease) cj["restart_s"] = c.restart_s;
+    if (c.restart_power_w) cj["restart_power_w"] = *c.restart_power_w;
     if (c.source == "fixed") cj["value_g_per_kwh"] = c.value_g_per_kwh;
     if (c.source == "trace") cj["trace_path"] = c.trace_path;
     if (c.source == "electricitymaps") {

@@ -51,6 +51,10 @@ struct CarbonConfig {
   // (it stopped, waits for its restart, restores its checkpoint), charged as
   // time without progress (control::CarbonWindowConfig::restart_windows).
   double restart_s = kDefaultRestartS;
+  // With pause "release": watts per GPU drawn during that restart (the
+  // decision charges each resume this energy); absent: the job's blocking
+  // power, its GPUs idle while the processes start and restore.
+  std::optional<double> restart_power_w;
   static constexpr double kDefaultRestartS = 600;
 };
 

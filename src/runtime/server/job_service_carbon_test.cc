@@ -220,12 +220,30 @@ TEST_F(JobServiceCarbonTest, BadConfigsAreRejectedNamingTheField) {
                            {"restart_s", -1}})
                 .rfind("field 'carbon.restart_s':", 0),
             0u);
+  EXPECT_EQ(RegisterError({{"source", "fixed"}, {"value_g_per_kwh", 1}, {"job_hours", 10}, {"pause", "hold"},
+                           {"restart_power_w", 60}}),
+            "field 'carbon.restart_power_w': a restart follows only a pause that releases the GPUs: set carbon.pause "
+            "to 'release'");
+  EXPECT_EQ(RegisterError({{"source", "fixed"}, {"value_g_per_kwh", 1}, {"job_hours", 10}, {"pause", "release"},
+                           {"restart_power_w", -5}})
+                .rfind("field 'carbon.restart_power_w':", 0),
+            0u);
+  EXPECT_EQ(RegisterError({{"source", "fixed"}, {"value_g_per_kwh", 1}, {"job_hours", 10}, {"pause", "release"},
+                           {"restart_power_w", "idle"}})
+                .rfind("field 'carbon.restart_power_w':", 0),
+            0u);
   EXPECT_TRUE(service_->AllSummaries().empty());
-  // A release pause's restart: 10 minutes unless told.
+  // A release pause's restart: 10 minutes unless told, at the blocking power
+  // unless told (the config shows only what was given).
   Json release = JobBody("release", 1, 2, 4);
   release["carbon"] = {{"source", "fixed"}, {"value_g_per_kwh", 1}, {"job_hours", 10}, {"pause", "release"}};
   ASSERT_TRUE(HandleRegisterJob(*service_, release).ok());
   EXPECT_EQ((*service_->CarbonJson("release"))["config"]["restart_s"], 600);
+  EXPECT_FALSE((*service_->CarbonJson("release"))["config"].contains("restart_power_w"));
+  ASSERT_TRUE(service_->DeleteJob("release").ok());
+  release["carbon"]["restart_power_w"] = 45.5;
+  ASSERT_TRUE(HandleRegisterJob(*service_, release).ok());
+  EXPECT_EQ((*service_->CarbonJson("release"))["config"]["restart_power_w"], 45.5);
   ASSERT_TRUE(service_->DeleteJob("release").ok());
 
   // A valid config; the token is stored but never shown.
