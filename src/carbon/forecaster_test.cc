@@ -50,20 +50,28 @@ TEST(Forecasters, OursLearnsADailyCycle) {
 TEST(Forecasters, TheEnsembleForecastsPersistenceUntilItHasLearned) {
   std::mt19937 rng(17);
   std::uniform_real_distribution<double> u(20, 900);
-  int implausible = 0;
+  int outside = 0, persistence = 0, repeated = 0, learned = 0;
   for (int trial = 0; trial < 20; ++trial) {
     EnsembleForecaster f(1, trial);
+    double least = 1e9, most = 0, last_forecast = -1;
     for (int h = 0; h < 24 * 7; ++h) {
       const double v = u(rng);
       f.Observe(v);
+      least = std::min(least, v), most = std::max(most, v);
       if (h + 1 < EnsembleForecaster::kLearningHours) {
         ASSERT_EQ(f.Predict(), v) << "trial " << trial << " hour " << h;
-      } else {
-        implausible += f.Predict() < f.least_observed() || f.Predict() > f.most_observed();
+        continue;
       }
+      ++learned;
+      outside += f.Predict() < least || f.Predict() > most;
+      persistence += f.Predict() == v;
+      repeated += f.Predict() == last_forecast;
+      last_forecast = f.Predict();
     }
   }
-  EXPECT_EQ(implausible, 0);
+  EXPECT_EQ(outside, 0);
+  EXPECT_LT(persistence, learned / 10);  // the models forecast from then on,
+  EXPECT_LT(repeated, learned / 10);     // not a bound stuck at one value
 }
 
 // Against brute force: with forgetting 1 and a negligible prior, RLS gives

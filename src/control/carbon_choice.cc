@@ -2,6 +2,7 @@
 #include "control/carbon_choice.h"
 
 #include <algorithm>
+#include <optional>
 #include <tuple>
 
 namespace perseus::control {
@@ -159,29 +160,61 @@ const RatePower& RunPoint(const std::vector<RatePower>& hull, const WindowMix& w
   return hull[window.fast_share >= 0.5 ? window.fast : window.slow];
 }
 
+namespace {
+
+// PlanWorkWithRestarts' plan for `planned` restarts.
+RestartingPlan PlanForRestarts(const std::vector<RatePower>& hull, const std::vector<double>& ci,
+                               const std::vector<double>& share, double work, double restart_windows,
+                               double restart_power_w, bool paused_now, double lost_windows, int planned) {
+  RestartingPlan p;
+  p.planned_restarts = planned;
+  const double lost = planned * restart_windows + lost_windows;
+  p.share = lost > 0 ? ShortenedShare(share, lost) : share;
+  const std::vector<double> covered(ci.begin(), ci.begin() + static_cast<std::ptrdiff_t>(p.share.size()));
+  p.plan = PlanWork(hull, covered, p.share, work);
+  bool paused = paused_now;
+  for (size_t w = 0; w < p.plan.windows.size(); ++w) {
+    const bool pauses = RunPoint(hull, p.plan.windows[w]).option < 0;
+    if (paused && !pauses) {
+      ++p.resumes;
+      p.restart_carbon_g += ci[w] * restart_windows * restart_power_w / kJoulesPerKwh;
+    }
+    paused = pauses;
+  }
+  p.converged = p.resumes <= planned;
+  return p;
+}
+
+}  // namespace
+
 RestartingPlan PlanWorkWithRestarts(const std::vector<RatePower>& hull, const std::vector<double>& ci,
                                     const std::vector<double>& share, double work, double restart_windows,
-                                    double restart_power_w, bool paused_now) {
-  RestartingPlan p;
-  for (int round = 0; round < kRestartRounds; ++round) {
-    p.share = p.planned_restarts > 0 ? ShortenedShare(share, p.planned_restarts * restart_windows) : share;
-    const std::vector<double> covered(ci.begin(), ci.begin() + static_cast<std::ptrdiff_t>(p.share.size()));
-    p.plan = PlanWork(hull, covered, p.share, work);
-    p.resumes = 0;
-    p.restart_carbon_g = 0;
-    bool paused = paused_now;
-    for (size_t w = 0; w < p.plan.windows.size(); ++w) {
-      const bool pauses = p.plan.windows[w].Rate(hull) <= 0;  // no work at all in it
-      if (paused && !pauses) {
-        ++p.resumes;
-        p.restart_carbon_g += ci[w] * restart_windows * restart_power_w / kJoulesPerKwh;
-      }
-      paused = pauses;
-    }
-    if (restart_windows <= 0 || p.resumes <= p.planned_restarts) break;
-    p.planned_restarts = p.resumes;
+                                    double restart_power_w, bool paused_now, double lost_windows) {
+  auto plan = [&](int planned) {
+    return PlanForRestarts(hull, ci, share, work, restart_windows, restart_power_w, paused_now, lost_windows, planned);
+  };
+  if (restart_windows <= 0) {
+    RestartingPlan p = plan(0);
+    p.converged = true;  // resumes cost nothing
+    return p;
   }
-  return p;
+  auto carbon = [&](const RestartingPlan& p) { return PlanCarbonG(hull, p.plan, ci, p.share, 1) + p.restart_carbon_g; };
+  std::optional<RestartingPlan> best;
+  RestartingPlan last;
+  std::vector<int> tried;
+  for (int round = 0, planned = 0; round < kRestartRounds; ++round) {
+    if (std::find(tried.begin(), tried.end(), planned) != tried.end()) break;
+    tried.push_back(planned);
+    last = plan(planned);
+    if (last.converged &&
+        (!best || (last.plan.feasible && !best->plan.feasible) ||
+         (last.plan.feasible == best->plan.feasible && carbon(last) < carbon(*best)))) {
+      best = last;
+    }
+    if (last.resumes == planned) break;
+    planned = last.resumes;
+  }
+  return best ? *best : last;
 }
 
 }  // namespace perseus::control

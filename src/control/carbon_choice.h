@@ -80,23 +80,29 @@ std::vector<double> TruncatedShare(const std::vector<double>& share, double wind
 std::vector<double> ShortenedShare(const std::vector<double>& share, double windows);
 
 // PlanWork for a job whose every resume costs a restart: `restart_windows`
-// of time without progress drawing `restart_power_w`. The plan is made with
-// that much less time (ShortenedShare) for each resume it makes (a window
-// that does any work after one that does none, or first from a job paused
-// now: `paused_now`), and made again while it makes more resumes
-// than it was made for (at most kRestartRounds times; past that the caller's
-// guard must keep the deadline).
+// of time without progress drawing `restart_power_w`. A plan made with k
+// restarts' less time (ShortenedShare; `lost_windows` less again for a
+// restart already under way) is consistent when it makes at most k resumes:
+// a window it runs (at the nearer of the two points it mixes, as the
+// decision runs it) after one it pauses, or first from a job paused now
+// (`paused_now`). From k = 0, each round plans again for the number of
+// resumes the last plan made, more or fewer, at most kRestartRounds times
+// and never the same k twice; the cheapest consistent plan (feasible
+// first, then carbon with the restarts') is returned. Should no round be
+// consistent, the last plan is, with `converged` false (the caller's guard
+// must then keep the deadline).
 struct RestartingPlan {
   WorkPlan plan;
-  std::vector<double> share;  // the windows it covers (shortened)
-  int planned_restarts = 0;   // the restarts it was made with less time for
-  int resumes = 0;            // the resumes it makes
+  std::vector<double> share;    // the windows it covers (shortened)
+  int planned_restarts = 0;     // the restarts `share` leaves time for
+  int resumes = 0;              // the resumes it makes
   double restart_carbon_g = 0;  // their energy's carbon (PlanCarbonG's units at window_s 1)
+  bool converged = true;        // resumes <= planned_restarts
 };
 inline constexpr int kRestartRounds = 4;
 RestartingPlan PlanWorkWithRestarts(const std::vector<RatePower>& hull, const std::vector<double>& carbon_g_per_kwh,
                                     const std::vector<double>& share, double work, double restart_windows,
-                                    double restart_power_w, bool paused_now);
+                                    double restart_power_w, bool paused_now, double lost_windows = 0);
 
 // The hull point a window of a plan runs: the nearer of the two it mixes.
 const RatePower& RunPoint(const std::vector<RatePower>& hull, const WindowMix& window);

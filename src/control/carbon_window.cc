@@ -142,6 +142,8 @@ Horizon PlanHorizon(const CarbonWindowConfig& config, const CarbonState& cs) {
 
 // The first `windows` windows of `h` (the last one in part), for the same work.
 Horizon Truncated(const Horizon& h, double windows) { return {TruncatedShare(h.share, windows), h.need}; }
+// `h` but its last `windows` of time, for the same work.
+Horizon Shortened(const Horizon& h, double windows) { return {ShortenedShare(h.share, windows), h.need}; }
 
 // Whether the decision may pause the job: only with a known length.
 bool MayPause(const CarbonWindowConfig& config) { return config.may_pause && config.job_work_windows > 0; }
@@ -160,16 +162,19 @@ double RestartWindows(const carbon::KnobSet& knobs, const CarbonWindowConfig& co
 // ends when its slowest point would (the horizons between are not tried).
 // A pause that releases the GPUs costs a restart (`restart_windows` > 0) at
 // every resume: a plan that pauses has that much less time per resume it
-// plans (PlanWorkWithRestarts), and a running job keeps it only when it costs less
-// carbon, the restarts' energy included, than not pausing with the whole
-// horizon; a paused job, which must restart anyway, plans with the shorter
-// horizon.
+// plans (PlanWorkWithRestarts), and a running job keeps it only when it costs
+// less carbon, the restarts' energy included, than not pausing over the
+// whole horizon (less a restart under way); a paused job, which must restart
+// anyway, plans with the shorter horizon.
 int PlannedOption(const carbon::KnobSet& knobs, const std::vector<double>& coming, const Horizon& h, bool may_pause,
                   double restart_windows, CarbonState& cs) {
   std::vector<RatePower> hull = RatePowerHull(knobs, may_pause);
   const double need = std::max(0.0, h.need);
-  const RestartingPlan pausing =
-      PlanWorkWithRestarts(hull, coming, h.share, need, restart_windows, knobs.restart_power_w, cs.paused && cs.evaluated);
+  // A restart under way (restart_s over a window, or a lifted pause) takes
+  // its time off every plan.
+  const double under_way = cs.paused ? 0 : cs.restart_left_windows;
+  const RestartingPlan pausing = PlanWorkWithRestarts(hull, coming, h.share, need, restart_windows,
+                                                      knobs.restart_power_w, cs.paused && cs.evaluated, under_way);
   WorkPlan plan = pausing.plan;
   auto first = [&](const Horizon& k) {
     return std::vector<double>(coming.begin(), coming.begin() + static_cast<std::ptrdiff_t>(k.share.size()));
@@ -177,7 +182,7 @@ int PlannedOption(const carbon::KnobSet& knobs, const std::vector<double>& comin
   std::vector<RatePower> running = RatePowerHull(knobs, false);
   std::optional<Horizon> without;  // the plan that never pauses, where it competes
   if (may_pause && knobs.pause_power_w > 0) without = Truncated(h, need / running.front().rate);
-  if (may_pause && restart_windows > 0 && !cs.paused) without = h;
+  if (may_pause && restart_windows > 0 && !cs.paused) without = under_way > 0 ? Shortened(h, under_way) : h;
   if (without) {
     const WorkPlan run = PlanWork(running, first(*without), without->share, need);
     // A pause off the hull (it draws more than the slowest option) always
@@ -306,6 +311,11 @@ double CarbonForecastCache::ForecastNextHour(const CarbonState& state) {
 
 double PausePowerW(const Problem& problem, bool holds_gpus) {
   return holds_gpus ? problem.pipeline_blocking_power_w() : 0;
+}
+
+double RestartPowerW(const Problem& problem, std::optional<double> per_gpu_w) {
+  if (!per_gpu_w) return PausePowerW(problem, /*holds_gpus=*/true);
+  return *per_gpu_w * problem.num_stages() * problem.gpus_per_stage;
 }
 
 carbon::KnobSet FrontierKnobsFromNoSlowdown(const Frontier& frontier) {

@@ -29,6 +29,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -175,6 +176,10 @@ void LiftCarbonPause(const carbon::KnobSet& knobs, const CarbonWindowConfig& con
 // What a pause draws per pipeline (KnobSet::pause_power_w): its blocking power
 // when the ranks wait holding their GPUs, nothing when the GPUs are released.
 double PausePowerW(const Problem& problem, bool holds_gpus);
+// What a pipeline draws while a released job restarts (KnobSet::restart_power_w):
+// `per_gpu_w` for each of its GPUs (stages x GPUs per stage), or, absent,
+// each GPU's blocking power, as they idle while the processes start.
+double RestartPowerW(const Problem& problem, std::optional<double> per_gpu_w);
 
 // The options of a job's carbon decision: the convex hull of the frontier's
 // plans from the no-slowdown plan on (NoSlowdownPlanIndex), with that plan,

@@ -331,6 +331,19 @@ TEST(CarbonWindow, ARestartsEnergyCountsAgainstPausing) {
   EXPECT_EQ(pauses_by_power[2], 0);
 }
 
+// A restart's power counts every GPU of the pipeline, tensor-parallel ones
+// too; by default each at its blocking power (Problem::blocking_power_w is
+// per stage, already x its GPUs).
+TEST(CarbonWindow, ARestartDrawsOnEveryGpuOfThePipeline) {
+  Problem problem;
+  problem.schedule.spec.stages = 4;
+  problem.gpus_per_stage = 2;
+  problem.blocking_power_w = 2 * 80;
+  EXPECT_DOUBLE_EQ(RestartPowerW(problem, 50.0), 50.0 * 8);
+  EXPECT_DOUBLE_EQ(RestartPowerW(problem, std::nullopt), 80.0 * 8);
+  EXPECT_DOUBLE_EQ(RestartPowerW(problem, std::nullopt), PausePowerW(problem, /*holds_gpus=*/true));
+}
+
 // A pause lifted without a decision: the time since is paused (no work), a
 // released job's resume costs its restart, a held one's nothing.
 TEST(CarbonWindow, ALiftedPauseChargesNoWorkAndAReleasedOnesRestart) {

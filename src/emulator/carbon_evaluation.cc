@@ -89,7 +89,7 @@ std::vector<PolicySpec> DeadlinePolicies(const PipelineKnobs& job, double slack)
   held.pause_power_w = control::PausePowerW(job.problem, /*holds_gpus=*/true);
   // As `perseus serve` charges a restart by default: the GPUs idle while it lasts.
   KnobSet restarting = job.frontier_knobs;
-  restarting.restart_power_w = control::PausePowerW(job.problem, /*holds_gpus=*/true);
+  restarting.restart_power_w = control::RestartPowerW(job.problem, std::nullopt);
   return {{"deadline: fixed mix spending the slack (not carbon-aware)", job.frontier_knobs,
            FixedMixForSlowdown(job.frontier_knobs, slack)},
           {"deadline: carbon-aware, never pauses", job.frontier_knobs, runs},

@@ -154,7 +154,7 @@ void SameDecisionsTest::CarbonEveryHour(bool told_length, bool fuel_mix, const s
   ASSERT_TRUE(trace.ok()) << trace.status().ToString();
   carbon::KnobSet knobs = control::FrontierKnobsFromNoSlowdown(frontier_);
   knobs.pause_power_w = control::PausePowerW(problem_, pause == "hold");
-  knobs.restart_power_w = pause == "release" ? 50.0 * problem_.num_stages() : 0;
+  knobs.restart_power_w = pause == "release" ? control::RestartPowerW(problem_, 50.0) : 0;
   carbon::ReplayConfig config;
   config.slowdown_budget = budget;
   config.work_h = 4 * 24;

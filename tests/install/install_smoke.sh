@@ -11,6 +11,9 @@
 # everything again (setup.py checks it was configured for the same Python);
 # PERSEUS_INSTALL_FRESH_BUILD=1 makes pip configure and build from scratch.
 set -euo pipefail
+# The installs only: a PYTHONPATH into the build tree (a developer's shell
+# may export one) would import that copy instead.
+unset PYTHONPATH
 src=$(cd "$1" && pwd)
 build=$(cd "$2" && pwd)
 version=$(sed -n 's/^project(perseus VERSION \([0-9.]*\).*/\1/p' "$src/CMakeLists.txt")

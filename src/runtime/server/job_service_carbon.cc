@@ -43,10 +43,7 @@ CarbonDecisionInputs DecisionInputs(const Job& job) {
   in.knobs = control::FrontierKnobsFromNoSlowdown(job.plans->frontier());
   const Problem& problem = job.plans->problem();
   in.knobs.pause_power_w = control::PausePowerW(problem, cfg.pause == CarbonPause::kHold);
-  if (cfg.pause == CarbonPause::kRelease) {
-    in.knobs.restart_power_w = cfg.restart_power_w ? *cfg.restart_power_w * problem.num_stages()
-                                                   : control::PausePowerW(problem, /*holds_gpus=*/true);
-  }
+  if (cfg.pause == CarbonPause::kRelease) in.knobs.restart_power_w = control::RestartPowerW(problem, cfg.restart_power_w);
   const double window_s = static_cast<double>(cfg.window_s);
   in.window = {cfg.slowdown_budget, cfg.window_s, cfg.job_hours * 3600 / window_s, cfg.pause != CarbonPause::kNever,
                cfg.restart_s / window_s};
