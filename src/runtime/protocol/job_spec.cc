@@ -200,19 +200,20 @@ Status ParseCarbon(const Json& body, std::optional<CarbonConfig>* out) {
     }
     cfg.pause = *kind;
   }
-  Result<std::optional<double>> restart = GetOptionalNumber(c, "restart_s", "carbon.restart_s", 0, 86400);
+  // What a release pause's restart costs: only with "release".
+  auto restart_field = [&](const char* key, double hi) -> Result<std::optional<double>> {
+    const std::string field = std::string("carbon.") + key;
+    Result<std::optional<double>> v = GetOptionalNumber(c, key, field, 0, hi);
+    if (v.ok() && *v && cfg.pause != CarbonPause::kRelease) {
+      return FieldError(field, "a restart follows only a pause that releases the GPUs: set carbon.pause to 'release'");
+    }
+    return v;
+  };
+  Result<std::optional<double>> restart = restart_field("restart_s", 86400);
   if (!restart.ok()) return restart.status();
-  if (*restart && cfg.pause != CarbonPause::kRelease) {
-    return FieldError("carbon.restart_s", "a restart follows only a pause that releases the GPUs: set carbon.pause to 'release'");
-  }
   cfg.restart_s = restart->value_or(CarbonConfig::kDefaultRestartS);
-  Result<std::optional<double>> restart_power =
-      GetOptionalNumber(c, "restart_power_w", "carbon.restart_power_w", 0, 5000);
+  Result<std::optional<double>> restart_power = restart_field("restart_power_w", 5000);
   if (!restart_power.ok()) return restart_power.status();
-  if (*restart_power && cfg.pause != CarbonPause::kRelease) {
-    return FieldError("carbon.restart_power_w",
-                      "a restart follows only a pause that releases the GPUs: set carbon.pause to 'release'");
-  }
   cfg.restart_power_w = *restart_power;
   *out = std::move(cfg);
   return Status::Ok();

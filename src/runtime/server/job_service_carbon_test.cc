@@ -212,26 +212,20 @@ TEST_F(JobServiceCarbonTest, BadConfigsAreRejectedNamingTheField) {
             "field 'carbon.pause': expected 'never', 'hold' or 'release', got \"sleep\"");
   EXPECT_EQ(RegisterError({{"source", "fixed"}, {"value_g_per_kwh", 1}, {"job_hours", 10}, {"pause", true}}),
             "field 'carbon.pause': expected a string, got true");
-  EXPECT_EQ(RegisterError({{"source", "fixed"}, {"value_g_per_kwh", 1}, {"job_hours", 10}, {"pause", "hold"},
-                           {"restart_s", 60}}),
-            "field 'carbon.restart_s': a restart follows only a pause that releases the GPUs: set carbon.pause to "
-            "'release'");
-  EXPECT_EQ(RegisterError({{"source", "fixed"}, {"value_g_per_kwh", 1}, {"job_hours", 10}, {"pause", "release"},
-                           {"restart_s", -1}})
-                .rfind("field 'carbon.restart_s':", 0),
-            0u);
-  EXPECT_EQ(RegisterError({{"source", "fixed"}, {"value_g_per_kwh", 1}, {"job_hours", 10}, {"pause", "hold"},
-                           {"restart_power_w", 60}}),
-            "field 'carbon.restart_power_w': a restart follows only a pause that releases the GPUs: set carbon.pause "
-            "to 'release'");
-  EXPECT_EQ(RegisterError({{"source", "fixed"}, {"value_g_per_kwh", 1}, {"job_hours", 10}, {"pause", "release"},
-                           {"restart_power_w", -5}})
-                .rfind("field 'carbon.restart_power_w':", 0),
-            0u);
-  EXPECT_EQ(RegisterError({{"source", "fixed"}, {"value_g_per_kwh", 1}, {"job_hours", 10}, {"pause", "release"},
-                           {"restart_power_w", "idle"}})
-                .rfind("field 'carbon.restart_power_w':", 0),
-            0u);
+  for (const std::string field : {"restart_s", "restart_power_w"}) {  // a release pause's restart only
+    const Json release = {{"source", "fixed"}, {"value_g_per_kwh", 1}, {"job_hours", 10}, {"pause", "release"}};
+    Json hold = release;
+    hold["pause"] = "hold";
+    hold[field] = 60;
+    EXPECT_EQ(RegisterError(hold), "field 'carbon." + field +
+                                       "': a restart follows only a pause that releases the GPUs: set carbon.pause "
+                                       "to 'release'");
+    for (const Json& bad : {Json(-5), Json("idle")}) {
+      Json config = release;
+      config[field] = bad;
+      EXPECT_EQ(RegisterError(config).rfind("field 'carbon." + field + "':", 0), 0u) << bad;
+    }
+  }
   EXPECT_TRUE(service_->AllSummaries().empty());
   // A release pause's restart: 10 minutes unless told, at the blocking power
   // unless told (the config shows only what was given).
