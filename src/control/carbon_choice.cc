@@ -85,7 +85,7 @@ double WindowMix::PowerW(const std::vector<RatePower>& hull) const {
 // returns few.
 WorkPlan PlanWork(const std::vector<RatePower>& hull, const std::vector<double>& ci, const std::vector<double>& share,
                   double work) {
-  const int n = static_cast<int>(ci.size()), last = static_cast<int>(hull.size()) - 1;
+  const int n = static_cast<int>(share.size()), last = static_cast<int>(hull.size()) - 1;
   WorkPlan plan;
   plan.windows.assign(n, WindowMix{});
   for (int w = 0; w < n; ++w) plan.work += share[w] * hull[0].rate;
@@ -170,8 +170,7 @@ RestartingPlan PlanForRestarts(const std::vector<RatePower>& hull, const std::ve
   p.planned_restarts = planned;
   const double lost = planned * restart_windows + lost_windows;
   p.share = lost > 0 ? ShortenedShare(share, lost) : share;
-  const std::vector<double> covered(ci.begin(), ci.begin() + static_cast<std::ptrdiff_t>(p.share.size()));
-  p.plan = PlanWork(hull, covered, p.share, work);
+  p.plan = PlanWork(hull, ci, p.share, work);
   bool paused = paused_now;
   for (size_t w = 0; w < p.plan.windows.size(); ++w) {
     const bool pauses = RunPoint(hull, p.plan.windows[w]).option < 0;

@@ -70,7 +70,8 @@ struct WorkPlan {
 // above: every window starts at hull[0]; units of work are then bought in
 // increasing order of their carbon per unit, c[w] * (p[k+1] - p[k]) / (r[k+1] - r[k]),
 // the last one in part. Ties go to the earlier window (faster now, spend later).
-// REQUIRES: !hull.empty(); share.size() == carbon_g_per_kwh.size().
+// The plan covers share's windows (carbon_g_per_kwh may go on past them).
+// REQUIRES: !hull.empty(); share.size() <= carbon_g_per_kwh.size().
 WorkPlan PlanWork(const std::vector<RatePower>& hull, const std::vector<double>& carbon_g_per_kwh,
                   const std::vector<double>& share, double work);
 

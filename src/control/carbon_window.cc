@@ -171,25 +171,22 @@ int PlannedOption(const carbon::KnobSet& knobs, const std::vector<double>& comin
   std::vector<RatePower> hull = RatePowerHull(knobs, may_pause);
   const double need = std::max(0.0, h.need);
   // A restart under way (restart_s over a window, or a lifted pause) takes
-  // its time off every plan.
-  const double under_way = cs.paused ? 0 : cs.restart_left_windows;
+  // its time off every plan (a paused job has none).
+  const double under_way = cs.restart_left_windows;
   const RestartingPlan pausing = PlanWorkWithRestarts(hull, coming, h.share, need, restart_windows,
                                                       knobs.restart_power_w, cs.paused && cs.evaluated, under_way);
   WorkPlan plan = pausing.plan;
-  auto first = [&](const Horizon& k) {
-    return std::vector<double>(coming.begin(), coming.begin() + static_cast<std::ptrdiff_t>(k.share.size()));
-  };
   std::vector<RatePower> running = RatePowerHull(knobs, false);
   std::optional<Horizon> without;  // the plan that never pauses, where it competes
   if (may_pause && knobs.pause_power_w > 0) without = Truncated(h, need / running.front().rate);
   if (may_pause && restart_windows > 0 && !cs.paused) without = under_way > 0 ? Shortened(h, under_way) : h;
   if (without) {
-    const WorkPlan run = PlanWork(running, first(*without), without->share, need);
+    const WorkPlan run = PlanWork(running, coming, without->share, need);
     // A pause off the hull (it draws more than the slowest option) always
     // takes the plan that never pauses: the deadline's windows are not all run.
     if (run.feasible &&
         (hull.front().option >= 0 || !plan.feasible ||
-         PlanCarbonG(running, run, first(*without), without->share, 1) <=
+         PlanCarbonG(running, run, coming, without->share, 1) <=
              PlanCarbonG(hull, plan, coming, pausing.share, 1) + pausing.restart_carbon_g)) {
       hull = std::move(running);
       plan = run;

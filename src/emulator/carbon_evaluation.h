@@ -119,7 +119,8 @@ enum PipelinePolicy {
 // the grid (the trace 12 hours late: its forecasts are wrong by half a day),
 // the same holding the GPUs, the optimum never pausing, pausing and pausing
 // holding the GPUs, and carbon-aware may pause with every resume costing
-// kDeadlineRestartH hours without progress (a released job's restart).
+// kDeadlineRestartH hours without progress, the GPUs idle at their blocking
+// power (a released job's restart, as `perseus serve` charges it by default).
 inline constexpr double kDeadlineRestartH = 10.0 / 60;
 std::vector<PolicySpec> DeadlinePolicies(const PipelineKnobs& job, double slack);
 

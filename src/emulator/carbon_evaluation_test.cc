@@ -238,7 +238,7 @@ TEST(CarbonEvaluation, DeadlineModeIsNeverLateAndPausesWhenThatIsWhatTheSlackBuy
   // A restart drawing power: its energy is charged in its window, at that
   // window's intensity, on top of the work's.
   KnobSet restarting = job->frontier_knobs;
-  restarting.restart_power_w = control::PausePowerW(job->problem, /*holds_gpus=*/true);
+  restarting.restart_power_w = control::RestartPowerW(job->problem, std::nullopt);
   const ReplayResult re = ReplayJob(*trace, 24 * 100, restarting, restarts, nullptr);
   int charged = 0;
   for (const WindowDecision& d : re.windows) {
