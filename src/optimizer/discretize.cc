@@ -144,6 +144,14 @@ bool Discretizer::Repair(int locked, double deadline_s, long budget_visits, bool
   return true;
 }
 
+void Discretizer::SortTrades(bool highest_rate_first) {
+  // Ties: the lower node, then the lower option first, for determinism.
+  std::sort(trades_.begin(), trades_.end(), [highest_rate_first](const Trade& a, const Trade& b) {
+    if (a.rate_j_per_s != b.rate_j_per_s) return (a.rate_j_per_s > b.rate_j_per_s) == highest_rate_first;
+    return a.node != b.node ? a.node < b.node : a.index < b.index;
+  });
+}
+
 bool Discretizer::LocalSearch(double deadline_s, long budget_visits) {
   const int n = problem_.num_nodes();
   long options = 0;
@@ -163,9 +171,7 @@ bool Discretizer::LocalSearch(double deadline_s, long budget_visits) {
       }
     }
     visits_ += listing_visits;
-    std::sort(trades_.begin(), trades_.end(), [](const Trade& a, const Trade& b) {
-      return a.rate_j_per_s != b.rate_j_per_s ? a.rate_j_per_s > b.rate_j_per_s : a.node != b.node ? a.node < b.node : a.index < b.index;
-    });
+    SortTrades(/*highest_rate_first=*/true);
     kept_ = index_;
     const double kept_energy_j = PlanEnergy();
     bool improved = false;
@@ -183,6 +189,7 @@ bool Discretizer::LocalSearch(double deadline_s, long budget_visits) {
       }
       if (improved) break;
     }
+    if (!improved) improved = SpeedUpTrades(deadline_s, budget_visits, best_energy_j);
     if (!improved) {
       SetIndices(kept_);
       return changed;
@@ -194,6 +201,36 @@ bool Discretizer::LocalSearch(double deadline_s, long budget_visits) {
     visits_ += 2 * n;
   }
   return changed;
+}
+
+bool Discretizer::SpeedUpTrades(double deadline_s, long budget_visits, double& best_energy_j) {
+  const int n = problem_.num_nodes();
+  SetIndices(kept_);
+  trades_.clear();
+  for (int v = 0; v < n; ++v) {
+    const std::vector<CostPoint>& pareto = costs_[v].pareto();
+    for (int j = index_[v] - 1; j >= 0; --j) {
+      const double extra_j = pareto[j].cost_j - pareto[index_[v]].cost_j;
+      const double gain_s = std::max(pareto[index_[v]].time_s - pareto[j].time_s, 1e-12);
+      trades_.push_back({extra_j / gain_s, v, j});
+    }
+  }
+  visits_ += n + 8L * static_cast<long>(trades_.size());
+  SortTrades(/*highest_rate_first=*/false);
+  for (const Trade& t : trades_) {
+    if (visits_ + 6L * n > budget_visits) break;
+    SetIndices(kept_);
+    SetOption(t.node, t.index);
+    ForwardPass(dag_, duration_s_, earliest_start_);
+    visits_ += n;
+    GreedyFill(deadline_s);
+    const double e = PlanEnergy();
+    if (e < best_energy_j) {
+      best_energy_j = e, best_ = index_;
+      return true;
+    }
+  }
+  return false;
 }
 
 void Discretizer::Polish(double deadline_s) {

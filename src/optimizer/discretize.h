@@ -7,7 +7,8 @@
 // ends of a dependency at once where one end's time is worth more to the
 // other, and an optional local search trades: it moves one computation to a
 // slower option that does not fit and buys the time back from the
-// computations that are cheapest to speed up. Consecutive calls on nearby
+// computations that are cheapest to speed up, or, where none of those
+// helps, speeds one computation up and fills the time it frees. Consecutive calls on nearby
 // durations (as the frontier's records are) reuse the previous rounding as a
 // starting guess and scratch space, so an object serves one caller at a time.
 #pragma once
@@ -151,7 +152,7 @@ class Discretizer {
   // plan (the one given among the candidates), and remembers it for the
   // next call.
   void Search(double deadline_s, long budget_visits);
-  static constexpr long kStartVisitsPerNode = 8;
+  static constexpr long kStartVisitsPerNode = 32;
   // Greedy filling by rate cannot give up several small savings for one
   // large one that needs their time. This tries such trades, the most
   // energy saved per second beyond the computation's slack first: the
@@ -163,6 +164,11 @@ class Discretizer {
   // `budget_visits` ends it sooner.
   // Returns whether it changed the plan.
   bool LocalSearch(double deadline_s, long budget_visits);
+  // The reverse trade, tried when no trade above lowers the energy: one
+  // computation takes a faster option and GreedyFill spends the time it
+  // frees on others, cheapest speed-up per second first; the first plan
+  // below `best_energy_j` is kept in best_ (true).
+  bool SpeedUpTrades(double deadline_s, long budget_visits, double& best_energy_j);
   // Speeds up computations other than `locked` until the longest path fits,
   // each time the one on a late path cheapest per second gained: by one
   // option, or (`any_option`) by any number, counting only the seconds the
@@ -247,9 +253,12 @@ class Discretizer {
   long visits_ = 0;           // computations visited, for the local search's budget
   bool pair_moves_ = false;  // this call's
   struct Trade {
-    double rate_j_per_s;  // energy saved per second beyond the computation's slack
+    // Slower-first: energy saved per second beyond the computation's slack;
+    // speed-up: energy added per second gained.
+    double rate_j_per_s;
     int node, index;
   };
+  void SortTrades(bool highest_rate_first);
   std::vector<Trade> trades_;
   std::vector<int> kept_, best_;  // LocalSearch's
   std::vector<int> chosen_;       // Search's

@@ -38,11 +38,11 @@ namespace {
 constexpr long kMaxSweepSteps = 5'000'000;
 constexpr int kMaxRecordedPlans = 1'000'000;
 // The discretizer's local search budget, in computations visited: every
-// plan gets whole rounds of trades on problems of tens of computations (a
-// few thousand visits; large problems' plans, whose options are many and
-// fine, get none), and the no-slowdown plan, the one jobs run, about 16
-// million (10-60 ms).
-constexpr long kSearchVisitsPerPlan = 1L << 12;
+// plan gets whole rounds of trades, slower-first and then speed-up, on
+// problems of tens of computations (4,096 left the speed-up trades none;
+// large problems' plans, whose options are many and fine, get no round),
+// and the no-slowdown plan, the one jobs run, about 16 million (10-60 ms).
+constexpr long kSearchVisitsPerPlan = 1L << 14;
 constexpr long kSearchVisitsNoSlowdown = 1L << 24;
 
 double Seconds(std::chrono::steady_clock::time_point since) {

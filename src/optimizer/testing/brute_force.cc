@@ -2,6 +2,7 @@
 #include "optimizer/testing/brute_force.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace perseus::testing {
@@ -63,6 +64,38 @@ Profile RandomProfile(std::mt19937& rng, int stages, int options, bool split_bac
     }
   }
   return profile;
+}
+
+std::vector<Problem> TinyInstances(int trials) {
+  std::mt19937 rng(11);
+  std::vector<Problem> out;
+  for (int trial = 0; trial < trials; ++trial) {
+    const int stages = 2 + trial % 2, microbatches = 2 + (trial / 2) % 2;
+    const Profile profile = RandomProfile(rng, stages, 2 + (trial % 3 == 0));
+    ProblemSpec spec;
+    spec.schedule = {ScheduleKind::k1F1B, stages, microbatches, 1};
+    spec.blocking_power_w = 83.64;
+    Result<Problem> problem = BuildProblem(profile, spec);
+    if (problem.ok() && !(problem->num_nodes() > 12 && trial % 3 == 0)) out.push_back(std::move(*problem));
+  }
+  return out;
+}
+
+void GapToExact::Add(const std::vector<ExactPoint>& ours, const std::vector<ExactPoint>& exact) {
+  for (const ExactPoint& e : exact) {
+    // The same plan's time may differ in its last bits between evaluations.
+    const double mine = ExactEnergyAtMost(ours, e.time_s * (1 + 1e-12));
+    if (!std::isfinite(mine)) continue;  // faster than all our plans
+    worst = std::max(worst, mine / e.energy_j - 1);
+    sum += mine / e.energy_j - 1;
+    ++count;
+  }
+  for (const ExactPoint& p : ours) {
+    const double gap = p.energy_j / ExactEnergyAtMost(exact, p.time_s * (1 + 1e-12)) - 1;
+    worst_own = std::max(worst_own, gap);
+    sum_own += gap;
+    ++count_own;
+  }
 }
 
 }  // namespace perseus::testing

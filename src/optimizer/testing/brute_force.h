@@ -30,4 +30,24 @@ double ExactEnergyAtMost(const std::vector<ExactPoint>& frontier, double time_s)
 // random shares of the backward that sum to it.
 Profile RandomProfile(std::mt19937& rng, int stages, int options, bool split_backward = false);
 
+// The random tiny 1F1B instances (2-3 stages, 2-3 microbatches, 2-3 clocks,
+// 83.64 W blocking power, at most 3^12 or 2^18 plans) that
+// optimizer_quality_bench and the frontier tests compare with exhaustive
+// search: `trials` draws from one seeded generator, fewer instances.
+std::vector<Problem> TinyInstances(int trials);
+
+// A frontier's energy against the exact one, as shares of the exact energy.
+struct GapToExact {
+  // At every exact frontier point (but those faster than all of ours), our least
+  // energy within its time: counts, besides worse plans, an exact point that
+  // falls between two of our plan times.
+  double worst = 0, sum = 0;
+  int count = 0;
+  // At each of our plans' own times: worse plans only.
+  double worst_own = 0, sum_own = 0;
+  int count_own = 0;
+  // Adds one instance. `ours` is the frontier's (time, energy) in time order.
+  void Add(const std::vector<ExactPoint>& ours, const std::vector<ExactPoint>& exact);
+};
+
 }  // namespace perseus::testing
