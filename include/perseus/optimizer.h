@@ -101,9 +101,10 @@ struct Frontier {
   std::vector<FrontierPlan> plans;   // Pareto-optimal, time ascending, energy descending
   FrontierStats stats;
 
-  // The least-energy plan whose time is <= time_s, or nullptr. Times that
-  // differ by under 1e-12 (relative; floating-point summation order) count
-  // as equal here and in the Pareto filter.
+  // Times that differ by under this share (floating-point summation order)
+  // count as equal, in PlanForTime and in the Pareto filter.
+  static constexpr double kSameTime = 1e-12;
+  // The least-energy plan whose time is <= time_s (kSameTime), or nullptr.
   const FrontierPlan* PlanForTime(double time_s) const;
   // The least-energy plan no slower than all_max.
   const FrontierPlan* NoSlowdownPlan() const { return PlanForTime(all_max.time_s); }

@@ -8,9 +8,10 @@
 // other, and an optional local search trades: it moves one computation to a
 // slower option that does not fit and buys the time back from the
 // computations that are cheapest to speed up, or, where none of those
-// helps, speeds one computation up and fills the time it frees. Consecutive calls on nearby
-// durations (as the frontier's records are) reuse the previous rounding as a
-// starting guess and scratch space, so an object serves one caller at a time.
+// helps, speeds one computation up and fills the time it frees. Consecutive
+// calls on nearby durations (as the frontier's records are) reuse the
+// previous rounding as a starting guess and scratch space, so an object
+// serves one caller at a time.
 #pragma once
 
 #include <algorithm>
@@ -48,7 +49,7 @@ class Discretizer {
   // Whether a plan with this search budget, on a problem of `nodes`
   // computations, can depend on earlier calls (the search then also starts
   // from their cheapest plan).
-  static bool Chains(int nodes, long search_visits) { return search_visits / 4 >= kStartVisitsPerNode * nodes; }
+  static constexpr bool Chains(int nodes, long search_visits) { return search_visits / 4 >= kStartVisitsPerNode * nodes; }
 
  private:
   // Slack filling by saving rate: repeatedly lengthens the computation whose

@@ -21,14 +21,11 @@ namespace perseus {
 
 using optimizer::NodeCosts;
 
-namespace {
-constexpr double kSameTime = 1e-12;  // relative
-}  // namespace
 
 const FrontierPlan* Frontier::PlanForTime(double time_s) const {
   const FrontierPlan* best = nullptr;
   for (const FrontierPlan& p : plans) {
-    if (p.time_s <= time_s * (1 + kSameTime)) best = &p;  // time ascending, energy descending
+    if (p.time_s <= time_s * (1 + Frontier::kSameTime)) best = &p;  // time ascending, energy descending
   }
   return best;
 }
@@ -39,11 +36,14 @@ constexpr long kMaxSweepSteps = 5'000'000;
 constexpr int kMaxRecordedPlans = 1'000'000;
 // The discretizer's local search budget, in computations visited: every
 // plan gets whole rounds of trades, slower-first and then speed-up, on
-// problems of tens of computations (4,096 left the speed-up trades none;
-// large problems' plans, whose options are many and fine, get no round),
-// and the no-slowdown plan, the one jobs run, about 16 million (10-60 ms).
+// problems of tens of computations (large problems' plans, whose options
+// are many and fine, get no round), and the no-slowdown plan, the one jobs
+// run, about 16 million (10-60 ms). Plans are chained, with four starts
+// each, on problems of up to 128 computations.
 constexpr long kSearchVisitsPerPlan = 1L << 14;
 constexpr long kSearchVisitsNoSlowdown = 1L << 24;
+static_assert(optimizer::Discretizer::Chains(128, kSearchVisitsPerPlan) &&
+              !optimizer::Discretizer::Chains(129, kSearchVisitsPerPlan));
 
 double Seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
@@ -59,11 +59,11 @@ std::vector<FrontierPlan> ParetoFilter(std::vector<FrontierPlan> plans) {
   std::sort(plans.begin(), plans.end(), [](const FrontierPlan& a, const FrontierPlan& b) {
     return a.time_s != b.time_s ? a.time_s < b.time_s : a.energy_j < b.energy_j;
   });
-  // Times within kSameTime of each other differ only by floating-point
+  // Times within Frontier::kSameTime of each other differ only by floating-point
   // summation order; of such plans the cheaper one stands for both.
   std::vector<FrontierPlan> kept;
   for (FrontierPlan& p : plans) {
-    if (!kept.empty() && p.time_s <= kept.back().time_s * (1 + kSameTime)) {
+    if (!kept.empty() && p.time_s <= kept.back().time_s * (1 + Frontier::kSameTime)) {
       if (p.energy_j < kept.back().energy_j) kept.back() = std::move(p);
     } else if (kept.empty() || p.energy_j < kept.back().energy_j * (1 - 1e-12)) {
       kept.push_back(std::move(p));

@@ -3,7 +3,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
+
+#include "perseus/optimizer.h"
 
 namespace perseus::testing {
 
@@ -76,7 +80,11 @@ std::vector<Problem> TinyInstances(int trials) {
     spec.schedule = {ScheduleKind::k1F1B, stages, microbatches, 1};
     spec.blocking_power_w = 83.64;
     Result<Problem> problem = BuildProblem(profile, spec);
-    if (problem.ok() && !(problem->num_nodes() > 12 && trial % 3 == 0)) out.push_back(std::move(*problem));
+    if (!problem.ok()) {
+      std::fprintf(stderr, "TinyInstances: trial %d: %s\n", trial, problem.status().ToString().c_str());
+      std::abort();
+    }
+    if (!(problem->num_nodes() > 12 && trial % 3 == 0)) out.push_back(std::move(*problem));
   }
   return out;
 }
@@ -84,14 +92,14 @@ std::vector<Problem> TinyInstances(int trials) {
 void GapToExact::Add(const std::vector<ExactPoint>& ours, const std::vector<ExactPoint>& exact) {
   for (const ExactPoint& e : exact) {
     // The same plan's time may differ in its last bits between evaluations.
-    const double mine = ExactEnergyAtMost(ours, e.time_s * (1 + 1e-12));
+    const double mine = ExactEnergyAtMost(ours, e.time_s * (1 + Frontier::kSameTime));
     if (!std::isfinite(mine)) continue;  // faster than all our plans
     worst = std::max(worst, mine / e.energy_j - 1);
     sum += mine / e.energy_j - 1;
     ++count;
   }
   for (const ExactPoint& p : ours) {
-    const double gap = p.energy_j / ExactEnergyAtMost(exact, p.time_s * (1 + 1e-12)) - 1;
+    const double gap = p.energy_j / ExactEnergyAtMost(exact, p.time_s * (1 + Frontier::kSameTime)) - 1;
     worst_own = std::max(worst_own, gap);
     sum_own += gap;
     ++count_own;

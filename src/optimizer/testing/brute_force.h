@@ -1,6 +1,6 @@
 // Exact reference solutions for tiny problems, by enumerating every plan,
 // and random tiny instances to run them on. Used by the property tests and
-// by bench/optimizer_bench.cc to measure the solver's gap to optimal.
+// by bench/optimizer_quality_bench.cc to measure the solver's gap to optimal.
 #pragma once
 
 #include <random>
