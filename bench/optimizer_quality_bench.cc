@@ -226,9 +226,7 @@ void PrintGapToExact(int trials, double unit_time_s) {
     options.unit_time_s = unit_time_s;
     const Frontier f = *perseus::SolveFrontier(problem, options);
     const auto exact = perseus::testing::ExactFrontier(problem);
-    std::vector<perseus::testing::ExactPoint> ours;
-    for (const auto& p : f.plans) ours.push_back({p.time_s, p.energy_j});
-    gap.Add(ours, exact);
+    gap.Add(f, exact);
     const auto* ns = f.NoSlowdownPlan();
     worst_at_allmax =
         std::max(worst_at_allmax, ns->energy_j / perseus::testing::ExactEnergyAtMost(exact, f.all_max.time_s) - 1);

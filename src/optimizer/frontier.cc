@@ -21,11 +21,10 @@ namespace perseus {
 
 using optimizer::NodeCosts;
 
-
 const FrontierPlan* Frontier::PlanForTime(double time_s) const {
   const FrontierPlan* best = nullptr;
   for (const FrontierPlan& p : plans) {
-    if (p.time_s <= time_s * (1 + Frontier::kSameTime)) best = &p;  // time ascending, energy descending
+    if (p.time_s <= time_s * (1 + kSameTime)) best = &p;  // time ascending, energy descending
   }
   return best;
 }

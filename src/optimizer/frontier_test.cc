@@ -129,9 +129,7 @@ TEST(SolveFrontier, WithinHalfAPercentOfTheExactFrontierOnTinyInstances) {
     options.unit_time_s = 1e-5;
     Result<Frontier> f = SolveFrontier(problem, options);
     ASSERT_TRUE(f.ok()) << f.status().ToString();
-    std::vector<testing::ExactPoint> ours;
-    for (const FrontierPlan& p : f->plans) ours.push_back({p.time_s, p.energy_j});
-    gap.Add(ours, testing::ExactFrontier(problem));
+    gap.Add(*f, testing::ExactFrontier(problem));
   }
   EXPECT_GT(gap.count, 800);
   EXPECT_LE(gap.worst, 0.005) << "mean " << gap.sum / gap.count;

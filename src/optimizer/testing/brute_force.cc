@@ -2,12 +2,9 @@
 #include "optimizer/testing/brute_force.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
-
-#include "perseus/optimizer.h"
 
 namespace perseus::testing {
 
@@ -89,16 +86,16 @@ std::vector<Problem> TinyInstances(int trials) {
   return out;
 }
 
-void GapToExact::Add(const std::vector<ExactPoint>& ours, const std::vector<ExactPoint>& exact) {
+void GapToExact::Add(const Frontier& ours, const std::vector<ExactPoint>& exact) {
   for (const ExactPoint& e : exact) {
-    // The same plan's time may differ in its last bits between evaluations.
-    const double mine = ExactEnergyAtMost(ours, e.time_s * (1 + Frontier::kSameTime));
-    if (!std::isfinite(mine)) continue;  // faster than all our plans
-    worst = std::max(worst, mine / e.energy_j - 1);
-    sum += mine / e.energy_j - 1;
+    const FrontierPlan* mine = ours.PlanForTime(e.time_s);
+    if (!mine) continue;  // faster than all our plans
+    worst = std::max(worst, mine->energy_j / e.energy_j - 1);
+    sum += mine->energy_j / e.energy_j - 1;
     ++count;
   }
-  for (const ExactPoint& p : ours) {
+  for (const FrontierPlan& p : ours.plans) {
+    // The same plan's time may differ in its last bits between evaluations.
     const double gap = p.energy_j / ExactEnergyAtMost(exact, p.time_s * (1 + Frontier::kSameTime)) - 1;
     worst_own = std::max(worst_own, gap);
     sum_own += gap;

@@ -6,6 +6,7 @@
 #include <random>
 #include <vector>
 
+#include "perseus/optimizer.h"
 #include "perseus/problem.h"
 #include "perseus/profile.h"
 
@@ -46,8 +47,8 @@ struct GapToExact {
   // At each of our plans' own times: worse plans only.
   double worst_own = 0, sum_own = 0;
   int count_own = 0;
-  // Adds one instance. `ours` is the frontier's (time, energy) in time order.
-  void Add(const std::vector<ExactPoint>& ours, const std::vector<ExactPoint>& exact);
+  // Adds one instance: its frontier and the exact one.
+  void Add(const Frontier& ours, const std::vector<ExactPoint>& exact);
 };
 
 }  // namespace perseus::testing
