@@ -90,8 +90,9 @@ void GapToExact::Add(const Frontier& ours, const std::vector<ExactPoint>& exact)
   for (const ExactPoint& e : exact) {
     const FrontierPlan* mine = ours.PlanForTime(e.time_s);
     if (!mine) continue;  // faster than all our plans
-    worst = std::max(worst, mine->energy_j / e.energy_j - 1);
-    sum += mine->energy_j / e.energy_j - 1;
+    const double gap = mine->energy_j / e.energy_j - 1;
+    worst = std::max(worst, gap);
+    sum += gap;
     ++count;
   }
   for (const FrontierPlan& p : ours.plans) {
