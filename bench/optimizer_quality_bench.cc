@@ -7,8 +7,8 @@
 //     worst, how much of the worst is the plan's options lying above their
 //     cost curves' convex hulls (invisible to the relaxation's bound), and
 //     the gap of the no-slowdown plan. The bundled GPU-model examples follow
-//     (real-shaped profiles of other models and GPUs), also with ZB-H1 and
-//     DualPipeV.
+//     (real-shaped profiles of other models and GPUs), also with ZB-H1,
+//     DualPipeV and ZB-V.
 //  2. Against the original Perseus optimizer's published frontiers (GPT-3,
 //     1F1B, 12 and 24 microbatches): at every one of its points, how much
 //     energy ours uses more (negative: less), relative to all-max.
@@ -178,6 +178,7 @@ void BundledExamples() {
     RunCase({name, &ex.profile, ex.spec.blocking_power_w, ScheduleKind::kZBH1, m0, 1}, totals);
     RunCase({name, &ex.profile, ex.spec.blocking_power_w, ScheduleKind::kDualPipeV, std::max(m0, 2 * stages), 2},
             totals);
+    RunCase({name, &ex.profile, ex.spec.blocking_power_w, ScheduleKind::kZBV, m0, 2}, totals);
   }
   PrintTotals(totals);
 }

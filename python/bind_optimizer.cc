@@ -108,7 +108,8 @@ void BindOptimizer(py::module_& m) {
         py::arg("microbatches"), py::arg("chunks") = 1, py::arg("blocking_power_w") = 0.0,
         py::arg("gpus_per_stage") = 1,
         "One iteration's computation DAG: schedule '1f1b', 'gpipe', 'interleaved-1f1b' (chunks > 1),\n"
-        "'zb-h1' or 'dualpipev' (chunks=2; both need the profile's backward_input and backward_weight rows),\n"
+        "'zb-h1', 'dualpipev' or 'zb-v' (both chunks=2; all three need the profile's backward_input and\n"
+        "backward_weight rows),\n"
         "`microbatches` per iteration, stages from the profile unless given.");
 
   py::class_<FrontierPlan>(m, "FrontierPlan", "One plan on the frontier: an SM clock per computation.")
@@ -167,7 +168,7 @@ void BindOptimizer(py::module_& m) {
   m.def("stage_plans", [](const ProblemPtr& p, const FrontierPlan& plan) { return StagePlans(*p, plan.choice); },
         py::arg("problem"), py::arg("plan"),
         "Per stage, the (instruction, microbatch, sm_clock_mhz) list a GPU runs under `plan`, in execution\n"
-        "order; with model chunks (interleaved-1f1b, dualpipev) each entry ends with its chunk.");
+        "order; with model chunks (interleaved-1f1b, dualpipev, zb-v) each entry ends with its chunk.");
 }
 
 }  // namespace perseus::python

@@ -16,6 +16,8 @@
 //  - DualPipeV (DeepSeek's DualPipe cut in half): two chunks per GPU in a V,
 //    virtual stage s (chunk 0) and 2S-1-s (chunk 1) on GPU s, in the order of
 //    DeepSeek's dualpipev.py; some backwards whole, some split. M >= 2S.
+//  - ZB-V (Qi et al., section 6; PyTorch's ScheduleZBVZeroBubble): the same
+//    V of two chunks per GPU, every backward split, in PyTorch's order.
 // docs/schedules.md draws each for small sizes.
 #pragma once
 
@@ -27,22 +29,24 @@
 
 namespace perseus {
 
-enum class ScheduleKind { k1F1B, kGPipe, kInterleaved1F1B, kZBH1, kDualPipeV };
-// "1f1b", "gpipe", "interleaved-1f1b", "zb-h1", "dualpipev"
+enum class ScheduleKind { k1F1B, kGPipe, kInterleaved1F1B, kZBH1, kDualPipeV, kZBV };
+// "1f1b", "gpipe", "interleaved-1f1b", "zb-h1", "dualpipev", "zb-v"
 const char* ScheduleName(ScheduleKind kind);
 Result<ScheduleKind> ParseScheduleKind(const std::string& name);
 // Whether the schedule runs backward_input / backward_weight computations.
 bool SplitsBackward(ScheduleKind kind);
+// Whether the schedule places two model chunks per GPU in a V (dualpipev, zb-v).
+bool VShaped(ScheduleKind kind);
 
 struct ScheduleSpec {
   ScheduleKind kind = ScheduleKind::k1F1B;
   int stages = 0;        // GPUs (pipeline stages) in one pipeline
   int microbatches = 0;  // microbatches per iteration
-  int chunks = 1;        // model chunks per GPU (interleaved: any; dualpipev: 2)
+  int chunks = 1;        // model chunks per GPU (interleaved: any; dualpipev, zb-v: 2)
   int virtual_stages() const { return stages * chunks; }
   // The position along the model of `chunk` on GPU `stage`.
   int VirtualStage(int stage, int chunk) const {
-    if (kind == ScheduleKind::kDualPipeV) return chunk == 0 ? stage : 2 * stages - 1 - stage;
+    if (VShaped(kind)) return chunk == 0 ? stage : 2 * stages - 1 - stage;
     return chunk * stages + stage;
   }
 };

@@ -92,6 +92,12 @@ def test_zero_bubble_schedule_from_split_rows():
     assert frontier.all_max.time_s < perseus.solve_frontier(one_f_one_b).all_max.time_s
     with pytest.raises(ValueError, match="backward_input"):
         perseus.build_problem(perseus.parse_profile_csv(CSV), schedule="zb-h1", microbatches=4)
+    # ZB-V: two chunks per GPU in a V (a 2-stage profile is split into 2 x 2 chunks), every backward split.
+    zb_v = perseus.build_problem(profile, schedule="zb-v", chunks=2, microbatches=4, blocking_power_w=60)
+    assert zb_v.num_nodes == 2 * 2 * 4 * 3
+    v_stages = perseus.stage_plans(zb_v, perseus.solve_frontier(zb_v).no_slowdown_plan())
+    assert {entry[0] for entry in v_stages[0]} == {"forward", "backward_input", "backward_weight"}
+    assert {entry[-1] for entry in v_stages[1]} == {0, 1}
 
 
 def test_clock_change_limit():

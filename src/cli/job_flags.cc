@@ -15,8 +15,8 @@ void AddJobFlags(CLI::App* cmd, JobFlags& f) {
       ->check(CLI::IsMember(ExampleNames()));
   cmd->add_option("--stages", f.stages, "Pipeline stages (GPUs per pipeline)")->transform(kPositiveInt);
   cmd->add_option("--microbatches", f.microbatches, "Microbatches per iteration")->transform(kPositiveInt);
-  cmd->add_option("--schedule", f.schedule, "1f1b (default), gpipe, interleaved-1f1b, zb-h1 or dualpipev");
-  cmd->add_option("--chunks", f.chunks, "Model chunks per GPU (interleaved-1f1b; dualpipev: 2)")
+  cmd->add_option("--schedule", f.schedule, "1f1b (default), gpipe, interleaved-1f1b, zb-h1, dualpipev or zb-v");
+  cmd->add_option("--chunks", f.chunks, "Model chunks per GPU (interleaved-1f1b; dualpipev, zb-v: 2)")
       ->transform(kPositiveInt);
   cmd->add_option("--gpus-per-stage", f.gpus_per_stage, "Tensor-parallel GPUs per stage (multiplies energy)")
       ->transform(kPositiveInt);
@@ -47,7 +47,7 @@ Result<ResolvedJob> ResolveJob(const JobFlags& a) {
   if (a.stages) s.stages = a.stages;
   if (a.microbatches) s.microbatches = a.microbatches;
   if (a.chunks) s.chunks = a.chunks;
-  else if (s.kind == ScheduleKind::kDualPipeV) s.chunks = 2;
+  else if (VShaped(s.kind)) s.chunks = 2;
   if (a.gpus_per_stage) job.spec.gpus_per_stage = a.gpus_per_stage;
   if (a.blocking_power_w >= 0) job.spec.blocking_power_w = a.blocking_power_w;
   if (!a.example.empty()) return job;

@@ -110,6 +110,7 @@ TEST(SolveFrontier, MatchesExhaustiveSearchOnZeroBubbleSchedules) {
     const Profile one = testing::RandomProfile(rng, 1, 2, /*split_backward=*/true);
     CheckAgainstExact(MakeProblem(one, ScheduleKind::kDualPipeV, 1, 2, 2, 60),
                       "dualpipev trial " + std::to_string(trial));
+    CheckAgainstExact(MakeProblem(one, ScheduleKind::kZBV, 1, 2, 2, 60), "zb-v trial " + std::to_string(trial));
   }
 }
 

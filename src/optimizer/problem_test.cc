@@ -130,9 +130,10 @@ void ExpectWellFormed(const Problem& p) {
       EXPECT_EQ(n.comp.instruction, p.schedule.per_stage[s][k].instruction);
       EXPECT_EQ(n.comp.microbatch, p.schedule.per_stage[s][k].microbatch);
       EXPECT_EQ(n.comp.chunk, p.schedule.per_stage[s][k].chunk);
-      // DualPipeV's V: chunk 1 runs the model's second half backwards across the GPUs.
+      // DualPipeV's and ZB-V's V: chunk 1 runs the model's second half backwards across the GPUs.
       const int S = p.num_stages();
-      const bool v_shape = p.schedule.spec.kind == ScheduleKind::kDualPipeV;
+      const bool v_shape =
+          p.schedule.spec.kind == ScheduleKind::kDualPipeV || p.schedule.spec.kind == ScheduleKind::kZBV;
       EXPECT_EQ(n.virtual_stage, v_shape && n.comp.chunk == 1 ? 2 * S - 1 - s : n.comp.chunk * S + s);
     }
   }
@@ -224,12 +225,18 @@ TEST(BuildProblem, ZeroBubbleSchedulesAreWellFormedAndAcyclic) {
       ExpectWellFormed(Build(UniformSplitProfile(S), Spec(ScheduleKind::kDualPipeV, S, M, 2)));
       ExpectWellFormed(Build(UniformSplitProfile(2 * S), Spec(ScheduleKind::kDualPipeV, S, M, 2)));
     }
+    for (int M = 1; M <= 3 * S; ++M) {
+      SCOPED_TRACE("zb-v " + std::to_string(S) + "x" + std::to_string(M));
+      ExpectWellFormed(Build(UniformSplitProfile(2 * S), Spec(ScheduleKind::kZBV, S, M, 2)));
+    }
   }
 }
 
 // The papers' bubbles with F = B = W (1 s each): 1F1B idles (S-1)(F+B+W) per
 // GPU, ZB-H1 a third of that, (S-1)F (Qi et al., Figure 3); DualPipeV, with
-// each chunk half a stage, less again (its authors give half of ZB-H1's).
+// each chunk half a stage, less again (its authors give half of ZB-H1's), and
+// so does ZB-V: both take 3M + (S-1)F/2, the least a V can, as GPU S-1 gets
+// its first input only after S-1 chunk forwards and then never idles.
 TEST(BuildProblem, ZeroBubbleSchedulesShrinkTheBubble) {
   for (int S : {2, 4, 8}) {
     for (int M : {2 * S, 3 * S, 4 * S}) {
@@ -242,7 +249,10 @@ TEST(BuildProblem, ZeroBubbleSchedulesShrinkTheBubble) {
       const double dualpipev = EvaluatePlan(dv, AllMaxPlan(dv)).time_s;
       EXPECT_DOUBLE_EQ(one_f_one_b, 3.0 * M + 3.0 * (S - 1)) << S << "x" << M;
       EXPECT_DOUBLE_EQ(zb_h1, 3.0 * M + (S - 1)) << S << "x" << M;
-      EXPECT_GE(dualpipev, 3.0 * M) << S << "x" << M;  // no GPU can do its work faster
+      const Problem zv = Build(profile, Spec(ScheduleKind::kZBV, S, M, 2));
+      const double zb_v = EvaluatePlan(zv, AllMaxPlan(zv)).time_s;
+      EXPECT_DOUBLE_EQ(zb_v, 3.0 * M + 0.5 * (S - 1)) << S << "x" << M;
+      EXPECT_DOUBLE_EQ(dualpipev, zb_v) << S << "x" << M;
       EXPECT_LT(dualpipev, zb_h1) << S << "x" << M;
     }
   }

@@ -14,6 +14,7 @@ const char* ScheduleName(ScheduleKind kind) {
     case ScheduleKind::kInterleaved1F1B: return "interleaved-1f1b";
     case ScheduleKind::kZBH1: return "zb-h1";
     case ScheduleKind::kDualPipeV: return "dualpipev";
+    case ScheduleKind::kZBV: return "zb-v";
   }
   return "?";
 }
@@ -24,11 +25,16 @@ Result<ScheduleKind> ParseScheduleKind(const std::string& name) {
   if (name == "interleaved-1f1b" || name == "interleaved") return ScheduleKind::kInterleaved1F1B;
   if (name == "zb-h1") return ScheduleKind::kZBH1;
   if (name == "dualpipev") return ScheduleKind::kDualPipeV;
+  if (name == "zb-v") return ScheduleKind::kZBV;
   return Status::InvalidArgument(
-      "schedule: expected '1f1b', 'gpipe', 'interleaved-1f1b', 'zb-h1' or 'dualpipev', got '" + name + "'");
+      "schedule: expected '1f1b', 'gpipe', 'interleaved-1f1b', 'zb-h1', 'dualpipev' or 'zb-v', got '" + name + "'");
 }
 
-bool SplitsBackward(ScheduleKind kind) { return kind == ScheduleKind::kZBH1 || kind == ScheduleKind::kDualPipeV; }
+bool SplitsBackward(ScheduleKind kind) {
+  return kind == ScheduleKind::kZBH1 || kind == ScheduleKind::kDualPipeV || kind == ScheduleKind::kZBV;
+}
+
+bool VShaped(ScheduleKind kind) { return kind == ScheduleKind::kDualPipeV || kind == ScheduleKind::kZBV; }
 
 namespace {
 
@@ -43,17 +49,17 @@ Status Validate(const ScheduleSpec& s) {
     return Status::InvalidArgument("microbatches: expected 1.." + std::to_string(kMaxMicrobatches) + ", got " +
                                    std::to_string(s.microbatches));
   }
-  if (s.kind == ScheduleKind::kDualPipeV) {
+  if (VShaped(s.kind)) {
     if (s.chunks != 2) {
-      return Status::InvalidArgument("chunks: dualpipev runs 2 model chunks per GPU (a V), got " +
-                                     std::to_string(s.chunks));
+      return Status::InvalidArgument(std::string("chunks: ") + ScheduleName(s.kind) +
+                                     " runs 2 model chunks per GPU (a V), got " + std::to_string(s.chunks));
     }
-    if (s.microbatches < 2 * s.stages) {
+    if (s.kind == ScheduleKind::kDualPipeV && s.microbatches < 2 * s.stages) {
       return Status::InvalidArgument("microbatches: dualpipev needs at least twice the stages (" +
                                      std::to_string(2 * s.stages) + "), got " + std::to_string(s.microbatches));
     }
   } else if (s.kind != ScheduleKind::kInterleaved1F1B && s.chunks != 1) {
-    return Status::InvalidArgument("chunks: only the interleaved-1f1b and dualpipev schedules take model chunks, got " +
+    return Status::InvalidArgument("chunks: only the interleaved-1f1b, dualpipev and zb-v schedules take model chunks, got " +
                                    std::to_string(s.chunks));
   }
   if (s.kind == ScheduleKind::kInterleaved1F1B) {
@@ -184,6 +190,61 @@ class DualPipeVOrder {
   std::deque<std::pair<int, int>> weights_;  // (chunk, microbatch) of split backwards
 };
 
+// ZB-V on GPU r (Qi et al., section 6), in the order of PyTorch's
+// ScheduleZBVZeroBubble: laid out for n = max(2S-1, M) microbatches, of
+// which those >= M are left out. Each chunk's forwards, input gradients and
+// weight gradients go in microbatch order.
+class ZeroBubbleVOrder {
+ public:
+  ZeroBubbleVOrder(int M) : M_(M) {}
+
+  std::vector<Computation> Build(int r, int S) {
+    const int n = std::max(2 * S - 1, M_);
+    for (int k = 0; k < 2 * (S - r) - 1; ++k) F(0);  // warm-up: chunk 0 fills the pipeline
+    for (int k = 0; k < r; ++k) {
+      F(1);
+      F(0);
+    }
+    for (int k = 0; k < S - r; ++k) {  // the turn of the V: chunk 1's first backwards
+      F(1);
+      BW(1);
+    }
+    while (next_[1][0] < next_[0][0] || next_[0][0] < n) {  // steady state
+      if (next_[0][0] < n) F(0);
+      BW(0);
+      F(1);
+      BW(1);
+    }
+    for (int k = 0; k < r; ++k) {  // cool-down: input gradients first,
+      Add(Instruction::kBackwardInput, 0);
+      Add(Instruction::kBackwardInput, 1);
+    }
+    for (int k = 0; k < S - r; ++k) {
+      Add(Instruction::kBackwardInput, 0);
+      Add(Instruction::kBackwardWeight, 0);
+    }
+    while (next_[1][2] < next_[1][1]) Add(Instruction::kBackwardWeight, 1);  // then the deferred weights
+    while (next_[0][2] < next_[0][1]) Add(Instruction::kBackwardWeight, 0);
+    return std::move(order_);
+  }
+
+ private:
+  void F(int chunk) { Add(Instruction::kForward, chunk); }
+  void BW(int chunk) {
+    Add(Instruction::kBackwardInput, chunk);
+    Add(Instruction::kBackwardWeight, chunk);
+  }
+  void Add(Instruction instruction, int chunk) {
+    const int kind = instruction == Instruction::kForward ? 0 : instruction == Instruction::kBackwardInput ? 1 : 2;
+    const int m = next_[chunk][kind]++;
+    if (m < M_) order_.push_back({instruction, m, chunk});
+  }
+
+  const int M_;
+  std::vector<Computation> order_;
+  int next_[2][3] = {{0, 0, 0}, {0, 0, 0}};  // [chunk][forward, input gradient, weight gradient]
+};
+
 }  // namespace
 
 Result<Schedule> BuildSchedule(const ScheduleSpec& spec) {
@@ -202,6 +263,7 @@ Result<Schedule> BuildSchedule(const ScheduleSpec& spec) {
       case ScheduleKind::kDualPipeV:
         sched.per_stage[s] = DualPipeVOrder().Build(s, spec.stages, spec.microbatches);
         break;
+      case ScheduleKind::kZBV: sched.per_stage[s] = ZeroBubbleVOrder(spec.microbatches).Build(s, spec.stages); break;
     }
   }
   return sched;

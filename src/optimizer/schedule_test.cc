@@ -1,5 +1,5 @@
 // Tests of the pipeline schedules: exact 1F1B and GPipe orders, Megatron's
-// interleaved 1F1B, the zero-bubble ZB-H1 and DualPipeV orders, and
+// interleaved 1F1B, the zero-bubble ZB-H1, DualPipeV and ZB-V orders, and
 // validation of the schedule spec.
 #include "perseus/schedule.h"
 
@@ -264,6 +264,58 @@ TEST(DualPipeV, EveryComputationOnceInMicrobatchOrder) {
   }
 }
 
+// PyTorch's ScheduleZBVZeroBubble steps, worked by hand for 2 GPUs and 4
+// microbatches: GPU 0 holds the V's turn (chunk 1 is the last virtual stage),
+// so its chunk-1 backwards follow their forwards at once; GPU 1 defers the
+// last weight gradients into the cool-down.
+TEST(ZeroBubbleV, TwoStagesFourMicrobatchesExactOrder) {
+  Schedule s = Build(ScheduleKind::kZBV, 2, 4, 2);
+  ASSERT_EQ(s.per_stage.size(), 2u);
+  EXPECT_EQ(Render(s.per_stage[0], true),
+            "F0.0 F0.1 F0.2 F1.0 Bi1.0 W1.0 F1.1 Bi1.1 W1.1 F0.3 Bi0.0 W0.0 F1.2 Bi1.2 W1.2 Bi0.1 W0.1 F1.3 Bi1.3 W1.3 "
+            "Bi0.2 W0.2 Bi0.3 W0.3");
+  EXPECT_EQ(Render(s.per_stage[1], true),
+            "F0.0 F1.0 F0.1 F1.1 Bi1.0 W1.0 F0.2 Bi0.0 W0.0 F1.2 Bi1.1 W1.1 F0.3 Bi0.1 W0.1 F1.3 Bi1.2 W1.2 Bi0.2 "
+            "Bi1.3 Bi0.3 W0.2 W1.3 W0.3");
+  EXPECT_EQ(s.spec.VirtualStage(1, 1), 2);
+  EXPECT_EQ(s.spec.VirtualStage(0, 1), 3);
+}
+
+// Per GPU and chunk: every microbatch's forward, input gradient and weight
+// gradient once, each kind in microbatch order, a weight gradient after its
+// input gradient; with fewer microbatches than the 2S-1 the order is laid out
+// for, the missing ones are left out. No GPU holds more activations (chunk
+// forwards whose weight gradient has not run) than 2S chunks, that is 1F1B's
+// peak of S whole stages (Qi et al., section 6).
+TEST(ZeroBubbleV, EveryComputationOnceInMicrobatchOrderWithinOneFOneBsMemory) {
+  for (int S = 1; S <= 6; ++S) {
+    for (int M = 1; M <= 3 * S + 2; ++M) {
+      Schedule s = Build(ScheduleKind::kZBV, S, M, 2);
+      for (int stage = 0; stage < S; ++stage) {
+        const std::string where = std::to_string(S) + "x" + std::to_string(M) + " GPU " + std::to_string(stage);
+        int next[2][3] = {{0, 0, 0}, {0, 0, 0}};
+        int held = 0, peak = 0;
+        for (const Computation& c : s.per_stage[stage]) {
+          const int kind = c.instruction == Instruction::kForward         ? 0
+                           : c.instruction == Instruction::kBackwardInput ? 1
+                                                                          : 2;
+          ASSERT_NE(c.instruction, Instruction::kBackward) << where;
+          EXPECT_EQ(c.microbatch, next[c.chunk][kind]++) << where;
+          if (kind == 2) {
+            EXPECT_LT(c.microbatch, next[c.chunk][1]) << where;
+            --held;
+          }
+          if (kind == 0) peak = std::max(peak, ++held);
+        }
+        for (int chunk = 0; chunk < 2; ++chunk) {
+          for (int kind = 0; kind < 3; ++kind) EXPECT_EQ(next[chunk][kind], M) << where;
+        }
+        EXPECT_LE(peak, 2 * S) << where;
+      }
+    }
+  }
+}
+
 TEST(ScheduleValidation, ErrorsNameTheField) {
   EXPECT_EQ(Error({ScheduleKind::k1F1B, 0, 4, 1}), "stages: expected 1..4096, got 0");
   EXPECT_EQ(Error({ScheduleKind::kGPipe, -2, 4, 1}), "stages: expected 1..4096, got -2");
@@ -271,9 +323,9 @@ TEST(ScheduleValidation, ErrorsNameTheField) {
   EXPECT_EQ(Error({ScheduleKind::k1F1B, 4, 0, 1}), "microbatches: expected 1..65536, got 0");
   EXPECT_EQ(Error({ScheduleKind::kInterleaved1F1B, 2, 0, 2}), "microbatches: expected 1..65536, got 0");
   EXPECT_EQ(Error({ScheduleKind::k1F1B, 4, 8, 2}),
-            "chunks: only the interleaved-1f1b and dualpipev schedules take model chunks, got 2");
+            "chunks: only the interleaved-1f1b, dualpipev and zb-v schedules take model chunks, got 2");
   EXPECT_EQ(Error({ScheduleKind::kGPipe, 4, 8, 0}),
-            "chunks: only the interleaved-1f1b and dualpipev schedules take model chunks, got 0");
+            "chunks: only the interleaved-1f1b, dualpipev and zb-v schedules take model chunks, got 0");
   EXPECT_EQ(Error({ScheduleKind::kInterleaved1F1B, 2, 3, 2}),
             "microbatches: interleaved-1f1b needs a multiple of stages (2), got 3");
   EXPECT_EQ(Error({ScheduleKind::kInterleaved1F1B, 4, 2, 2}),
@@ -289,7 +341,9 @@ TEST(ScheduleValidation, ErrorsNameTheField) {
   EXPECT_EQ(Error({ScheduleKind::kDualPipeV, 4, 7, 2}),
             "microbatches: dualpipev needs at least twice the stages (8), got 7");
   EXPECT_EQ(Error({ScheduleKind::kZBH1, 4, 8, 2}),
-            "chunks: only the interleaved-1f1b and dualpipev schedules take model chunks, got 2");
+            "chunks: only the interleaved-1f1b, dualpipev and zb-v schedules take model chunks, got 2");
+  EXPECT_EQ(Error({ScheduleKind::kZBV, 4, 8, 3}), "chunks: zb-v runs 2 model chunks per GPU (a V), got 3");
+  EXPECT_EQ(Error({ScheduleKind::kZBV, 4, 0, 2}), "microbatches: expected 1..65536, got 0");
 }
 
 TEST(ScheduleValidation, BuildsAtTheLimits) {
@@ -303,7 +357,7 @@ TEST(ScheduleKindNames, ParseAndName) {
   EXPECT_EQ(*ParseScheduleKind("interleaved-1f1b"), ScheduleKind::kInterleaved1F1B);
   EXPECT_EQ(*ParseScheduleKind("interleaved"), ScheduleKind::kInterleaved1F1B);
   for (ScheduleKind k : {ScheduleKind::k1F1B, ScheduleKind::kGPipe, ScheduleKind::kInterleaved1F1B,
-                         ScheduleKind::kZBH1, ScheduleKind::kDualPipeV}) {
+                         ScheduleKind::kZBH1, ScheduleKind::kDualPipeV, ScheduleKind::kZBV}) {
     Result<ScheduleKind> back = ParseScheduleKind(ScheduleName(k));
     ASSERT_TRUE(back.ok());
     EXPECT_EQ(*back, k);
@@ -313,15 +367,21 @@ TEST(ScheduleKindNames, ParseAndName) {
   EXPECT_STREQ(ScheduleName(ScheduleKind::kInterleaved1F1B), "interleaved-1f1b");
   EXPECT_STREQ(ScheduleName(ScheduleKind::kZBH1), "zb-h1");
   EXPECT_STREQ(ScheduleName(ScheduleKind::kDualPipeV), "dualpipev");
+  EXPECT_STREQ(ScheduleName(ScheduleKind::kZBV), "zb-v");
   EXPECT_FALSE(SplitsBackward(ScheduleKind::kInterleaved1F1B));
   EXPECT_TRUE(SplitsBackward(ScheduleKind::kZBH1));
   EXPECT_TRUE(SplitsBackward(ScheduleKind::kDualPipeV));
+  EXPECT_TRUE(SplitsBackward(ScheduleKind::kZBV));
+  EXPECT_FALSE(VShaped(ScheduleKind::kInterleaved1F1B));
+  EXPECT_TRUE(VShaped(ScheduleKind::kDualPipeV));
+  EXPECT_TRUE(VShaped(ScheduleKind::kZBV));
   for (const char* bad : {"1F1B", "pipedream", "", " gpipe"}) {
     Result<ScheduleKind> k = ParseScheduleKind(bad);
     ASSERT_FALSE(k.ok()) << bad;
     EXPECT_EQ(k.status().code(), Status::Code::kInvalidArgument);
     EXPECT_EQ(k.status().message(),
-              std::string("schedule: expected '1f1b', 'gpipe', 'interleaved-1f1b', 'zb-h1' or 'dualpipev', got '") + bad + "'");
+              std::string("schedule: expected '1f1b', 'gpipe', 'interleaved-1f1b', 'zb-h1', 'dualpipev' or 'zb-v', got '") +
+                  bad + "'");
   }
 }
 

@@ -164,13 +164,14 @@ Case RandomCase(uint32_t seed) {
   return c;
 }
 
-// Zero-bubble schedules (split backwards): ZB-H1 and DualPipeV.
+// Zero-bubble schedules (split backwards): ZB-H1, DualPipeV and ZB-V.
 Case RandomSplitCase(uint32_t seed) {
   std::mt19937 rng(seed);
   Case c;
-  c.kind = seed % 2 == 0 ? ScheduleKind::kZBH1 : ScheduleKind::kDualPipeV;
+  static const ScheduleKind kKinds[] = {ScheduleKind::kZBH1, ScheduleKind::kDualPipeV, ScheduleKind::kZBV};
+  c.kind = kKinds[seed % 3];
   c.stages = std::uniform_int_distribution<int>(1, 4)(rng);
-  c.chunks = c.kind == ScheduleKind::kDualPipeV ? 2 : 1;
+  c.chunks = VShaped(c.kind) ? 2 : 1;
   c.microbatches = c.kind == ScheduleKind::kDualPipeV ? 2 * c.stages + std::uniform_int_distribution<int>(0, 3)(rng)
                                                       : std::uniform_int_distribution<int>(1, 6)(rng);
   static const double kBlocking[] = {0, 20, 83.64, 300};

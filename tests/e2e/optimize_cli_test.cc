@@ -442,7 +442,8 @@ TEST_F(OptimizeCli, UnknownScheduleIsRejected) {
                    "--schedule", "zigzag", "--out", out_.string()});
   EXPECT_NE(r.exit_code, 0);
   EXPECT_EQ(r.err,
-            "perseus: error: --schedule: schedule: expected '1f1b', 'gpipe', 'interleaved-1f1b', 'zb-h1' or 'dualpipev', got 'zigzag'\n");
+            "perseus: error: --schedule: schedule: expected '1f1b', 'gpipe', 'interleaved-1f1b', 'zb-h1', 'dualpipev' or 'zb-v', got "
+            "'zigzag'\n");
 }
 
 TEST_F(OptimizeCli, ChunksNeedTheInterleavedSchedule) {
@@ -450,7 +451,8 @@ TEST_F(OptimizeCli, ChunksNeedTheInterleavedSchedule) {
   CliRun r = Perseus({"optimize", profile, "--stages", "2", "--microbatches", "4", "--blocking-power", "60",
                       "--chunks", "2", "--out", out_.string()});
   EXPECT_NE(r.exit_code, 0);
-  EXPECT_EQ(r.err, "perseus: error: chunks: only the interleaved-1f1b and dualpipev schedules take model chunks, got 2\n");
+  EXPECT_EQ(r.err, "perseus: error: chunks: only the interleaved-1f1b, dualpipev and zb-v schedules take model chunks, "
+                   "got 2\n");
   EXPECT_TRUE(FilesUnder(out_).empty());
 }
 
@@ -530,7 +532,7 @@ std::string SmallSplitProfile() {
 
 TEST_F(OptimizeCli, ZeroBubbleSchedulesWriteSplitPlansAndCompareWith1F1B) {
   const std::string profile = WriteProfile("split.csv", SmallSplitProfile());
-  for (const char* schedule : {"zb-h1", "dualpipev"}) {
+  for (const char* schedule : {"zb-h1", "dualpipev", "zb-v"}) {
     SCOPED_TRACE(schedule);
     std::filesystem::remove_all(out_);
     CliRun r = Perseus({"optimize", profile, "--stages", "2", "--microbatches", "4", "--blocking-power", "60",
