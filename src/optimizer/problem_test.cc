@@ -132,8 +132,7 @@ void ExpectWellFormed(const Problem& p) {
       EXPECT_EQ(n.comp.chunk, p.schedule.per_stage[s][k].chunk);
       // DualPipeV's and ZB-V's V: chunk 1 runs the model's second half backwards across the GPUs.
       const int S = p.num_stages();
-      const bool v_shape =
-          p.schedule.spec.kind == ScheduleKind::kDualPipeV || p.schedule.spec.kind == ScheduleKind::kZBV;
+      const bool v_shape = VShaped(p.schedule.spec.kind);
       EXPECT_EQ(n.virtual_stage, v_shape && n.comp.chunk == 1 ? 2 * S - 1 - s : n.comp.chunk * S + s);
     }
   }

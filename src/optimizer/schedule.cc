@@ -59,8 +59,9 @@ Status Validate(const ScheduleSpec& s) {
                                      std::to_string(2 * s.stages) + "), got " + std::to_string(s.microbatches));
     }
   } else if (s.kind != ScheduleKind::kInterleaved1F1B && s.chunks != 1) {
-    return Status::InvalidArgument("chunks: only the interleaved-1f1b, dualpipev and zb-v schedules take model chunks, got " +
-                                   std::to_string(s.chunks));
+    return Status::InvalidArgument(
+        "chunks: only the interleaved-1f1b, dualpipev and zb-v schedules take model chunks, got " +
+        std::to_string(s.chunks));
   }
   if (s.kind == ScheduleKind::kInterleaved1F1B) {
     if (s.chunks < 1 || s.chunks > 64) return Status::InvalidArgument("chunks: expected 1..64, got " + std::to_string(s.chunks));
@@ -196,7 +197,7 @@ class DualPipeVOrder {
 // weight gradients go in microbatch order.
 class ZeroBubbleVOrder {
  public:
-  ZeroBubbleVOrder(int M) : M_(M) {}
+  explicit ZeroBubbleVOrder(int M) : M_(M) {}
 
   std::vector<Computation> Build(int r, int S) {
     const int n = std::max(2 * S - 1, M_);

@@ -380,8 +380,8 @@ TEST(ScheduleKindNames, ParseAndName) {
     ASSERT_FALSE(k.ok()) << bad;
     EXPECT_EQ(k.status().code(), Status::Code::kInvalidArgument);
     EXPECT_EQ(k.status().message(),
-              std::string("schedule: expected '1f1b', 'gpipe', 'interleaved-1f1b', 'zb-h1', 'dualpipev' or 'zb-v', got '") +
-                  bad + "'");
+              std::string("schedule: expected '1f1b', 'gpipe', 'interleaved-1f1b', 'zb-h1', 'dualpipev' or 'zb-v', ") +
+                  "got '" + bad + "'");
   }
 }
 

@@ -442,8 +442,8 @@ TEST_F(OptimizeCli, UnknownScheduleIsRejected) {
                    "--schedule", "zigzag", "--out", out_.string()});
   EXPECT_NE(r.exit_code, 0);
   EXPECT_EQ(r.err,
-            "perseus: error: --schedule: schedule: expected '1f1b', 'gpipe', 'interleaved-1f1b', 'zb-h1', 'dualpipev' or 'zb-v', got "
-            "'zigzag'\n");
+            "perseus: error: --schedule: schedule: expected '1f1b', 'gpipe', 'interleaved-1f1b', 'zb-h1', "
+            "'dualpipev' or 'zb-v', got 'zigzag'\n");
 }
 
 TEST_F(OptimizeCli, ChunksNeedTheInterleavedSchedule) {
