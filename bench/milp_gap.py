@@ -26,6 +26,7 @@ import scipy.sparse
 from scipy.optimize import Bounds, LinearConstraint, milp
 
 import perseus
+from bench_problem import add_problem_args, plans_near, problem_from_args
 
 
 def solve_at(problem, deadline_s, time_limit_s):
@@ -71,34 +72,17 @@ def solve_at(problem, deadline_s, time_limit_s):
     return best, result.mip_dual_bound + fixed_j, result.status == 0
 
 
-def plan_near(frontier, relative_time):
-    """The frontier plan whose time is closest to relative_time x the all-max time."""
-    target = frontier.all_max.time_s * relative_time
-    return min(frontier.plans, key=lambda p: abs(p.time_s - target))
-
-
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("profile", help="Zeus-format profile CSV")
-    parser.add_argument("--stages", type=int, default=0)
-    parser.add_argument("--microbatches", type=int, required=True)
-    parser.add_argument("--schedule", default="1f1b")
-    parser.add_argument("--chunks", type=int, default=1)
-    parser.add_argument("--blocking-power", type=float, default=0.0, help="W per GPU while blocked")
-    parser.add_argument("--relative-times", default="1.0",
-                        help="comma-separated iteration times relative to all-max; the nearest plan of each")
+    add_problem_args(parser, "1.0", "comma-separated iteration times relative to all-max; the nearest plan of each")
     parser.add_argument("--time-limit", type=float, default=60.0, help="seconds of HiGHS per plan")
     args = parser.parse_args(argv)
-    profile = perseus.load_profile(args.profile, args.stages)
-    problem = perseus.build_problem(profile, schedule=args.schedule, stages=args.stages,
-                                    microbatches=args.microbatches, chunks=args.chunks,
-                                    blocking_power_w=args.blocking_power)
+    problem = problem_from_args(args)
     frontier = perseus.solve_frontier(problem)
     all_max_j = frontier.all_max.energy_j
     print(f"{problem.num_nodes} computations; % of all-max energy ({all_max_j:.1f} J)")
     print(f"{'rel_time':>9} {'plan-bound':>11} {'plan-exact':>11} {'highs_bound-ours':>17} {'optimal':>8}")
-    for relative_time in (float(x) for x in args.relative_times.split(",")):
-        plan = plan_near(frontier, relative_time)
+    for plan in plans_near(frontier, args.relative_times):
         best_j, highs_bound_j, optimal = solve_at(problem, plan.time_s, args.time_limit)
         plan_exact = float("nan") if best_j is None else 100 * (plan.energy_j - best_j) / all_max_j
         print(f"{plan.time_s / frontier.all_max.time_s:9.4f} {100 * (plan.energy_j - plan.lower_bound_j) / all_max_j:10.3f}%"

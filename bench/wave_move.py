@@ -33,6 +33,7 @@ import scipy.sparse
 from scipy.sparse.csgraph import maximum_flow
 
 import perseus
+from bench_problem import add_problem_args, plans_near, problem_from_args
 
 INF = 1 << 30  # an arc the cut may not cross (SciPy's maximum flow takes 32-bit integers)
 
@@ -154,32 +155,19 @@ def improve(problem, choice, deadline_s, deltas_s, slow_factor=1.1, max_rounds=5
 
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("profile", help="Zeus-format profile CSV")
-    parser.add_argument("--stages", type=int, default=0)
-    parser.add_argument("--microbatches", type=int, required=True)
-    parser.add_argument("--schedule", default="1f1b")
-    parser.add_argument("--chunks", type=int, default=1)
-    parser.add_argument("--blocking-power", type=float, default=0.0, help="W per GPU while blocked")
+    add_problem_args(parser, "", "instead of --every, comma-separated iteration times relative to all-max; "
+                     "the nearest plan of each")
     parser.add_argument("--every", type=int, default=10, help="every Nth frontier plan, fastest first")
-    parser.add_argument("--relative-times", default="",
-                        help="instead, comma-separated iteration times relative to all-max; the nearest plan of each")
     parser.add_argument("--slow-factor", type=float, default=1.1,
                         help="a slowed computation may take up to this times the quantum")
     args = parser.parse_args(argv)
-    profile = perseus.load_profile(args.profile, args.stages)
-    problem = perseus.build_problem(profile, schedule=args.schedule, stages=args.stages,
-                                    microbatches=args.microbatches, chunks=args.chunks,
-                                    blocking_power_w=args.blocking_power)
+    problem = problem_from_args(args)
     frontier = perseus.solve_frontier(problem)
     all_max_j = frontier.all_max.energy_j
     deltas_s = list(np.geomspace(1e-4, 0.03, 40))  # quanta from 0.1 to 30 ms
     print(f"{problem.num_nodes} computations; gap to the lower bound, % of all-max energy ({all_max_j:.1f} J)")
     print(f"{'rel_time':>9} {'before':>9} {'after':>9} {'saved_j':>9}")
-    if args.relative_times:
-        targets = [frontier.all_max.time_s * float(x) for x in args.relative_times.split(",")]
-        plans = [min(frontier.plans, key=lambda p, t=t: abs(p.time_s - t)) for t in targets]
-    else:
-        plans = frontier.plans[::max(1, args.every)]
+    plans = plans_near(frontier, args.relative_times) if args.relative_times else frontier.plans[::max(1, args.every)]
     before, after = [], []
     for plan in plans:
         _, change_j = improve(problem, plan.choice, plan.time_s, deltas_s, args.slow_factor)

@@ -7,6 +7,7 @@ bound with a solver that shares nothing with perseus, and Problem.computations
 scripts/install_deps.sh (python3-scipy); outside CI a missing SciPy skips."""
 import importlib.util
 import os
+import sys
 
 import pytest
 
@@ -25,11 +26,19 @@ CSV = test_optimizer.CSV.replace("0,backward,1200,0.022,5.2", "0,backward,1200,0
 assert CSV != test_optimizer.CSV
 
 
-def _milp_gap():
-    spec = importlib.util.spec_from_file_location("milp_gap", os.path.join(SOURCE, "bench", "milp_gap.py"))
+def load_bench(name):
+    """bench/NAME.py as a module (its own imports from bench/ resolve too)."""
+    bench = os.path.join(SOURCE, "bench")
+    if bench not in sys.path:
+        sys.path.insert(0, bench)
+    spec = importlib.util.spec_from_file_location(name, os.path.join(bench, name + ".py"))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def _milp_gap():
+    return load_bench("milp_gap")
 
 
 def test_problem_computations_describe_the_dag():

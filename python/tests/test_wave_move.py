@@ -5,7 +5,6 @@ accounting must agree with perseus.evaluate_plan, which shares no code with it;
 from the all-max plan, where non-critical computations can slow down for free,
 it must find a cheaper plan. SciPy is installed by scripts/install_deps.sh
 (python3-scipy); outside CI a missing SciPy skips."""
-import importlib.util
 import os
 
 import pytest
@@ -16,15 +15,11 @@ import test_milp_gap  # its non-convex two-stage CSV (python/tests is on sys.pat
 if not os.environ.get("CI"):
     pytest.importorskip("scipy.sparse.csgraph", reason="python3-scipy is not installed (scripts/install_deps.sh)")
 
-SOURCE = os.environ.get("PERSEUS_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
 DELTAS_S = [1e-4 * 1.5**k for k in range(16)]  # 0.1 to 44 ms
 
 
 def _wave_move():
-    spec = importlib.util.spec_from_file_location("wave_move", os.path.join(SOURCE, "bench", "wave_move.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return test_milp_gap.load_bench("wave_move")
 
 
 def _problem():
