@@ -19,6 +19,7 @@ Usage (from the source tree, after the build):
       --microbatches 12 --blocking-power 83.64 --relative-times 1.0,1.0009 --time-limit 100
 """
 import argparse
+import collections
 import sys
 
 import numpy as np
@@ -29,10 +30,14 @@ import perseus
 from bench_problem import add_problem_args, plans_near, problem_from_args
 
 
-def solve_at(problem, deadline_s, time_limit_s):
-    """The discrete optimum with iteration time <= deadline_s, energy at deadline_s.
+# best_j: the best plan's energy at the deadline (None if HiGHS found none), bound_j:
+# HiGHS's lower bound, optimal: whether it proved best_j optimal, choice: the
+# best plan's option index per computation (None with best_j).
+Solution = collections.namedtuple("Solution", "best_j bound_j optimal choice")
 
-    Returns (best energy found in J or None, HiGHS's lower bound in J, proved optimal)."""
+
+def solve_at(problem, deadline_s, time_limit_s):
+    """The discrete optimum with iteration time <= deadline_s, energy at deadline_s (a Solution)."""
     nodes = problem.computations
     blocking_w = problem.blocking_power_w
     first = []  # first binary of each computation
@@ -68,14 +73,33 @@ def solve_at(problem, deadline_s, time_limit_s):
     result = milp(objective, constraints=LinearConstraint(matrix, lower, upper), integrality=integrality,
                   bounds=bounds, options={"time_limit": time_limit_s, "mip_rel_gap": 1e-7})
     fixed_j = blocking_w * problem.num_stages * deadline_s
-    best = None if result.x is None else result.fun + fixed_j
-    return best, result.mip_dual_bound + fixed_j, result.status == 0
+    if result.x is None:
+        return Solution(None, result.mip_dual_bound + fixed_j, False, None)
+    choice = [int(np.argmax(result.x[first[i]:first[i] + len(node.options)])) for i, node in enumerate(nodes)]
+    return Solution(result.fun + fixed_j, result.mip_dual_bound + fixed_j, result.status == 0, choice)
+
+
+def print_differences(problem, ours, theirs):
+    """The computations whose clock HiGHS's plan changes, and what each change costs."""
+    blocking_w = problem.blocking_power_w
+    changed = 0
+    for i, node in enumerate(problem.computations):
+        a, b = node.options[ours[i]], node.options[theirs[i]]
+        if ours[i] == theirs[i]:
+            continue
+        changed += 1
+        cost_j = (b.energy_j - blocking_w * b.time_s) - (a.energy_j - blocking_w * a.time_s)
+        print(f"    GPU {node.stage} {node.instruction} microbatch {node.microbatch} chunk {node.chunk}: "
+              f"{a.freq_mhz} -> {b.freq_mhz} MHz, {1000 * (b.time_s - a.time_s):+.3f} ms, {cost_j:+.3f} J")
+    print(f"    {changed} of {problem.num_nodes} computations differ")
 
 
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_problem_args(parser, "1.0", "comma-separated iteration times relative to all-max; the nearest plan of each")
     parser.add_argument("--time-limit", type=float, default=60.0, help="seconds of HiGHS per plan")
+    parser.add_argument("--differences", action="store_true",
+                        help="list the computations whose clock HiGHS's best plan changes")
     args = parser.parse_args(argv)
     problem = problem_from_args(args)
     frontier = perseus.solve_frontier(problem)
@@ -83,10 +107,13 @@ def main(argv):
     print(f"{problem.num_nodes} computations; % of all-max energy ({all_max_j:.1f} J)")
     print(f"{'rel_time':>9} {'plan-bound':>11} {'plan-exact':>11} {'highs_bound-ours':>17} {'optimal':>8}")
     for plan in plans_near(frontier, args.relative_times):
-        best_j, highs_bound_j, optimal = solve_at(problem, plan.time_s, args.time_limit)
-        plan_exact = float("nan") if best_j is None else 100 * (plan.energy_j - best_j) / all_max_j
+        exact = solve_at(problem, plan.time_s, args.time_limit)
+        plan_exact = float("nan") if exact.best_j is None else 100 * (plan.energy_j - exact.best_j) / all_max_j
         print(f"{plan.time_s / frontier.all_max.time_s:9.4f} {100 * (plan.energy_j - plan.lower_bound_j) / all_max_j:10.3f}%"
-              f" {plan_exact:10.3f}% {100 * (highs_bound_j - plan.lower_bound_j) / all_max_j:16.3f}% {str(optimal):>8}")
+              f" {plan_exact:10.3f}% {100 * (exact.bound_j - plan.lower_bound_j) / all_max_j:16.3f}%"
+              f" {str(exact.optimal):>8}")
+        if args.differences and exact.choice is not None:
+            print_differences(problem, plan.choice, exact.choice)
         sys.stdout.flush()
     return 0
 

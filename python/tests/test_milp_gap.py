@@ -61,10 +61,27 @@ def test_certified_bounds_and_plans_bracket_the_exact_optimum():
     plans = frontier.plans[:: max(1, len(frontier.plans) // 12)]
     exact_at_some_plan = 0
     for plan in plans:
-        best_j, bound_j, optimal = milp_gap.solve_at(problem, plan.time_s, 30)
+        best_j, bound_j, optimal, choice = milp_gap.solve_at(problem, plan.time_s, 30)
         assert optimal, plan
+        # HiGHS's plan, replayed by perseus: within the time, and the energy it reported.
+        time_s, energy_j = perseus.evaluate_plan(problem, choice)
+        fixed_w = problem.blocking_power_w * problem.num_stages
+        assert time_s <= plan.time_s * (1 + 1e-9)
+        assert energy_j - fixed_w * time_s == pytest.approx(best_j - fixed_w * plan.time_s, abs=1e-6)
         assert plan.lower_bound_j <= best_j * (1 + 1e-7), (plan, best_j)
         assert best_j <= plan.energy_j * (1 + 1e-7), (plan, best_j)
         assert bound_j <= best_j * (1 + 1e-6)
         exact_at_some_plan += plan.energy_j <= best_j * (1 + 1e-7)
     assert exact_at_some_plan >= len(plans) // 2, f"{exact_at_some_plan} of {len(plans)} plans exact"
+
+
+def test_the_command_lists_the_computations_highs_changes(tmp_path, capsys):
+    profile = tmp_path / "p.csv"
+    profile.write_text(CSV)
+    args = [str(profile), "--microbatches", "3", "--blocking-power", "60", "--relative-times", "1.0,1.05",
+            "--time-limit", "30", "--differences"]
+    assert _milp_gap().main(args) == 0
+    lines = capsys.readouterr().out.splitlines()
+    summaries = [line for line in lines if line.endswith("computations differ")]
+    assert len(summaries) == 2, lines
+    assert all(int(line.split()[0]) <= 12 and " of 12 " in line for line in summaries)
