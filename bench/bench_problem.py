@@ -1,5 +1,5 @@
 """What the Python evaluation tools (bench/milp_gap.py, bench/wave_move.py) share:
-the problem's command-line flags, building it, and picking frontier plans."""
+the problem's command-line flags, building it, an option's cost, and picking frontier plans."""
 import perseus
 
 
@@ -19,6 +19,13 @@ def problem_from_args(args):
     return perseus.build_problem(profile, schedule=args.schedule, stages=args.stages,
                                  microbatches=args.microbatches, chunks=args.chunks,
                                  blocking_power_w=args.blocking_power)
+
+
+def option_cost_j(option, blocking_w):
+    """An option's cost in the solver's terms (perseus's energy model, docs/design.md):
+    its energy less blocking power x its time, which a GPU would draw waiting instead;
+    a plan's energy at iteration time T is the sum of these plus blocking power x stages x T."""
+    return option.energy_j - blocking_w * option.time_s
 
 
 def plan_near(frontier, relative_time):

@@ -27,7 +27,7 @@ import scipy.sparse
 from scipy.optimize import Bounds, LinearConstraint, milp
 
 import perseus
-from bench_problem import add_problem_args, plans_near, problem_from_args
+from bench_problem import add_problem_args, option_cost_j, plans_near, problem_from_args
 
 
 # best_j: the best plan's energy at the deadline (None if HiGHS found none), bound_j:
@@ -44,7 +44,7 @@ def solve_at(problem, deadline_s, time_limit_s):
     costs = []
     for node in nodes:
         first.append(len(costs))
-        costs.extend(o.energy_j - blocking_w * o.time_s for o in node.options)
+        costs.extend(option_cost_j(o, blocking_w) for o in node.options)
     binaries = len(costs)
     variables = binaries + len(nodes)  # then one start time per computation
     rows, cols, vals, lower, upper = [], [], [], [], []
@@ -84,11 +84,11 @@ def print_differences(problem, ours, theirs):
     blocking_w = problem.blocking_power_w
     changed = 0
     for i, node in enumerate(problem.computations):
-        a, b = node.options[ours[i]], node.options[theirs[i]]
         if ours[i] == theirs[i]:
             continue
         changed += 1
-        cost_j = (b.energy_j - blocking_w * b.time_s) - (a.energy_j - blocking_w * a.time_s)
+        a, b = node.options[ours[i]], node.options[theirs[i]]
+        cost_j = option_cost_j(b, blocking_w) - option_cost_j(a, blocking_w)
         print(f"    GPU {node.stage} {node.instruction} microbatch {node.microbatch} chunk {node.chunk}: "
               f"{a.freq_mhz} -> {b.freq_mhz} MHz, {1000 * (b.time_s - a.time_s):+.3f} ms, {cost_j:+.3f} J")
     print(f"    {changed} of {problem.num_nodes} computations differ")

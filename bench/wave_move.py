@@ -33,22 +33,22 @@ import scipy.sparse
 from scipy.sparse.csgraph import maximum_flow
 
 import perseus
-from bench_problem import add_problem_args, plans_near, problem_from_args
+from bench_problem import add_problem_args, option_cost_j, plans_near, problem_from_args
 
 INF = 1 << 30  # an arc the cut may not cross (SciPy's maximum flow takes 32-bit integers)
 
 
 class Plan:
-    """One plan's options, with each computation's cost c = energy - blocking power x time."""
+    """One plan's options as (time, cost) pairs (bench_problem.option_cost_j)."""
 
     def __init__(self, problem, choice):
         self.nodes = problem.computations
         blocking_w = problem.blocking_power_w
-        self.options = [[(o.time_s, o.energy_j - blocking_w * o.time_s) for o in n.options] for n in self.nodes]
+        self.options = [[(o.time_s, option_cost_j(o, blocking_w)) for o in n.options] for n in self.nodes]
         self.choice = list(choice)
 
-    def duration(self, i, k=None):
-        return self.options[i][self.choice[i] if k is None else k][0]
+    def duration(self, i):
+        return self.options[i][self.choice[i]][0]
 
     def cost(self, choice=None):
         choice = self.choice if choice is None else choice
