@@ -2,6 +2,7 @@
 #include "control/carbon_choice.h"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <tuple>
 
@@ -26,13 +27,11 @@ std::vector<RatePower> Undominated(std::vector<RatePower> points) {
   return kept;
 }
 
-// Carbon per unit of work of moving window w from hull[k] to hull[k + 1], g per reference second.
-double StepCost(const std::vector<RatePower>& hull, int k, double carbon_g_per_kwh) {
-  return carbon_g_per_kwh * (hull[k + 1].power_w - hull[k].power_w) / kJoulesPerKwh /
-         (hull[k + 1].rate - hull[k].rate);
-}
-
 }  // namespace
+
+double StepSlope(const std::vector<RatePower>& hull, int k) {
+  return (hull[k + 1].power_w - hull[k].power_w) / kJoulesPerKwh / (hull[k + 1].rate - hull[k].rate);
+}
 
 std::vector<RatePower> RatePowerPoints(const KnobSet& knobs) {
   std::vector<RatePower> points;
@@ -75,14 +74,49 @@ double WindowMix::PowerW(const std::vector<RatePower>& hull) const {
   return (1 - fast_share) * hull[slow].power_w + fast_share * hull[fast].power_w;
 }
 
+namespace {
+
+// The steps of every window at one price x: kept[w] of them (steps 0 ..
+// kept[w] - 1, the cheaper ones) cost at most x, the rest more. Searched
+// within [low[w], high[w]], where the answer lies.
+struct StepCut {
+  std::vector<int> kept;
+  double given_back = 0;  // the work of the steps that cost more than x
+};
+StepCut CutAt(const std::vector<RatePower>& hull, const std::vector<double>& slope, const std::vector<double>& ci,
+              const std::vector<double>& share, const std::vector<int>& low, const std::vector<int>& high, double x) {
+  const int last = static_cast<int>(hull.size()) - 1;
+  StepCut cut;
+  cut.kept.resize(share.size());
+  for (size_t w = 0; w < share.size(); ++w) {
+    int lo = low[w], hi = high[w];  // steps lo .. hi - 1 undecided
+    while (lo < hi) {
+      const int mid = (lo + hi) / 2;
+      if (ci[w] * slope[mid] <= x) lo = mid + 1; else hi = mid;
+    }
+    cut.kept[w] = lo;
+    if (share[w] > 0) cut.given_back += share[w] * (hull[last].rate - hull[lo].rate);
+  }
+  return cut;
+}
+
+// How many steps the heap may be left to give back one by one.
+constexpr int kHeapSteps = 32;
+
+}  // namespace
+
 // The greedy above, run from its end: every window that runs starts at the
 // fastest point and the most expensive units are given back, in exactly the
 // reverse order of the buying (cost, then window, then step), while the work
-// still suffices; the unit that does not fit is given back in part. Each
-// window's steps come off in order (costs rise along the hull), so a heap of
-// every window's dearest step yields them: O(windows + returned x log windows)
-// instead of sorting every window's every step, and a budget of a few percent
-// returns few.
+// still suffices; the unit that does not fit is given back in part.
+//
+// A window's steps cost c[w] * slope[k], rising with k, so at any price x
+// the steps dearer than x are a suffix of each window's, found by binary
+// search. Bisecting the price first narrows it to a range that holds at most
+// kHeapSteps steps, or where the bisection stops: every step dearer than
+// the range is given back at once (their work is less than the surplus,
+// so the greedy gives them all back before any other), and a heap of every
+// window's dearest step left gives back the rest one by one, in order.
 WorkPlan PlanWork(const std::vector<RatePower>& hull, const std::vector<double>& ci, const std::vector<double>& share,
                   double work) {
   const int n = static_cast<int>(share.size()), last = static_cast<int>(hull.size()) - 1;
@@ -93,22 +127,55 @@ WorkPlan PlanWork(const std::vector<RatePower>& hull, const std::vector<double>&
     plan.feasible = plan.work >= work * (1 - 1e-12);
     return plan;
   }
+  std::vector<double> slope(last);
+  for (int k = 0; k < last; ++k) slope[k] = StepSlope(hull, k);
+  double dearest = 0;
+  for (int w = 0; w < n; ++w) {
+    if (share[w] <= 0) continue;
+    plan.work += share[w] * (hull[last].rate - hull[0].rate);
+    plan.windows[w] = WindowMix{last, last, 0};
+    dearest = std::max(dearest, ci[w] * slope[last - 1]);
+  }
+  plan.feasible = plan.work >= work * (1 - 1e-12);
+  double surplus = plan.work - work;  // work that can be given back
+  if (surplus < 0) {  // short even at the fastest everywhere: mu is the dearest step's
+    plan.mu_g_per_s = dearest;
+    return plan;
+  }
+  // Bisect the price: at `high` the work given back is at most the surplus, at `low` more.
+  std::vector<int> low(n, 0), high(n, last);
+  double low_x = 0, high_x = dearest;
+  for (int round = 0; round < 64; ++round) {
+    int undecided = 0;
+    for (int w = 0; w < n; ++w) undecided += share[w] > 0 ? high[w] - low[w] : 0;
+    if (undecided <= kHeapSteps) break;
+    const double x = low_x > 0 && high_x > 4 * low_x ? std::sqrt(low_x * high_x) : (low_x + high_x) / 2;
+    if (!(x > low_x && x < high_x)) break;
+    StepCut cut = CutAt(hull, slope, ci, share, low, high, x);
+    if (cut.given_back <= surplus) {
+      high = std::move(cut.kept);
+      high_x = x;
+    } else {
+      low = std::move(cut.kept);
+      low_x = x;
+    }
+  }
   // (cost, window, from): the dearest step each window has not given back.
   using Step = std::tuple<double, int, int>;
   std::vector<Step> heap;
   for (int w = 0; w < n; ++w) {
     if (share[w] <= 0) continue;
-    plan.work += share[w] * (hull[last].rate - hull[0].rate);
-    plan.windows[w] = WindowMix{last, last, 0};
-    heap.emplace_back(StepCost(hull, last - 1, ci[w]), w, last - 1);
+    const int kept = high[w];
+    if (kept < last) {
+      const double gain = share[w] * (hull[last].rate - hull[kept].rate);
+      surplus -= gain;
+      plan.work -= gain;
+      plan.windows[w] = WindowMix{kept, kept, 0};
+    }
+    if (kept > 0) heap.emplace_back(ci[w] * slope[kept - 1], w, kept - 1);
   }
+  surplus = std::max(surplus, 0.0);
   std::make_heap(heap.begin(), heap.end());
-  plan.feasible = plan.work >= work * (1 - 1e-12);
-  double surplus = plan.work - work;  // work that can be given back
-  if (surplus < 0) {  // short even at the fastest everywhere: mu is the dearest step's
-    if (!heap.empty()) plan.mu_g_per_s = std::get<0>(heap.front());
-    return plan;
-  }
   while (!heap.empty()) {
     std::pop_heap(heap.begin(), heap.end());
     const auto [cost, w, k] = heap.back();
@@ -125,7 +192,7 @@ WorkPlan PlanWork(const std::vector<RatePower>& hull, const std::vector<double>&
     plan.work -= gain;
     plan.windows[w] = WindowMix{k, k, 0};
     if (k > 0) {
-      heap.emplace_back(StepCost(hull, k - 1, ci[w]), w, k - 1);
+      heap.emplace_back(ci[w] * slope[k - 1], w, k - 1);
       std::push_heap(heap.begin(), heap.end());
     }
   }

@@ -120,10 +120,8 @@ Result<RunOutcome> RunOne(const IntensityTrace& trace, int start, const PolicySp
   if (p.optimum) {
     OptimumConfig optimum = *p.optimum;
     optimum.work_h = work_h;
-    // The greedy is exact where it applies (carbon_optimum_test.cc checks it against GLPK) and ~100x faster.
-    Result<OptimumResult> o = optimum.budget_at_every_hour
-                                  ? SolveOptimumLp(trace, start, p.knobs, optimum)
-                                  : Result<OptimumResult>(SolveOptimumGreedy(trace, start, p.knobs, optimum));
+    // The greedy is exact (carbon_optimum_test.cc checks it against GLPK) and ~100x faster.
+    Result<OptimumResult> o = SolveOptimumGreedy(trace, start, p.knobs, optimum);
     if (!o.ok()) return o.status().WithContext(p.name);
     return RunOutcome{start, o->carbon_g, base_g, o->time_h};
   }

@@ -8,7 +8,9 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <queue>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "control/carbon_choice.h"
@@ -56,6 +58,14 @@ std::vector<Horizon> HorizonsFor(const IntensityTrace& trace, int start, const s
   return horizons;
 }
 
+// The work the job must have made by the end of hour r: with the budget kept
+// at every hour, (r + 1) / (1 + budget) for every full hour but the last
+// (the LP's rows of AddHourlyBudgetRows); all of it by the end.
+double WorkFloor(const OptimumConfig& config, int r, int hours) {
+  if (r + 1 == hours) return config.work_h;
+  return config.budget_at_every_hour ? std::min(config.work_h, (r + 1) / (1 + config.slowdown_budget)) : 0;
+}
+
 // Columns n * k + 1..: the work done by the end of each hour, w[h] =
 // w[h - 1] + sum_i rate[i] * x[h][i] (rows n + 2..), at least
 // (h + 1) / (1 + budget) for every full hour but the last: sparse, where
@@ -66,7 +76,7 @@ void AddHourlyBudgetRows(glp_prob* lp, const Horizon& h, const std::vector<contr
   const int first_row = glp_add_rows(lp, n), first_col = glp_add_cols(lp, n);
   for (int r = 0; r < n; ++r) {
     const int row = first_row + r, col = first_col + r;
-    const double floor = r + 1 < n ? std::min(config.work_h, (r + 1) / (1 + config.slowdown_budget)) : 0;
+    const double floor = r + 1 < n ? WorkFloor(config, r, n) : 0;  // the work row holds the last
     glp_set_col_bnds(lp, col, GLP_LO, floor, 0);
     glp_set_row_bnds(lp, row, GLP_FX, 0, 0);
     ia.push_back(row), ja.push_back(col), ar.push_back(1.0);
@@ -163,19 +173,76 @@ Result<OptimumResult> SolveOptimumLp(const IntensityTrace& trace, int start, con
   return solved;
 }
 
-OptimumResult SolveOptimumGreedy(const IntensityTrace& trace, int start, const KnobSet& knobs,
-                                 const OptimumConfig& config) {
+namespace {
+
+// The LP with a floor under the work done by the end of every hour
+// (WorkFloor), by the forward greedy its nested constraints allow: every
+// hour starts at the least power; hour by hour, units of work are bought
+// cheapest first among the hours so far (an hour's steps in order, as their
+// costs rise) until the work reaches that hour's floor. It is exact: a unit
+// bought for hour r's floor counts for every later floor too, so an
+// optimum that bought a dearer unit of the hours so far instead can swap it
+// for the greedy's without breaking any floor (the earlier floors are met
+// by the units bought before, which it holds as well).
+control::WorkPlan PlanWorkWithFloors(const std::vector<control::RatePower>& hull, const Horizon& h,
+                                     const OptimumConfig& config) {
+  const int n = static_cast<int>(h.share.size()), last = static_cast<int>(hull.size()) - 1;
+  control::WorkPlan plan;
+  plan.windows.assign(n, control::WindowMix{});
+  std::vector<double> slope(std::max(last, 0));
+  for (int k = 0; k < last; ++k) slope[k] = control::StepSlope(hull, k);
+  // (cost, hour): the cheapest step each hour so far has not bought in full.
+  using Step = std::pair<double, int>;
+  std::priority_queue<Step, std::vector<Step>, std::greater<>> cheapest;
+  for (int r = 0; r < n; ++r) {
+    plan.work += h.share[r] * hull[0].rate;
+    if (h.share[r] > 0 && last > 0) cheapest.emplace(h.carbon_g_per_kwh[r] * slope[0], r);
+    const double floor = WorkFloor(config, r, n);
+    while (plan.work < floor * (1 - 1e-12)) {
+      if (cheapest.empty()) {
+        plan.feasible = false;
+        return plan;
+      }
+      const auto [cost, q] = cheapest.top();
+      control::WindowMix& m = plan.windows[q];  // at hull[m.slow], m.fast_share of the next step bought
+      const int k = m.slow;
+      const double step = h.share[q] * (hull[k + 1].rate - hull[k].rate), left = step * (1 - m.fast_share);
+      plan.mu_g_per_s = cost;
+      if (left > floor - plan.work) {  // this hour's floor is met within the step
+        m = control::WindowMix{k, k + 1, m.fast_share + (floor - plan.work) / step};
+        plan.work = floor;
+        break;
+      }
+      plan.work += left;
+      m = control::WindowMix{k + 1, k + 1, 0};
+      cheapest.pop();
+      if (k + 1 < last) cheapest.emplace(h.carbon_g_per_kwh[q] * slope[k + 1], q);
+    }
+  }
+  return plan;
+}
+
+}  // namespace
+
+Result<OptimumResult> SolveOptimumGreedy(const IntensityTrace& trace, int start, const KnobSet& knobs,
+                                         const OptimumConfig& config) {
   const std::vector<control::RatePower> hull = control::RatePowerHull(knobs, config.allow_pause);
   std::optional<OptimumResult> best;
   for (const Horizon& h : HorizonsFor(trace, start, hull, knobs, config)) {
-    const control::WorkPlan plan = control::PlanWork(hull, h.carbon_g_per_kwh, h.share, config.work_h);
-    // An early end too short for the work is skipped; the budgeted time (the
-    // first) is kept whatever it is, as before there were early ends.
+    const control::WorkPlan plan = config.budget_at_every_hour
+                                       ? PlanWorkWithFloors(hull, h, config)
+                                       : control::PlanWork(hull, h.carbon_g_per_kwh, h.share, config.work_h);
+    // An early end too short for the work is skipped; the budgeted time (the first) must do.
     if (best && !plan.feasible) continue;
+    if (!plan.feasible) {
+      return Status::Internal("carbon optimum from window " + std::to_string(start) +
+                              ": infeasible: the fastest option cannot finish the work in time" +
+                              (config.budget_at_every_hour ? " or keep the budget at every hour" : ""));
+    }
     const OptimumResult r{control::PlanCarbonG(hull, plan, h.carbon_g_per_kwh, h.share, 3600), h.time_h};
     if (!best || r.carbon_g < best->carbon_g) best = r;
   }
-  return *best;  // the budgeted horizon always sets it
+  return *best;  // the budgeted horizon sets it
 }
 
 }  // namespace perseus::carbon

@@ -11,9 +11,11 @@
 // Without pause the job runs the whole budgeted time (at the slowest option
 // throughout when even that finishes early: then time_h is shorter).
 // SolveOptimumLp solves it with GLPK's simplex; SolveOptimumGreedy with
-// control::PlanWork, exact for this structure and ~100x faster
+// control::PlanWork, exact for this structure and ~100x faster, and with
+// budget_at_every_hour (a floor under the work done by every hour's end) by
+// a forward greedy that is exact for those nested floors
 // (carbon_optimum_test.cc checks that the two agree). The evaluation reports
-// the greedy's, and GLPK's where only the LP applies (budget_at_every_hour).
+// the greedy's.
 // Thread safety: pure functions; SolveOptimumLp takes a process-wide lock
 // (one GLPK solve at a time).
 #pragma once
@@ -28,7 +30,7 @@ struct OptimumConfig {
   double work_h = 168;
   double slowdown_budget = 0.05;
   bool allow_pause = false;
-  // LP only: also keep the average slowdown within the budget at every hour
+  // Also keep the average slowdown within the budget at every hour
   // boundary, as the window decision's guard does (the cost of not knowing
   // when the job ends).
   bool budget_at_every_hour = false;
@@ -43,7 +45,8 @@ struct OptimumResult {
 // past the trace use its last value.
 Result<OptimumResult> SolveOptimumLp(const IntensityTrace& trace, int start_window, const KnobSet& knobs,
                                      const OptimumConfig& config);
-OptimumResult SolveOptimumGreedy(const IntensityTrace& trace, int start_window, const KnobSet& knobs,
-                                 const OptimumConfig& config);
+// An error where the budgeted time is too short for the work (as the LP's).
+Result<OptimumResult> SolveOptimumGreedy(const IntensityTrace& trace, int start_window, const KnobSet& knobs,
+                                         const OptimumConfig& config);
 
 }  // namespace perseus::carbon

@@ -49,15 +49,17 @@ TEST(CarbonOptimum, TheGreedyIsTheLinearProgramsOptimum) {
     config.work_h = 3 + trial % 17;
     config.slowdown_budget = 0.01 + 0.02 * (trial % 7);
     config.allow_pause = trial % 2 == 1;
+    config.budget_at_every_hour = trial % 3 == 2;  // the floors: every pausing and holding case too
     if (trial % 4 == 3) {  // a pause holding the GPUs: some idle power, at times above the slowest option's
       const KnobOption& slowest = knobs.options.back();
       knobs.pause_power_w = std::uniform_real_distribution<double>(0.1, 1.2)(rng) * slowest.energy_j / slowest.time_s;
     }
     Result<OptimumResult> lp = SolveOptimumLp(trace, trial % 5, knobs, config);
     ASSERT_TRUE(lp.ok()) << lp.status().ToString();
-    const OptimumResult greedy = SolveOptimumGreedy(trace, trial % 5, knobs, config);
-    EXPECT_NEAR(greedy.carbon_g, lp->carbon_g, 1e-7 * lp->carbon_g) << "trial " << trial;
-    EXPECT_DOUBLE_EQ(greedy.time_h, lp->time_h);
+    Result<OptimumResult> greedy = SolveOptimumGreedy(trace, trial % 5, knobs, config);
+    ASSERT_TRUE(greedy.ok()) << greedy.status().ToString();
+    EXPECT_NEAR(greedy->carbon_g, lp->carbon_g, 1e-7 * lp->carbon_g) << "trial " << trial;
+    EXPECT_DOUBLE_EQ(greedy->time_h, lp->time_h);
   }
 }
 
@@ -66,8 +68,8 @@ TEST(CarbonOptimum, PausingNeverCostsAndFinishingIsChecked) {
   const IntensityTrace trace = RandomTrace(rng, 60);
   const KnobSet knobs = RandomKnobs(rng, 4);
   OptimumConfig run{20, 0.25, false}, pause{20, 0.25, true};
-  const double ran_g = SolveOptimumGreedy(trace, 0, knobs, run).carbon_g;
-  EXPECT_LE(SolveOptimumGreedy(trace, 0, knobs, pause).carbon_g, ran_g * (1 + 1e-12));  // equal but for rounding
+  const double ran_g = SolveOptimumGreedy(trace, 0, knobs, run)->carbon_g;
+  EXPECT_LE(SolveOptimumGreedy(trace, 0, knobs, pause)->carbon_g, ran_g * (1 + 1e-12));  // equal but for rounding
   // The fastest option is the reference: no budget cannot be beaten by more time.
   OptimumConfig none{20, 0, false};
   Result<OptimumResult> lp = SolveOptimumLp(trace, 0, knobs, none);
@@ -81,6 +83,13 @@ TEST(CarbonOptimum, PausingNeverCostsAndFinishingIsChecked) {
   Result<OptimumResult> bad = SolveOptimumLp(trace, 3, slow, none);
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().message().rfind("carbon optimum from window 3: GLPK simplex", 0), 0u) << bad.status().message();
+  for (bool every_hour : {false, true}) {
+    none.budget_at_every_hour = every_hour;
+    Result<OptimumResult> greedy = SolveOptimumGreedy(trace, 3, slow, none);
+    ASSERT_FALSE(greedy.ok());
+    EXPECT_EQ(greedy.status().message().rfind("carbon optimum from window 3: infeasible", 0), 0u)
+        << greedy.status().message();
+  }
 }
 
 // On the shared GPT-3 job and CAISO 2022, a week: the two agree, and the
@@ -104,7 +113,14 @@ TEST(CarbonOptimum, AgreesOnTheSharedJobAndBeatsTheFixedMix) {
     const OptimumConfig config{168, budget, false};
     Result<OptimumResult> lp = SolveOptimumLp(*trace, 1000, job->frontier_knobs, config);
     ASSERT_TRUE(lp.ok());
-    EXPECT_NEAR(SolveOptimumGreedy(*trace, 1000, job->frontier_knobs, config).carbon_g, lp->carbon_g, 1e-7 * lp->carbon_g);
+    EXPECT_NEAR(SolveOptimumGreedy(*trace, 1000, job->frontier_knobs, config)->carbon_g, lp->carbon_g, 1e-7 * lp->carbon_g);
+    // With the budget kept at every hour: dearer, and the forward greedy is still GLPK's optimum.
+    const OptimumConfig guarded{168, budget, false, true};
+    Result<OptimumResult> guarded_lp = SolveOptimumLp(*trace, 1000, job->frontier_knobs, guarded);
+    ASSERT_TRUE(guarded_lp.ok());
+    EXPECT_NEAR(SolveOptimumGreedy(*trace, 1000, job->frontier_knobs, guarded)->carbon_g, guarded_lp->carbon_g,
+                1e-7 * guarded_lp->carbon_g);
+    EXPECT_GT(guarded_lp->carbon_g, lp->carbon_g);
     ReplayConfig mix = FixedMixForSlowdown(job->frontier_knobs, budget);
     mix.work_h = 168;
     const ReplayResult fixed = ReplayJob(*trace, 1000, job->frontier_knobs, mix, nullptr);
