@@ -29,8 +29,12 @@ std::vector<RatePower> Undominated(std::vector<RatePower> points) {
 
 }  // namespace
 
-double StepSlope(const std::vector<RatePower>& hull, int k) {
-  return (hull[k + 1].power_w - hull[k].power_w) / kJoulesPerKwh / (hull[k + 1].rate - hull[k].rate);
+std::vector<double> StepSlopes(const std::vector<RatePower>& hull) {
+  std::vector<double> slope;
+  for (size_t k = 0; k + 1 < hull.size(); ++k) {
+    slope.push_back((hull[k + 1].power_w - hull[k].power_w) / kJoulesPerKwh / (hull[k + 1].rate - hull[k].rate));
+  }
+  return slope;
 }
 
 std::vector<RatePower> RatePowerPoints(const KnobSet& knobs) {
@@ -127,8 +131,7 @@ WorkPlan PlanWork(const std::vector<RatePower>& hull, const std::vector<double>&
     plan.feasible = plan.work >= work * (1 - 1e-12);
     return plan;
   }
-  std::vector<double> slope(last);
-  for (int k = 0; k < last; ++k) slope[k] = StepSlope(hull, k);
+  const std::vector<double> slope = StepSlopes(hull);
   double dearest = 0;
   for (int w = 0; w < n; ++w) {
     if (share[w] <= 0) continue;

@@ -44,10 +44,11 @@ std::vector<RatePower> RatePowerPoints(const KnobSet& knobs);
 // slowest option is not on it. REQUIRES: !knobs.options.empty().
 std::vector<RatePower> RatePowerHull(const KnobSet& knobs, bool allow_pause = false);
 
-// The carbon per unit of work, per gCO2/kWh of intensity, of moving a
-// window from hull[k] to hull[k + 1]: a window at intensity c pays
-// c * StepSlope(hull, k) grams per second of reference work. It rises with k.
-double StepSlope(const std::vector<RatePower>& hull, int k);
+// Per step k of the hull (hull.size() - 1 of them), the carbon per unit of
+// work, per gCO2/kWh of intensity, of moving a window from hull[k] to
+// hull[k + 1]: a window at intensity c pays c * StepSlopes(hull)[k] grams
+// per second of reference work. They rise with k.
+std::vector<double> StepSlopes(const std::vector<RatePower>& hull);
 
 // Index into `hull` of the maximiser of mu * rate - c * power (ties: the faster).
 int ChooseOnHull(const std::vector<RatePower>& hull, double carbon_g_per_kwh, double mu_g_per_s);

@@ -199,17 +199,18 @@ TEST(CarbonChoice, PlanWorkSlowsDirtyWindowsMostAndReportsInfeasibility) {
 
 // The greedy as the LP's structure states it (every window at the least
 // power, every step of every window sorted by cost, bought in that order):
-// PlanWork runs it from the other end with a heap.
+// PlanWork runs it from the other end.
 WorkPlan PlanWorkBySorting(const std::vector<RatePower>& hull, const std::vector<double>& ci,
                            const std::vector<double>& share, double work) {
   const int n = static_cast<int>(ci.size()), last = static_cast<int>(hull.size()) - 1;
   WorkPlan plan;
   plan.windows.assign(n, WindowMix{});
   for (int w = 0; w < n; ++w) plan.work += share[w] * hull[0].rate;
+  const std::vector<double> slope = StepSlopes(hull);
   std::vector<std::tuple<double, int, int>> steps;
   for (int w = 0; w < n; ++w) {
     for (int k = 0; k < last && share[w] > 0; ++k) {
-      steps.emplace_back(ci[w] * StepSlope(hull, k), w, k);
+      steps.emplace_back(ci[w] * slope[k], w, k);
     }
   }
   std::sort(steps.begin(), steps.end());

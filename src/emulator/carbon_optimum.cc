@@ -189,8 +189,7 @@ control::WorkPlan PlanWorkWithFloors(const std::vector<control::RatePower>& hull
   const int n = static_cast<int>(h.share.size()), last = static_cast<int>(hull.size()) - 1;
   control::WorkPlan plan;
   plan.windows.assign(n, control::WindowMix{});
-  std::vector<double> slope(std::max(last, 0));
-  for (int k = 0; k < last; ++k) slope[k] = control::StepSlope(hull, k);
+  const std::vector<double> slope = control::StepSlopes(hull);
   // (cost, hour): the cheapest step each hour so far has not bought in full.
   using Step = std::pair<double, int>;
   std::priority_queue<Step, std::vector<Step>, std::greater<>> cheapest;
