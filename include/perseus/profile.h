@@ -64,7 +64,13 @@ struct Profile {
 // `expected_stages` > 0, stage indices must lie in [0, expected_stages) and every
 // one of them must have forward and backward rows; otherwise the stage count is
 // inferred as max index + 1 and every stage below it must be present.
-Result<Profile> ParseProfileCsv(const std::string& text, const std::string& source, int expected_stages);
+// A user's file must also have plausible times (a lower clock no faster than
+// half the highest clock's time, nor slower than twice it scaled by the
+// clock ratio: docs/formats.md); a profile the server measured online is
+// noisy by nature and checked by its own warnings instead.
+enum class ProfileOrigin { kUserFile, kMeasured };
+Result<Profile> ParseProfileCsv(const std::string& text, const std::string& source, int expected_stages,
+                                ProfileOrigin origin = ProfileOrigin::kUserFile);
 Result<Profile> LoadProfileCsv(const std::string& path, int expected_stages);
 
 // Serialises a profile back to the Zeus CSV format (deterministic order).

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "common/strings.h"
 #include "common/temp_dir_for_test.h"
 #include "emulate_test_util.h"
 
@@ -52,6 +53,48 @@ TEST(CarbonCli, ErrorsAreReportedAndNothingIsWritten) {
   r = RunPerseus({"carbon", "--trace", trace, "--example", "gpt3-xl-a100", "--out", dir + "/out"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.err, "perseus: error: " + trace + ": 1 hour(s) of trace are too short for a job\n");
+}
+
+// Inputs that once crashed or hung the CLI (a review, 2026-11-28): each is
+// now an error that names what is wrong, exit 1, and no output folder.
+TEST(CarbonCli, InputsThatOnceCrashedOrHungAreErrors) {
+  ScopedTempDir tmp;
+  const std::string out = tmp.Path("out");
+  const std::string trace = tmp.Path("trace.csv");
+  std::string rows = "timestamp,gco2_per_kwh\n";
+  for (int h = 0; h < 48; ++h) rows += Format("2022-01-%02dT%02d:00:00Z,%d\n", 1 + h / 24, h % 24, 100 + h);
+  std::ofstream(trace) << rows << "2202-01-03T00:00:00Z,300\n";  // a mistyped year: a hang, then out of memory
+  CommandResult r = RunPerseus({"carbon", "--trace", trace, "--example", "gpt3-xl-a100", "--out", out});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find(trace + ":50: timestamp 2202-01-03T00:00:00Z is "), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(out));
+
+  const std::string limits = tmp.Path("pl.csv");
+  std::ofstream(limits) << "start_time,window_name,elapsed_time,gpu0_energy\n"
+                        << "1,__GlobalPowerLimitOptimizer_99999999999,10,100\n";  // std::stoi threw
+  std::ofstream(trace) << rows;
+  r = RunPerseus({"carbon", "--trace", trace, "--example", "gpt3-xl-a100", "--power-limit-profile", limits, "--out", out});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "perseus: error: " + limits +
+                       ":2: column 'window_name': power limit 99999999999 W: expected 1 to 10000 W\n");
+  EXPECT_FALSE(std::filesystem::exists(out));
+
+  r = RunPerseus({"carbon", "--example", "gpt3-xl-a100", "--electricitymaps-zone", "Z", "--electricitymaps-url",
+                  "ftp://x", "--out", out});  // cpp-httplib threw on the scheme
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("unsupported URL scheme 'ftp'"), std::string::npos) << r.err;
+  r = RunPerseus({"status", "--server", "ftp://x"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "perseus: error: --server: unsupported URL scheme 'ftp' in 'ftp://x' (expected http:// or https://)\n");
+
+  // NaN passed CLI11's ranges (every comparison with it is false).
+  r = RunPerseus({"carbon", "--fixed", "300", "--example", "gpt3-xl-a100", "--slowdown-budget", "nan", "--out", out});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("--slowdown-budget: expected a number in [0, 1], got nan"), std::string::npos) << r.err;
+  r = RunPerseus({"carbon", "--fixed", "1e300", "--example", "gpt3-xl-a100", "--out", out});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("--fixed: expected a number in [0, 10000], got 1e300"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(out));
 }
 
 // An EIA file given as --trace is read as one (its fuel mix feeds the

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "carbon/iso_time.h"
+#include "common/http_url.h"
 
 namespace perseus::carbon {
 namespace {
@@ -23,8 +24,12 @@ Result<IntensitySample> ParseEntry(const json& e, const std::string& where) {
   if (!t.ok()) return Status::InvalidArgument(where + ": field 'datetime': " + t.status().message());
   IntensitySample s{*t, std::nan("")};
   if (ci == e.end()) return Status::InvalidArgument(where + ": missing field 'carbonIntensity'");
-  if (ci->is_number()) s.carbon_g_per_kwh = ci->get<double>();
-  else if (!ci->is_null()) return Status::InvalidArgument(where + ": field 'carbonIntensity': expected a number");
+  if (ci->is_number()) {
+    s.carbon_g_per_kwh = ci->get<double>();
+    PERSEUS_RETURN_IF_ERROR(CheckCarbonIntensity(s.carbon_g_per_kwh, where + ": field 'carbonIntensity': "));
+  } else if (!ci->is_null()) {
+    return Status::InvalidArgument(where + ": field 'carbonIntensity': expected a number");
+  }
   return s;
 }
 
@@ -69,6 +74,7 @@ ElectricityMapsSource::ElectricityMapsSource(ElectricityMapsConfig config, LogFn
 Result<std::string> ElectricityMapsSource::Get(const std::string& endpoint) {
   const std::string path = "/v3/carbon-intensity/" + endpoint + "?zone=" + config_.zone;
   const std::string url = config_.base_url + path;
+  PERSEUS_RETURN_IF_ERROR(CheckHttpUrl(config_.base_url, "ElectricityMaps base URL"));
   httplib::Client client(config_.base_url);
   if (!client.is_valid()) return Status::InvalidArgument("ElectricityMaps base URL '" + config_.base_url + "' is invalid");
   const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(config_.timeout_s * 1000));

@@ -176,6 +176,28 @@ TEST(ElectricityMapsJson, ErrorsSayWhere) {
   EXPECT_EQ(ParseElectricityMapsLatest(R"({"carbonIntensity":"x","datetime":"2024-11-30T06:00:00Z"})", "l")
                 .status().message(),
             "l: field 'carbonIntensity': expected a number");
+  // A negative reading is refused as a CSV's is, not decided on.
+  EXPECT_EQ(ParseElectricityMapsHistory(
+                R"({"history":[{"carbonIntensity":-5,"datetime":"2024-11-30T06:00:00Z"}]})", "h").status().message(),
+            "h: history[0]: field 'carbonIntensity': carbon intensity -5 gCO2/kWh: expected 0 to 10000");
+  EXPECT_FALSE(ParseElectricityMapsLatest(R"({"carbonIntensity":1e300,"datetime":"2024-11-30T06:00:00Z"})", "l").ok());
+  // A reply dated far ahead is refused, not filled hour by hour.
+  EXPECT_NE(ParseElectricityMapsHistory(R"({"history":[{"carbonIntensity":5,"datetime":"2024-11-30T06:00:00Z"},)"
+                                        R"({"carbonIntensity":5,"datetime":"9999-11-30T06:00:00Z"}]})",
+                                        "h")
+                .status()
+                .message()
+                .find("h: history[1]: timestamp 9999-11-30T06:00:00Z is"),
+            std::string::npos);
+}
+
+TEST(ElectricityMapsSource, AnUnsupportedUrlSchemeIsAnErrorNotACrash) {
+  ElectricityMapsConfig c;
+  c.zone = "Z";
+  c.base_url = "ftp://x";
+  ElectricityMapsSource src(c, [](const std::string&) {});
+  EXPECT_EQ(src.FetchHistory().status().message(),
+            "ElectricityMaps base URL: unsupported URL scheme 'ftp' in 'ftp://x' (expected http:// or https://)");
 }
 
 }  // namespace

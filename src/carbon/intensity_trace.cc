@@ -7,6 +7,7 @@
 
 #include "carbon/iso_time.h"
 #include "common/csv_reader.h"
+#include "common/strings.h"
 
 namespace perseus::carbon {
 namespace {
@@ -31,8 +32,12 @@ int FillGaps(std::vector<double>& v) {
   return filled;
 }
 
-// Reads `value_column` against `timestamp`; empty cells become NaN.
-Result<IntensityTrace> TraceFromColumn(const Result<CsvTable>& table, const std::string& value_column) {
+// Reads `value_column` against `timestamp`; empty cells become NaN. A
+// column of generation (MW) must be >= 0; one of intensity also below
+// kMaxCarbonGPerKwh.
+enum class ColumnKind { kIntensity, kGeneration };
+Result<IntensityTrace> TraceFromColumn(const Result<CsvTable>& table, const std::string& value_column,
+                                       ColumnKind kind = ColumnKind::kIntensity) {
   if (!table.ok()) return table.status();
   Result<int> ts_col = table->RequireColumn("timestamp");
   if (!ts_col.ok()) return ts_col.status();
@@ -41,11 +46,6 @@ Result<IntensityTrace> TraceFromColumn(const Result<CsvTable>& table, const std:
   std::vector<IntensitySample> samples;
   std::vector<std::string> where;
   for (const CsvRow& row : table->rows) {
-    if (static_cast<int>(row.fields.size()) <= std::max(*ts_col, *v_col)) {
-      return Status::InvalidArgument(table->source + ":" + std::to_string(row.line) + ": expected " +
-                                     std::to_string(table->header.size()) + " fields, got " +
-                                     std::to_string(row.fields.size()));
-    }
     Result<int64_t> t = ParseIsoUtc(row.fields[*ts_col]);
     if (!t.ok()) return Status::InvalidArgument(table->Where(row, "timestamp") + t.status().message());
     IntensitySample s{*t, std::numeric_limits<double>::quiet_NaN()};
@@ -53,6 +53,9 @@ Result<IntensityTrace> TraceFromColumn(const Result<CsvTable>& table, const std:
       Result<double> v = table->Number(row, *v_col);
       if (!v.ok()) return v.status();
       if (*v < 0) return Status::InvalidArgument(table->Where(row, value_column) + "must be >= 0, got " + row.fields[*v_col]);
+      if (kind == ColumnKind::kIntensity) {
+        PERSEUS_RETURN_IF_ERROR(CheckCarbonIntensity(*v, table->Where(row, value_column)));
+      }
       s.carbon_g_per_kwh = *v;
     }
     samples.push_back(s);
@@ -64,6 +67,12 @@ Result<IntensityTrace> TraceFromColumn(const Result<CsvTable>& table, const std:
 
 }  // namespace
 
+Status CheckCarbonIntensity(double g_per_kwh, const std::string& where) {
+  if (g_per_kwh >= 0 && g_per_kwh <= kMaxCarbonGPerKwh) return Status::Ok();
+  return Status::InvalidArgument(where + "carbon intensity " + Format("%g", g_per_kwh) +
+                                 " gCO2/kWh: expected 0 to " + Format("%g", kMaxCarbonGPerKwh));
+}
+
 Result<IntensityTrace> BuildHourlyTrace(const std::vector<IntensitySample>& samples,
                                         const std::vector<std::string>& where, const std::string& source) {
   if (samples.empty()) return Status::InvalidArgument(source + ": no samples");
@@ -74,10 +83,27 @@ Result<IntensityTrace> BuildHourlyTrace(const std::vector<IntensitySample>& samp
                                      " is not after the previous row's " + FormatIsoUtc(samples[i - 1].unix_s));
     }
   }
+  // Every hour of the span is kept and gaps are interpolated: a mistyped
+  // year must not make that a century of made-up hours (or all memory).
+  for (size_t i = 1; i < samples.size(); ++i) {
+    const int64_t gap_h = (samples[i].unix_s - samples[i - 1].unix_s) / kWindowS;
+    if (gap_h > kMaxGapHours) {
+      std::string at = i < where.size() ? where[i] : source;
+      return Status::InvalidArgument(at + ": timestamp " + FormatIsoUtc(samples[i].unix_s) + " is " +
+                                     std::to_string(gap_h) + " hours after the previous row's " +
+                                     FormatIsoUtc(samples[i - 1].unix_s) + "; a trace may skip at most " +
+                                     std::to_string(kMaxGapHours) + " hours (a mistyped date?)");
+    }
+  }
   IntensityTrace trace;
   trace.source = source;
   trace.start_unix_s = FloorHour(samples.front().unix_s);
   const int64_t hours = (FloorHour(samples.back().unix_s) - trace.start_unix_s) / kWindowS + 1;
+  if (hours > kMaxTraceHours) {
+    return Status::InvalidArgument(source + ": spans " + std::to_string(hours) + " hours (" +
+                                   FormatIsoUtc(samples.front().unix_s) + " to " + FormatIsoUtc(samples.back().unix_s) +
+                                   "); a trace may span at most " + std::to_string(kMaxTraceHours) + " (10 years; a mistyped date?)");
+  }
   trace.carbon_g_per_kwh.assign(hours, std::numeric_limits<double>::quiet_NaN());
   int missing_hours = 0;
   size_t k = 0;
@@ -128,7 +154,7 @@ Result<IntensityTrace> EiaTraceFromTable(const Result<CsvTable>& table, const st
   for (const EiaFuel& fuel : kEiaFuels) {
     // A fuel column the forecasts cannot use (a negative or unreadable cell,
     // other hours than avg_CI) costs the mix, not the trace: say why.
-    Result<IntensityTrace> mw = TraceFromColumn(table, fuel.column);
+    Result<IntensityTrace> mw = TraceFromColumn(table, fuel.column, ColumnKind::kGeneration);
     if (mw.ok() && (mw->start_unix_s != trace->start_unix_s || mw->size() != trace->size())) {
       mw = Status::InvalidArgument(path + ": column '" + fuel.column + "' covers other hours than avg_CI");
     }

@@ -18,6 +18,12 @@
 namespace perseus::carbon {
 
 inline constexpr int64_t kWindowS = 3600;  // one forecasting/policy window
+// What a trace may hold (BuildHourlyTrace): no grid emits more than about
+// 1,200 gCO2/kWh (lignite), so 10,000 only rejects mistakes; a mistyped date
+// is a gap of months or a span of centuries.
+inline constexpr double kMaxCarbonGPerKwh = 10'000;
+inline constexpr int64_t kMaxGapHours = 31 * 24;
+inline constexpr int64_t kMaxTraceHours = 10 * 8'766;
 
 // One fuel's hourly generation, where the source publishes the fuel mix.
 struct FuelGeneration {
@@ -70,10 +76,17 @@ struct IntensitySample {
   double carbon_g_per_kwh = 0;
 };
 
+// OK for an intensity a trace or a live reading may hold (0 to
+// kMaxCarbonGPerKwh); else InvalidArgument "<where>carbon intensity ...",
+// `where` ending in ": " ("file.csv:4: column 'gco2_per_kwh': ").
+Status CheckCarbonIntensity(double g_per_kwh, const std::string& where);
+
 // Resamples sorted samples to hour windows from the first sample's hour to the
 // last's and fills NaNs by linear interpolation (edges take the nearest value).
-// Errors when there are no finite samples or timestamps go backwards
-// (`where[i]` names sample i in messages).
+// Errors when there are no finite samples, timestamps go backwards, rows are
+// over kMaxGapHours apart or the span exceeds kMaxTraceHours (`where[i]`
+// names sample i in messages). The values are not checked (the fuel mix's
+// generation, in MW, is resampled here too): the readers check intensities.
 Result<IntensityTrace> BuildHourlyTrace(const std::vector<IntensitySample>& samples,
                                         const std::vector<std::string>& where, const std::string& source);
 

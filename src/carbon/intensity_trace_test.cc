@@ -56,6 +56,32 @@ TEST(CsvTrace, ErrorsNameFileAndLine) {
   EXPECT_FALSE(LoadCsvTrace(col).ok());
 }
 
+TEST(CsvTrace, RejectsMistypedYearsAndImpossibleIntensities) {
+  ScopedTempDir tmp;
+  const std::string head = "timestamp,gco2_per_kwh\n2022-01-01T00:00:00Z,100\n2022-01-01T01:00:00Z,110\n";
+  // A mistyped year was a span of centuries, filled hour by hour until memory ran out.
+  std::string far = tmp.Write("far.csv", head + "2202-01-01T00:00:00Z,300\n");
+  EXPECT_EQ(LoadCsvTrace(far).status().message(),
+            far + ":4: timestamp 2202-01-01T00:00:00Z is 1577831 hours after the previous row's 2022-01-01T01:00:00Z; "
+                  "a trace may skip at most 744 hours (a mistyped date?)");
+  // A long span in steps of a month is refused as a whole.
+  std::string steps = "timestamp,gco2_per_kwh\n";
+  for (int year = 2000; year <= 2012; ++year) {
+    for (int month = 1; month <= 12; ++month) steps += std::to_string(year) + "-" + (month < 10 ? "0" : "") + std::to_string(month) + "-01T00:00:00Z,100\n";
+  }
+  std::string span = tmp.Write("span.csv", steps);
+  EXPECT_EQ(LoadCsvTrace(span).status().message().substr(0, span.size() + 20), span + ": spans 113233 hours");
+  std::string neg = tmp.Write("neg.csv", head + "2022-01-01T02:00:00Z,-5\n");
+  EXPECT_EQ(LoadCsvTrace(neg).status().message(), neg + ":4: column 'gco2_per_kwh': must be >= 0, got -5");
+  std::string huge = tmp.Write("huge.csv", head + "2022-01-01T02:00:00Z,1e100\n");
+  EXPECT_EQ(LoadCsvTrace(huge).status().message(), huge + ":4: column 'gco2_per_kwh': carbon intensity 1e+100 gCO2/kWh: expected 0 to 10000");
+  // A month without rows is still read, and noted as filled.
+  std::string month = tmp.Write("month.csv", head + "2022-01-31T01:00:00Z,120\n");
+  Result<IntensityTrace> t = LoadCsvTrace(month);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_EQ(t->carbon_g_per_kwh.size(), 30u * 24 + 2);
+}
+
 TEST(EiaTrace, ReadsTheFuelMix) {
   ScopedTempDir tmp;
   const std::string header = "timestamp,WND,SUN,WAT,OIL,NG,COL,NUC,OTH,avg_CI\n";

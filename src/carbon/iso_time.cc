@@ -17,6 +17,12 @@ int64_t DaysFromCivil(int64_t y, int m, int d) {
   return era * 146097 + doe - 719468;
 }
 
+int DaysInMonth(int y, int m) {
+  static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  return m == 2 && leap ? 29 : kDays[m - 1];
+}
+
 // Reads exactly `n` digits at `pos`.
 bool Digits(const std::string& s, size_t& pos, int n, int& out) {
   out = 0;
@@ -62,7 +68,10 @@ Result<int64_t> ParseIsoUtc(const std::string& text) {
     if (p < text.size() && !Digits(text, p, 2, om)) return bad;
     offset_s = sign * (oh * 3600 + om * 60);
   }
-  if (p != text.size() || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60) return bad;
+  if (p != text.size() || mo < 1 || mo > 12 || d < 1 || h > 23 || mi > 59 || s > 60) return bad;
+  if (d > DaysInMonth(y, mo)) {
+    return Status::InvalidArgument("no such date: " + text.substr(0, 10) + " in '" + text + "'");
+  }
   return DaysFromCivil(y, mo, d) * 86400 + h * 3600 + mi * 60 + s - offset_s;
 }
 

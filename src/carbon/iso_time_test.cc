@@ -20,6 +20,13 @@ TEST(IsoTime, RejectsGarbageWithTheText) {
   EXPECT_EQ(r.status().message(), "expected an ISO-8601 UTC timestamp, got 'yesterday'");
   EXPECT_FALSE(ParseIsoUtc("2022-13-01T00:00:00Z").ok());
   EXPECT_FALSE(ParseIsoUtc("2022-01-01T00:00:00Zjunk").ok());
+  // Days a month does not have are not rolled into the next month.
+  EXPECT_EQ(ParseIsoUtc("2022-02-29T00:00:00Z").status().message(),
+            "no such date: 2022-02-29 in '2022-02-29T00:00:00Z'");
+  EXPECT_FALSE(ParseIsoUtc("2022-04-31T00:00:00Z").ok());
+  EXPECT_FALSE(ParseIsoUtc("1900-02-29T00:00:00Z").ok());
+  EXPECT_TRUE(ParseIsoUtc("2024-02-29T00:00:00Z").ok());
+  EXPECT_TRUE(ParseIsoUtc("2000-02-29T00:00:00Z").ok());
 }
 
 TEST(IsoTime, FormatsAndRoundTrips) {

@@ -2,6 +2,7 @@
 #include "carbon/power_limit_profile.h"
 
 #include <algorithm>
+#include <map>
 
 #include "common/csv_reader.h"
 
@@ -9,6 +10,7 @@ namespace perseus::carbon {
 namespace {
 
 constexpr const char kPrefix[] = "__GlobalPowerLimitOptimizer_";
+constexpr int kMaxPowerLimitW = 10'000;
 
 }  // namespace
 
@@ -28,20 +30,27 @@ Result<PowerLimitProfile> LoadPowerLimitProfile(const std::string& path) {
   PowerLimitProfile profile;
   profile.source = table->source;
   profile.num_gpus = static_cast<int>(energy_cols.size());
+  std::map<int, int> first_line;  // power limit -> line
   for (const CsvRow& row : table->rows) {
-    if (row.fields.size() < table->header.size()) {
-      return Status::InvalidArgument(table->source + ":" + std::to_string(row.line) + ": expected " +
-                                     std::to_string(table->header.size()) + " fields, got " +
-                                     std::to_string(row.fields.size()));
-    }
     const std::string& name = row.fields[*name_col];
     const std::string prefix = kPrefix;
-    if (name.rfind(prefix, 0) != 0 || name.size() == prefix.size() ||
-        name.find_first_not_of("0123456789", prefix.size()) != std::string::npos) {
+    const std::string digits = name.size() > prefix.size() ? name.substr(prefix.size()) : "";
+    if (name.rfind(prefix, 0) != 0 || digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) {
       return Status::InvalidArgument(table->Where(row, "window_name") + "expected '" + prefix + "<watts>', got '" + name + "'");
     }
+    // No GPU's power limit is 0 W or above 10 kW; the digits' length is
+    // checked first so that converting them cannot overflow.
+    const int watts = digits.size() <= 5 ? std::stoi(digits) : 0;
+    if (watts < 1 || watts > kMaxPowerLimitW) {
+      return Status::InvalidArgument(table->Where(row, "window_name") + "power limit " + digits +
+                                     " W: expected 1 to " + std::to_string(kMaxPowerLimitW) + " W");
+    }
+    if (auto [it, fresh] = first_line.emplace(watts, row.line); !fresh) {
+      return Status::InvalidArgument(table->Where(row, "window_name") + "power limit " + std::to_string(watts) +
+                                     " W also on line " + std::to_string(it->second));
+    }
     PowerLimitPoint p;
-    p.power_limit_w = std::stoi(name.substr(prefix.size()));
+    p.power_limit_w = watts;
     Result<double> t = table->Number(row, *time_col);
     if (!t.ok()) return t.status();
     if (*t <= 0) return Status::InvalidArgument(table->Where(row, "elapsed_time") + "must be > 0");
@@ -49,6 +58,7 @@ Result<PowerLimitProfile> LoadPowerLimitProfile(const std::string& path) {
     for (int c : energy_cols) {
       Result<double> e = table->Number(row, c);
       if (!e.ok()) return e.status();
+      if (*e <= 0) return Status::InvalidArgument(table->Where(row, table->header[c]) + "must be > 0");
       p.energy_j += *e;
     }
     profile.points.push_back(p);

@@ -38,6 +38,24 @@ TEST(PowerLimitProfile, ErrorsNameFileLineAndColumn) {
   EXPECT_EQ(LoadPowerLimitProfile(noe).status().message(), noe + ": no gpu<i>_energy column");
 }
 
+TEST(PowerLimitProfile, RejectsImpossibleLimitsEnergiesAndDuplicates) {
+  ScopedTempDir tmp;
+  const std::string header = "start_time,window_name,elapsed_time,gpu0_energy\n";
+  auto error = [&](const std::string& rows) {
+    return LoadPowerLimitProfile(tmp.Write("pl.csv", header + rows)).status().message();
+  };
+  const std::string at = tmp.path() + "/pl.csv:";
+  // Too many digits for an int once crashed the reader (std::stoi).
+  EXPECT_EQ(error("1,__GlobalPowerLimitOptimizer_99999999999,10,100\n"),
+            at + "2: column 'window_name': power limit 99999999999 W: expected 1 to 10000 W");
+  EXPECT_EQ(error("1,__GlobalPowerLimitOptimizer_0,10,100\n"),
+            at + "2: column 'window_name': power limit 0 W: expected 1 to 10000 W");
+  EXPECT_EQ(error("1,__GlobalPowerLimitOptimizer_250,10,100\n2,__GlobalPowerLimitOptimizer_250,11,90\n"),
+            at + "3: column 'window_name': power limit 250 W also on line 2");
+  EXPECT_EQ(error("1,__GlobalPowerLimitOptimizer_250,10,-5\n"), at + "2: column 'gpu0_energy': must be > 0");
+  EXPECT_EQ(error("1,__GlobalPowerLimitOptimizer_250,10,0\n"), at + "2: column 'gpu0_energy': must be > 0");
+}
+
 TEST(PowerLimitProfile, SharedV100ResNet50) {
   const std::string path = std::string(PERSEUS_SHARED_DATA) + "/zeus/power_limit_profiles/V100+resnet50+gpu0.csv";
   if (!std::ifstream(path)) GTEST_SKIP() << "shared data absent: " << path;

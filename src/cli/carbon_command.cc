@@ -249,13 +249,13 @@ void RegisterCarbonCommand(CLI::App& app) {
                   "Carbon-intensity CSV: timestamp,gco2_per_kwh (ISO-8601 UTC), or an EIA-format file (avg_CI and "
                   "the fuel columns)");
   cmd->add_option("--eia", a->eia, "A shared EIA 2022 hourly trace")->check(CLI::IsMember({"CISO", "NYIS"}));
-  cmd->add_option("--fixed", a->fixed_g_per_kwh, "A constant intensity, gCO2/kWh")->check(kNonNegative);
+  cmd->add_option("--fixed", a->fixed_g_per_kwh, "A constant intensity, gCO2/kWh")->check(NumberIn(0, carbon::kMaxCarbonGPerKwh));
   cmd->add_option("--electricitymaps-zone", a->em_zone, "Replay the last 24 h of this ElectricityMaps zone");
   cmd->add_option("--electricitymaps-url", a->em_url, "ElectricityMaps API base URL")->capture_default_str();
   cmd->add_option("--electricitymaps-token-file", a->em_token_file, "File holding the ElectricityMaps auth token");
   cmd->add_option("--shared-data", a->shared_data, "Shared data folder for --eia (default: $PERSEUS_SHARED_DATA, else the configure-time one)");
   cmd->add_option("--slowdown-budget", a->slowdown_budget, "Allowed average slowdown vs all-max (0.05 = 5%)")
-      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
+      ->check(NumberIn(0, 1))->capture_default_str();
   cmd->add_option("--power-limit-profile", a->power_limit_profile,
                   "Also evaluate Chase's power-limit knob on this Zeus power-limit profile (data-parallel job)");
   cmd->add_option("--week", a->week, "Week (0-based) shown in the week plots and decisions.log (default: 3 or the last)")
@@ -265,7 +265,7 @@ void RegisterCarbonCommand(CLI::App& app) {
       ->transform(kPositiveInt)->capture_default_str();
   cmd->add_option("--deadline-slack", a->deadline_slack,
                   "Also evaluate deadline mode: finish within all-max time x (1 + this); may pause (0.25 = 25%)")
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(NumberIn(0, 1));
   cmd->add_option("--threads", a->threads,
                   "Runs replayed at once, at most one per CPU this process may run on (0: one per CPU); the "
                   "results are the same for any count")

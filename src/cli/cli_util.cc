@@ -38,6 +38,16 @@ Status WriteOutputs(const std::string& dir, const std::vector<OutputFile>& files
     }
     written.push_back(path);
   }
+  // Every file is written before any replaces its old version; a name taken
+  // by a folder would fail its rename halfway through, leaving new files
+  // beside old ones: refused first.
+  for (const std::string& p : written) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(p, ec)) {
+      cleanup();
+      return Status::IoError(p + ": is a folder; nothing in " + dir + " was replaced");
+    }
+  }
   for (const std::string& p : written) {
     if (std::rename((p + suffix).c_str(), p.c_str()) != 0) {
       std::string err = std::strerror(errno);

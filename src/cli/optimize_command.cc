@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <optional>
+#include <set>
 
 #include "cli/cli_util.h"
 #include "cli/job_flags.h"
@@ -102,6 +104,24 @@ std::vector<OutputFile> Outputs(const OptimizeArgs& a, const ResolvedJob& job, c
     text(name, PlanToZeusPython(problem, f.plans[i], static_cast<int>(index)));
   }
   return files;
+}
+
+// Zeus plan files an earlier run left in out/zeus/ that this run did not
+// write: they would no longer match plans.json (their names are its indices).
+Status RemoveStaleZeusPlans(const std::string& dir, const std::vector<OutputFile>& written) {
+  std::error_code ec;
+  std::filesystem::directory_iterator it(dir + "/zeus", ec);
+  if (ec) return Status::Ok();  // no zeus/ folder
+  std::set<std::string> kept;
+  for (const OutputFile& file : written) kept.insert(file.name);
+  for (const auto& entry : it) {
+    const std::string name = entry.path().filename().string();
+    if (!name.starts_with("freqs_pipeline_") || !name.ends_with(".py") || kept.contains("zeus/" + name)) continue;
+    if (!std::filesystem::remove(entry.path(), ec) && ec) {
+      return Status::IoError(entry.path().string() + ": cannot remove a stale Zeus plan: " + ec.message());
+    }
+  }
+  return Status::Ok();
 }
 
 // A schedule other than 1F1B is also measured against 1F1B at all-max (same
@@ -200,7 +220,9 @@ int RunOptimize(const OptimizeArgs& a) {
   Result<Selection> sel = Select(a, *f);
   if (!sel.ok()) return ReportError(sel.status());
   progress.Phase("writing " + std::to_string(sel->written.size()) + " plans to " + a.out);
-  Status st = WriteOutputs(a.out, Outputs(a, *job, *problem, *f, *sel));
+  const std::vector<OutputFile> outputs = Outputs(a, *job, *problem, *f, *sel);
+  Status st = WriteOutputs(a.out, outputs);
+  if (st.ok()) st = RemoveStaleZeusPlans(a.out, outputs);
   progress.Finish();
   if (!st.ok()) return ReportError(st);
   PrintSummary(*problem, *f, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
@@ -225,7 +247,7 @@ void RegisterOptimizeCommand(CLI::App& app) {
   cmd->add_option("--lower-bound-samples", args->lower_bound_samples, "Independent min-cost-flow checks of the lower bound (0: off; -1: a dual-flow certificate at the all-max time, then one min-cost flow if it fails and <= 4096 computations)")
       ->check(CLI::Range(-1, 10000))->capture_default_str();
   cmd->add_option("--timeline-slowdown", args->timeline_slowdown,
-                  "timeline.svg shows the plan for all-max time x (1 + this)")->check(CLI::Range(0.0, 10.0));
+                  "timeline.svg shows the plan for all-max time x (1 + this)")->check(NumberIn(0, 10));
   cmd->add_option("--max-plans", args->max_plans,
                   "Write at most this many plans to plans.json, spread evenly in time; plans are made at about "
                   "max(this, " + std::to_string(kDefaultMaxPlans) + ") evenly spread times (0: made one every "

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "cli/cli_util.h"
+#include "cli/validators.h"
 #include "common/file_util.h"
 #include "runtime/server/admission.h"
 #include "runtime/server/http_server.h"
@@ -151,7 +152,7 @@ void RegisterServeCommand(CLI::App& app) {
                   "Close a connection whose request has not arrived in full and been answered this long after it "
                   "connected or got its previous reply (a client trickling a byte at a time)")
       ->capture_default_str()
-      ->check(CLI::Range(1.0, 3600.0));
+      ->check(NumberIn(1, 3600));
   cmd->add_option("--allowed-host", args->allowed_hosts,
                   "A Host name clients use to reach the server (repeatable; loopback names are always accepted "
                   "when listening on loopback)");

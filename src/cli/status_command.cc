@@ -9,6 +9,7 @@
 #include "carbon/iso_time.h"
 #include "cli/cli_util.h"
 #include "common/job_id.h"
+#include "common/http_url.h"
 #include "runtime/client/server_api.h"
 
 namespace perseus::cli {
@@ -174,6 +175,7 @@ int RunStatus(const StatusArgs& args) {
   }
   Result<std::string> token = ReadToken(args.token_file);  // a server started with --token-for-reads needs it
   if (!token.ok()) return ReportError(token.status());
+  if (Status url = CheckHttpUrl(args.server, "--server"); !url.ok()) return ReportError(url);
   client::ServerApi api({args.server, *token, args.ca_cert});
   Result<Json> reply = api.Get(args.job.empty() ? "/jobs" : "/jobs/" + args.job);
   if (!reply.ok()) {

@@ -10,6 +10,8 @@
 #include <string>
 #include <system_error>
 
+#include "common/strings.h"
+
 namespace perseus::cli {
 
 // "expected a number <what>, got <text>" unless the text is a finite number
@@ -45,6 +47,13 @@ CLI::Validator WholeNumberCheck(const std::string& what, Ok ok) {
         return "";
       },
       "INT " + what);
+}
+
+// A finite number in [lo, hi] (CLI::Range lets NaN through: every comparison
+// with it is false).
+inline CLI::Validator NumberIn(double lo, double hi) {
+  return NumberCheck(Format("in [%g, %g]", lo, hi),
+                     [lo, hi](double v) { return v >= lo && v <= hi; });
 }
 
 inline const CLI::Validator kPositive = NumberCheck("> 0", [](double v) { return v > 0; });

@@ -29,7 +29,13 @@ Status SplitRecord(const std::string& text, size_t& pos, int& line, const std::s
     }
     if (c == '"' && Trim(field).empty()) { quoted = true; field.clear(); ++pos; continue; }
     if (c == ',') { out.push_back(Trim(field)); field.clear(); ++pos; continue; }
-    if (c == '\n') { ++pos; ++line; out.push_back(Trim(field)); return Status::Ok(); }
+    // LF, CRLF (the CR is trimmed) or a lone CR (old Mac files) ends a record.
+    if (c == '\n' || (c == '\r' && (pos + 1 == text.size() || text[pos + 1] != '\n'))) {
+      ++pos;
+      ++line;
+      out.push_back(Trim(field));
+      return Status::Ok();
+    }
     field += c;
     ++pos;
   }
@@ -43,6 +49,23 @@ Status SplitRecord(const std::string& text, size_t& pos, int& line, const std::s
 bool AllEmpty(const std::vector<std::string>& fields) {
   for (const auto& f : fields) if (!f.empty()) return false;
   return true;
+}
+
+// Every column named, and no name twice (which one would a reader take?).
+Status CheckHeader(const CsvTable& table) {
+  const std::string at = table.source + ":" + std::to_string(table.header_line) + ": ";
+  for (size_t i = 0; i < table.header.size(); ++i) {
+    if (table.header[i].empty()) {
+      return Status::InvalidArgument(at + "column " + std::to_string(i + 1) + " of the header has no name");
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (table.header[j] == table.header[i]) {
+        return Status::InvalidArgument(at + "column '" + table.header[i] + "' appears twice in the header (columns " +
+                                       std::to_string(j + 1) + " and " + std::to_string(i + 1) + ")");
+      }
+    }
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -91,10 +114,21 @@ Result<CsvTable> ParseCsv(const std::string& text, const std::string& source) {
     table.header_line = at;
   }
   if (table.header.empty()) return Status::InvalidArgument(source + ": empty file, expected a header row");
+  // A trailing comma after the last name is harmless.
+  while (table.header.size() > 1 && table.header.back().empty()) table.header.pop_back();
+  PERSEUS_RETURN_IF_ERROR(CheckHeader(table));
   while (pos < text.size()) {
     int at = line;
     PERSEUS_RETURN_IF_ERROR(SplitRecord(text, pos, line, source, fields));
     if (AllEmpty(fields)) continue;
+    // Empty cells past the header's columns (a trailing comma) are harmless;
+    // anything else in them (a thousands separator, a shifted row) is not.
+    while (fields.size() > table.header.size() && fields.back().empty()) fields.pop_back();
+    if (fields.size() != table.header.size()) {
+      return Status::InvalidArgument(source + ":" + std::to_string(at) + ": expected " +
+                                     std::to_string(table.header.size()) + " fields (as the header), got " +
+                                     std::to_string(fields.size()));
+    }
     table.rows.push_back(CsvRow{at, fields});
   }
   return table;

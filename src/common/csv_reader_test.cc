@@ -39,5 +39,28 @@ TEST(CsvReader, RejectsEmptyAndUnterminated) {
   EXPECT_EQ(ParseCsv("a\n1\n", "m.csv")->RequireColumn("z").status().message(), "m.csv:1: missing column 'z'");
 }
 
+TEST(CsvReader, RowsHaveTheHeadersFieldsAndTheHeaderNoNameTwice) {
+  // A thousands separator shifts a row: rejected, not read as other values.
+  EXPECT_EQ(ParseCsv("a,b,c\n1,2,3\n1,200,0.5,21\n", "x.csv").status().message(),
+            "x.csv:3: expected 3 fields (as the header), got 4");
+  EXPECT_EQ(ParseCsv("a,b,c\n1,2\n", "s.csv").status().message(), "s.csv:2: expected 3 fields (as the header), got 2");
+  // Trailing commas on the header or the rows are harmless.
+  Result<CsvTable> t = ParseCsv("a,b,\n1,2,\n3,4\n5,6,,\n", "t.csv");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_EQ(t->header.size(), 2u);
+  EXPECT_EQ(t->rows.size(), 3u);
+  EXPECT_EQ(ParseCsv("time,energy,time\n1,2,3\n", "d.csv").status().message(),
+            "d.csv:1: column 'time' appears twice in the header (columns 1 and 3)");
+  EXPECT_EQ(ParseCsv("a,,b\n1,2,3\n", "n.csv").status().message(), "n.csv:1: column 2 of the header has no name");
+}
+
+TEST(CsvReader, ALoneCarriageReturnEndsALine) {
+  Result<CsvTable> t = ParseCsv("a,b\r1,2\r3,4\r", "mac.csv");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  ASSERT_EQ(t->rows.size(), 2u);
+  EXPECT_EQ(t->rows[1].line, 3);
+  EXPECT_EQ(t->rows[1].fields[1], "4");
+}
+
 }  // namespace
 }  // namespace perseus

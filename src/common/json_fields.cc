@@ -1,5 +1,7 @@
 #include "common/json_fields.h"
 
+#include <algorithm>
+
 #include <cmath>
 
 namespace perseus {
@@ -137,12 +139,27 @@ Result<std::string> GetString(const Json& object, const std::string& key, const 
   return ReadString(*it, path, max_length);
 }
 
+Status CheckKnownFields(const Json& object, const std::string& path, std::initializer_list<const char*> known) {
+  if (!object.is_object()) return Status::Ok();  // the typed reads say what it should be
+  for (const auto& [key, value] : object.items()) {
+    if (std::none_of(known.begin(), known.end(), [&](const char* k) { return key == k; })) {
+      return FieldError(path.empty() ? key : FieldPath(path, key), "unknown field");
+    }
+  }
+  return Status::Ok();
+}
+
 Result<Json> ParseJsonObject(const std::string& body) {
   Json j;
   try {
     j = Json::parse(body);
   } catch (const Json::parse_error& e) {
     return Status::InvalidArgument("body: malformed JSON at byte " + std::to_string(e.byte));
+  } catch (const Json::out_of_range& e) {
+    // A number beyond a double's range, such as 1e400 (nlohmann's 406).
+    const std::string what = e.what();
+    const size_t bracket = what.find("] ");
+    return Status::InvalidArgument("body: " + (bracket == std::string::npos ? what : what.substr(bracket + 2)));
   }
   if (!j.is_object()) return Status::InvalidArgument("body: expected a JSON object, got " + Quote(j));
   return j;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 
@@ -40,6 +41,11 @@ Result<bool> GetBool(const Json& object, const std::string& key, const std::stri
 Result<const Json*> GetField(const Json& object, const std::string& key, const std::string& path);
 Result<const Json*> GetObject(const Json& object, const std::string& key, const std::string& path);
 Result<const Json*> GetArray(const Json& object, const std::string& key, const std::string& path);
+
+// "field '<path>.<key>': unknown field" for the first member of `object` not
+// in `known` (a misspelt name would otherwise be ignored and its default
+// used). `path` is the object's own name ("" for a body's top level).
+Status CheckKnownFields(const Json& object, const std::string& path, std::initializer_list<const char*> known);
 
 // The same checks on a value already found (an array element).
 Result<int64_t> ReadInt(const Json& value, const std::string& path, int64_t min_value, int64_t max_value);

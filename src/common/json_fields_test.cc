@@ -32,6 +32,9 @@ TEST(JsonFields, OptionalFieldsAndLongValues) {
   EXPECT_EQ(GetInt(j, "big", "big", 0, 10).status().message(), "field 'big': expected an integer, got 1e+300");
   EXPECT_EQ(ParseJsonObject("[1]").status().message(), "body: expected a JSON object, got [1]");
   EXPECT_EQ(ParseJsonObject("{\"a\": ").status().message(), "body: malformed JSON at byte 7");
+  // Was an uncaught out_of_range: a 500 from the server.
+  EXPECT_EQ(ParseJsonObject("{\"microbatches\": 1e400}").status().message(), "body: number overflow parsing '1e400'");
+  EXPECT_EQ(ParseJsonObject("{\"microbatches\": 1e400}").status().code(), Status::Code::kInvalidArgument);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "common/csv_reader.h"
+#include "common/strings.h"
 #include "common/file_util.h"
 
 namespace perseus {
@@ -124,9 +125,43 @@ Status CompleteStages(Profile& profile, const std::string& source) {
   return Status::Ok();
 }
 
+// A row's time against its stage's and instruction's highest clock: a lower
+// clock cannot run the computation faster than the clock ratio allows (time
+// x clock at most kSlackFactor times the top row's; compute-bound work keeps
+// it constant, memory-bound work lowers it), nor take under 1/kSlackFactor of
+// the top row's time. The shared A100 profiles stay within 0.4% of both;
+// milliseconds written as seconds are 1,000 times off. One such row would
+// otherwise look like a very slow, cheap option and stretch the whole frontier.
+Status CheckPlausibleTimes(const Profile& profile, const std::map<std::tuple<int, int, int>, int>& line_of,
+                           const std::string& source) {
+  constexpr double kSlackFactor = 2;
+  for (int s = 0; s < profile.num_stages(); ++s) {
+    for (int i = 0; i < kNumInstructions; ++i) {
+      const std::vector<FreqPoint>& pts = profile.stages[s].points[i];
+      if (pts.size() < 2) continue;
+      const FreqPoint& top = *std::max_element(
+          pts.begin(), pts.end(), [](const FreqPoint& a, const FreqPoint& b) { return a.freq_mhz < b.freq_mhz; });
+      for (const FreqPoint& p : pts) {
+        const double scaled_s = top.time_s * top.freq_mhz / p.freq_mhz;
+        if (p.time_s <= kSlackFactor * scaled_s && p.time_s >= top.time_s / kSlackFactor) continue;
+        const auto line = [&](const FreqPoint& q) { return line_of.at({s, i, q.freq_mhz}); };
+        return Status::InvalidArgument(
+            source + ":" + std::to_string(line(p)) + ": column 'time': " + Format("%g", p.time_s) + " s at " +
+            std::to_string(p.freq_mhz) + " MHz is implausible next to stage " + std::to_string(s) + " " +
+            InstructionName(static_cast<Instruction>(i)) + "'s " + Format("%g", top.time_s) + " s at " +
+            std::to_string(top.freq_mhz) + " MHz (line " + std::to_string(line(top)) + "): expected " +
+            Format("%g", top.time_s / kSlackFactor) + " to " + Format("%g", kSlackFactor * scaled_s) +
+            " s (seconds, not milliseconds?)");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
-Result<Profile> ParseProfileCsv(const std::string& text, const std::string& source, int expected_stages) {
+Result<Profile> ParseProfileCsv(const std::string& text, const std::string& source, int expected_stages,
+                                ProfileOrigin origin) {
   Result<CsvTable> table = ParseCsv(text, source);
   if (!table.ok()) return table.status();
   Result<Columns> cols = FindColumns(*table);
@@ -149,6 +184,7 @@ Result<Profile> ParseProfileCsv(const std::string& text, const std::string& sour
     profile.stages[p->stage].at(p->ins).push_back(p->point);
   }
   if (expected_stages > 0) profile.stages.resize(expected_stages);
+  if (origin == ProfileOrigin::kUserFile) PERSEUS_RETURN_IF_ERROR(CheckPlausibleTimes(profile, seen, source));
   PERSEUS_RETURN_IF_ERROR(CompleteStages(profile, source));
   for (StageProfile& sp : profile.stages) {
     for (auto& pts : sp.points) {

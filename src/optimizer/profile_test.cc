@@ -160,10 +160,28 @@ TEST(ProfileParse, NonNumericValue) {
 }
 
 TEST(ProfileParse, MissingValue) {
-  EXPECT_EQ(ParseError(std::string(kHeader) + "0,forward,1410,0.01\n"), "x.csv:2: column 'energy': missing value");
+  // A short row is the CSV reader's error; an empty cell the column's.
+  EXPECT_EQ(ParseError(std::string(kHeader) + "0,forward,1410,0.01\n"), "x.csv:2: expected 5 fields (as the header), got 4");
   EXPECT_EQ(ParseError(std::string(kHeader) + "0,forward,1410,,2.0\n"), "x.csv:2: column 'time': missing value");
-  EXPECT_EQ(ParseError(std::string(kHeader) + "0\n"),
+  EXPECT_EQ(ParseError(std::string(kHeader) + "0,forward,1410,0.01,\n"), "x.csv:2: column 'energy': missing value");
+  EXPECT_EQ(ParseError(std::string(kHeader) + "0,,1410,0.01,2.0\n"),
             "x.csv:2: column 'instruction': expected 'forward', 'backward', 'backward_input' or 'backward_weight', got ''");
+  // So is a long one (a thousands separator once shifted a row's values silently).
+  EXPECT_EQ(ParseError(std::string(kHeader) + "0,forward,1,200,0.055,21\n"), "x.csv:2: expected 5 fields (as the header), got 6");
+}
+
+// One row in milliseconds among seconds looked like a very slow, cheap option
+// and stretched the frontier to 1,000 s (a review, 2026-11-28).
+TEST(ProfileParse, ATimeNoClockCouldGiveIsRefused) {
+  const std::string rows = std::string(kHeader) + "0,forward,1410,0.05,20\n0,backward,1410,0.1,40\n";
+  EXPECT_EQ(ParseError(rows + "0,forward,1200,50,18\n"),
+            "x.csv:4: column 'time': 50 s at 1200 MHz is implausible next to stage 0 forward's 0.05 s at 1410 MHz "
+            "(line 2): expected 0.025 to 0.1175 s (seconds, not milliseconds?)");
+  EXPECT_EQ(ParseError(rows + "0,backward,1200,0.00009,18\n"),
+            "x.csv:4: column 'time': 9e-05 s at 1200 MHz is implausible next to stage 0 backward's 0.1 s at 1410 MHz "
+            "(line 3): expected 0.05 to 0.235 s (seconds, not milliseconds?)");
+  // Memory-bound work barely slows, compute-bound work slows with the clock: both fine.
+  EXPECT_TRUE(ParseProfileCsv(rows + "0,forward,705,0.051,12\n0,backward,705,0.2,25\n", "x.csv", 1).ok());
 }
 
 TEST(ProfileParse, NonPositiveTimeOrEnergy) {
@@ -315,7 +333,7 @@ TEST(ProfileToCsv, RoundTripsExactly) {
       for (int k = 0; k < 4; ++k) {
         // Values without a short decimal form, to check no precision is lost.
         profile.stages[s].points[i].push_back(
-            FreqPoint{1410 - 105 * k - s, (0.1 + 0.2) * (1 + k) / 3.0 + s * 1e-7 + i, 1.0 / 3.0 * (5 + k + s + i)});
+            FreqPoint{1410 - 105 * k - s, (0.1 + 0.2) * (1 + 0.1 * k) / 3.0 + s * 1e-7 + i, 1.0 / 3.0 * (5 + k + s + i)});
       }
     }
   }

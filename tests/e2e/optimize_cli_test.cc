@@ -207,6 +207,32 @@ TEST_F(OptimizeCli, ZeusPlansAreTheKeyPlans) {
   EXPECT_NE(r.out.find(",zeus/ (" + std::to_string(want.size()) + " plans)}"), std::string::npos) << r.out;
 }
 
+// A rerun into the same folder once kept an earlier run's Zeus files, which
+// no longer matched plans.json; and a name taken by a folder failed the
+// renames halfway, leaving new files beside old ones (a review, 2026-11-28).
+TEST_F(OptimizeCli, ARerunLeavesNoStaleZeusPlansAndAFailedOneReplacesNothing) {
+  ASSERT_EQ(Perseus({"optimize", "--example", "gpt3-xl-a100", "--out", out_.string(), "--zeus-plans"}).exit_code, 0);
+  fs::create_directories(out_ / "zeus");
+  { std::ofstream(out_ / "zeus" / "freqs_pipeline_99999.py") << "# an earlier run's\n"; }
+  CliRun r = Perseus({"optimize", "--example", "gpt3-xl-a100", "--out", out_.string(), "--zeus-plan-time", "1e9"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const size_t zeus_files = ZeusFiles(out_ / "zeus").size();  // only this run's
+  EXPECT_NE(r.out.find(",zeus/ (" + std::to_string(zeus_files) + " plans)}"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(out_ / "zeus" / "freqs_pipeline_99999.py"));
+
+  const std::string plans_before = ReadText(out_ / "plans.json");
+  fs::remove(out_ / "frontier.csv");
+  fs::create_directories(out_ / "frontier.csv");
+  r = Perseus({"optimize", "--example", "gpt3-xl-h100", "--out", out_.string()});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("frontier.csv: is a folder; nothing in " + out_.string() + " was replaced"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(ReadText(out_ / "plans.json"), plans_before);
+  for (const auto& entry : fs::directory_iterator(out_)) {
+    EXPECT_EQ(entry.path().string().find(".partial."), std::string::npos) << entry.path();
+  }
+}
+
 TEST_F(OptimizeCli, MaxPlansThinsPlansJsonAndKeepsZeusPlanTimes) {
   CliRun full = Perseus({"optimize", "--example", "gpt3-xl-a100", "--out", (dir_ / "full").string()});
   ASSERT_EQ(full.exit_code, 0) << full.err;

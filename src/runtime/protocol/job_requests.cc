@@ -8,6 +8,7 @@ Json StragglerDeclarationToJson(const StragglerDeclaration& d) {
 
 Result<StragglerDeclaration> ParseStragglerDeclaration(const Json& body) {
   if (!body.is_object()) return Status::InvalidArgument("expected a JSON object, got " + Quote(body));
+  PERSEUS_RETURN_IF_ERROR(CheckKnownFields(body, "", {"pipeline", "slowdown"}));
   Result<int64_t> pipeline = GetInt(body, "pipeline", "pipeline", 0, 1'000'000);
   if (!pipeline.ok()) return pipeline.status();
   Result<double> slowdown = GetNumber(body, "slowdown", "slowdown", 1, kMaxStragglerSlowdown);
@@ -27,6 +28,7 @@ Result<PowerCapRequest> ParsePowerCapRequest(const Json& body, const std::string
     if (path.empty()) return Status::InvalidArgument("expected a JSON object, got " + Quote(body));
     return FieldError(path, "expected an object, got " + Quote(body));
   }
+  PERSEUS_RETURN_IF_ERROR(CheckKnownFields(body, path, {"average_w", "peak_w", "window_s"}));
   PowerCapRequest r;
   Result<double> average = GetNumber(body, "average_w", at("average_w"), 1, 1e9);
   if (!average.ok()) return average.status();

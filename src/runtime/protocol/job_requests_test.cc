@@ -33,6 +33,32 @@ TEST(JobSpecTest, TheCanonicalFormParsesBackToTheSameSpec) {
             "field 'pp': expected an integer in [1, 65536], got 0");
 }
 
+// A misspelt field was ignored and its default used (a review, 2026-11-28):
+// now a request names it; a stored spec of an older release still loads.
+TEST(JobSpecTest, UnknownFieldsAreNamedInRequestsAndIgnoredInStoredSpecs) {
+  auto error = [](const char* body) { return ParseJobSpec(Json::parse(body)).status().message(); };
+  EXPECT_EQ(error(R"({"id":"j","microbatches":4,"schedual":"gpipe"})"), "field 'schedual': unknown field");
+  EXPECT_EQ(error(R"({"id":"j","microbatches":4,"straggler":{"treshold":1.5}})"),
+            "field 'straggler.treshold': unknown field");
+  EXPECT_EQ(error(R"({"id":"j","microbatches":4,"profiling":{"warmup_iteration":5}})"),
+            "field 'profiling.warmup_iteration': unknown field");
+  EXPECT_EQ(error(R"({"id":"j","microbatches":4,"power_cap":{"average_w":500,"windows_s":10}})"),
+            "field 'power_cap.windows_s': unknown field");
+  const Json stored = Json::parse(R"({"id":"j","microbatches":4,"retired_field":1,"straggler":{"old":2}})");
+  EXPECT_FALSE(ParseJobSpec(stored).ok());
+  EXPECT_TRUE(ParseJobSpec(stored, UnknownFields::kIgnore).ok());
+  // Every field the canonical form writes is known.
+  Result<JobSpec> full = ParseJobSpec(Json::parse(
+      R"({"id":"j","microbatches":4,"blocking_power_w":80,"power_cap":{"average_w":500,"peak_w":600,"window_s":10},
+          "carbon":{"source":"electricitymaps","zone":"Z","job_hours":10,"pause":"release","restart_s":60,"restart_power_w":100}})"));
+  ASSERT_TRUE(full.ok()) << full.status().ToString();
+  EXPECT_TRUE(ParseJobSpec(JobSpecToJson(*full)).ok()) << ParseJobSpec(JobSpecToJson(*full)).status().ToString();
+  EXPECT_EQ(ParsePowerCapRequest(Json::parse(R"({"average_w":600,"peak":700})"), "").status().message(),
+            "field 'peak': unknown field");
+  EXPECT_EQ(ParseStragglerDeclaration(Json::parse(R"({"pipeline":1,"slowdown":1.5,"slow":2})")).status().message(),
+            "field 'slow': unknown field");
+}
+
 TEST(JobSpecTest, SingleClockWindowsIsABooleanDefaultTrueThatRoundTrips) {
   Result<JobSpec> spec = ParseJobSpec(
       Json::parse(R"({"id":"j","microbatches":4,"profiling":{"single_clock_windows":false}})"));

@@ -12,10 +12,17 @@ namespace {
 constexpr int kMaxDegree = 1 << 16;
 constexpr int64_t kMaxComputations = 1 << 18;
 
-Status ParseProfiling(const Json& body, ProfilingOptions* out) {
+Status ParseProfiling(const Json& body, bool strict, ProfilingOptions* out) {
   auto it = body.find("profiling");
   if (it == body.end() || it->is_null()) return Status::Ok();
   if (!it->is_object()) return FieldError("profiling", "expected an object, got " + Quote(*it));
+  if (strict) {
+    PERSEUS_RETURN_IF_ERROR(CheckKnownFields(
+        *it, "profiling",
+        {"iterations_per_clock", "window_iterations", "warmup_iterations", "clock_stride", "max_clocks",
+         "max_energy_rises", "min_clock_mhz", "reference_every", "max_repeat_rounds", "target_relative_error",
+         "time_budget_s", "thermal_time_constant_s", "single_clock_windows"}));
+  }
   struct IntField {
     const char* key;
     int* slot;
@@ -58,10 +65,11 @@ Status ParseProfiling(const Json& body, ProfilingOptions* out) {
   return Status::Ok();
 }
 
-Status ParseStraggler(const Json& body, StragglerOptions* out) {
+Status ParseStraggler(const Json& body, bool strict, StragglerOptions* out) {
   auto it = body.find("straggler");
   if (it == body.end() || it->is_null()) return Status::Ok();
   if (!it->is_object()) return FieldError("straggler", "expected an object, got " + Quote(*it));
+  if (strict) PERSEUS_RETURN_IF_ERROR(CheckKnownFields(*it, "straggler", {"window", "threshold"}));
   Result<std::optional<int64_t>> window = GetOptionalInt(*it, "window", "straggler.window", 1, 1000);
   if (!window.ok()) return window.status();
   if (window->has_value()) out->window = static_cast<int>(**window);
@@ -129,18 +137,16 @@ Status ParseSchedule(const Json& body, JobSpec* spec) {
   return Status::Ok();
 }
 
-Status ParseCarbon(const Json& body, std::optional<CarbonConfig>* out) {
+Status ParseCarbon(const Json& body, bool strict, std::optional<CarbonConfig>* out) {
   auto it = body.find("carbon");
   if (it == body.end() || it->is_null()) return Status::Ok();
   if (!it->is_object()) return FieldError("carbon", "expected an object, got " + Quote(*it));
   const Json& c = *it;
-  static const char* kKnown[] = {"source", "value_g_per_kwh", "trace_path", "zone", "token", "base_url",
-                                 "slowdown_budget", "window_s", "job_hours", "pause", "restart_s",
-                                 "restart_power_w"};
-  for (const auto& [key, value] : c.items()) {
-    if (std::find(std::begin(kKnown), std::end(kKnown), key) == std::end(kKnown)) {
-      return FieldError("carbon." + key, "unknown field");
-    }
+  if (strict) {
+    PERSEUS_RETURN_IF_ERROR(CheckKnownFields(c, "carbon",
+                                             {"source", "value_g_per_kwh", "trace_path", "zone", "token", "base_url",
+                                              "slowdown_budget", "window_s", "job_hours", "pause", "restart_s",
+                                              "restart_power_w"}));
   }
   CarbonConfig cfg;
   Result<std::string> source = GetString(c, "source", "carbon.source", 32);
@@ -230,7 +236,14 @@ const char* CarbonPauseName(CarbonPause pause) {
   return "never";
 }
 
-Result<JobSpec> ParseJobSpec(const Json& body) {
+Result<JobSpec> ParseJobSpec(const Json& body, UnknownFields unknown) {
+  const bool strict = unknown == UnknownFields::kReject;
+  if (strict) {
+    PERSEUS_RETURN_IF_ERROR(CheckKnownFields(
+        body, "",
+        {"id", "dp", "pp", "tp", "schedule", "microbatches", "chunks", "blocking_power_w", "unit_time_s",
+         "max_clock_changes_per_gpu", "profiling", "straggler", "carbon", "power_cap", "power_cap_schedule"}));
+  }
   JobSpec spec;
   Result<std::string> id = GetString(body, "id", "id", 64);
   if (!id.ok()) return id.status();
@@ -248,9 +261,9 @@ Result<JobSpec> ParseJobSpec(const Json& body) {
       GetOptionalInt(body, "max_clock_changes_per_gpu", "max_clock_changes_per_gpu", -1, 1'000'000);
   if (!changes.ok()) return changes.status();
   spec.max_clock_changes_per_gpu = static_cast<int>(changes->value_or(-1));
-  PERSEUS_RETURN_IF_ERROR(ParseProfiling(body, &spec.profiling));
-  PERSEUS_RETURN_IF_ERROR(ParseStraggler(body, &spec.straggler));
-  PERSEUS_RETURN_IF_ERROR(ParseCarbon(body, &spec.carbon));
+  PERSEUS_RETURN_IF_ERROR(ParseProfiling(body, strict, &spec.profiling));
+  PERSEUS_RETURN_IF_ERROR(ParseStraggler(body, strict, &spec.straggler));
+  PERSEUS_RETURN_IF_ERROR(ParseCarbon(body, strict, &spec.carbon));
   if (body.contains("power_cap")) {
     Result<PowerCapRequest> cap = ParsePowerCapRequest(body.at("power_cap"), "power_cap");
     if (!cap.ok()) return cap.status();

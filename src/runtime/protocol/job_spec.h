@@ -76,8 +76,12 @@ struct JobSpec {
   int stages() const { return pp; }
 };
 
-// Validates every field; errors name it ("field 'pp': ...").
-Result<JobSpec> ParseJobSpec(const Json& body);
+// A request's fields the parser does not know (a misspelling) are errors; a
+// spec stored by an older release may hold fields since dropped.
+enum class UnknownFields { kReject, kIgnore };
+// Validates every field; errors name it ("field 'pp': ..."; "field
+// 'straggler.treshold': unknown field").
+Result<JobSpec> ParseJobSpec(const Json& body, UnknownFields unknown = UnknownFields::kReject);
 // The canonical JSON form (includes carbon.token: it is stored with the job;
 // use RedactedJobSpecJson for anything shown to clients) (ParseJobSpec(JobSpecToJson(s)) == s).
 Json JobSpecToJson(const JobSpec& spec);

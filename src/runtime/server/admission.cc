@@ -93,6 +93,12 @@ bool IsLoopbackAddress(const std::string& host) {
 std::optional<Refusal> Admit(const AdmissionRequest& r, const AdmissionPolicy& p) {
   if (std::optional<Refusal> refused = CheckHost(r, p)) return refused;
   if (r.method == "GET" || r.method == "HEAD") {
+    // cpp-httplib does not read a body it does not expect: left on the
+    // connection, it would be read as the next request (request smuggling).
+    if ((r.content_length && *r.content_length > 0) || !Trim(r.transfer_encoding).empty()) {
+      return Refusal{400, "bad_request", "a " + r.method + " request has no body (header '" +
+                                             (r.content_length ? "Content-Length" : "Transfer-Encoding") + "')"};
+    }
     return p.reads_need_token && !IsOpenToAll(r.path) ? CheckToken(r, p) : std::nullopt;
   }
   if (std::optional<Refusal> refused = CheckToken(r, p)) return refused;

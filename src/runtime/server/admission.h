@@ -6,7 +6,9 @@
 //     `allowed_hosts`; otherwise only hosts in `allowed_hosts` when it is set.
 //   * Reads (GET, HEAD) need the bearer token too when `reads_need_token`
 //     (serve --token-for-reads), except the dashboard's files (/ and
-//     /dashboard/*, which hold no data) and /healthz.
+//     /dashboard/*, which hold no data) and /healthz. A read carries no
+//     body (a Content-Length above 0 or a Transfer-Encoding is refused: the
+//     HTTP library would read the body as the next request).
 //   * Mutating methods (all but GET and HEAD):
 //       - `Authorization: Bearer <token>` when a token is set (the scheme is
 //         case-insensitive, RFC 9110 11.1), checked in constant time;

@@ -4,9 +4,13 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <openssl/err.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -16,6 +20,7 @@
 #include <mutex>
 #include <thread>
 #include <unordered_map>
+#include <vector>
 
 #include "runtime/server/admission.h"
 #include "runtime/server/http_util.h"
@@ -71,6 +76,9 @@ std::unique_ptr<httplib::Server> MakeServer(const ServerOptions& o, std::string*
 // connection the calling worker serves.
 thread_local int t_accepted_fd = -1;
 thread_local uint64_t t_connection = 0;
+// Set when the request was refused unread (admission): once its reply is
+// written, the connection reads no more (ConnectionTracker::StopReading).
+thread_local bool t_stop_reading_after_reply = false;
 
 void NoteAccepted(int fd) { t_accepted_fd = fd; }
 
@@ -101,6 +109,14 @@ class ConnectionTracker {
   void End(uint64_t id) {
     std::lock_guard<std::mutex> lock(mu_);
     open_.erase(id);
+  }
+  // Reads on the connection end (its reply still goes out), so the worker
+  // closes it after this reply: a refused request's unread body is never
+  // read as the next request.
+  void StopReading(uint64_t id) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = open_.find(id);
+    if (it != open_.end() && !it->second.closed) ::shutdown(it->second.fd, SHUT_RD);
   }
   // Shuts down the connections past the deadline, each once. (A worker ends
   // its entry just after closing the socket, so in that instant a reused
@@ -137,25 +153,43 @@ namespace {
 // httplib's thread pool, with the connection tracker: it counts the accepted
 // connections (one task each) waiting for a worker, registers each one a
 // worker takes, and runs the thread that closes overdue ones.
+//
+// A worker reading a connection blocks until its request comes (up to the
+// idle timeout), so connections that send nothing, queued first in first
+// out, once held every worker in turn: 1,000 of them made each request wait
+// 14 s (a review, 2026-11-28). An accepted connection therefore waits here,
+// in poll(), until it has bytes to read (or hangs up), and only then joins
+// the workers' queue; one that sends nothing within the idle timeout is shut
+// down, and its task then ends at once.
 class TrackingPool : public httplib::TaskQueue {
  public:
-  TrackingPool(int threads, std::shared_ptr<ConnectionTracker> tracker)
-      : pool_(static_cast<size_t>(threads)), tracker_(std::move(tracker)), watchdog_([this] { Watch(); }) {}
-  ~TrackingPool() override { StopWatching(); }
+  TrackingPool(int threads, int idle_timeout_s, std::shared_ptr<ConnectionTracker> tracker)
+      : pool_(static_cast<size_t>(threads)),
+        idle_timeout_(std::chrono::seconds(idle_timeout_s)),
+        tracker_(std::move(tracker)),
+        watchdog_([this] { Watch(); }),
+        gate_([this] { Gate(); }) {}
+  ~TrackingPool() override {
+    StopWatching();
+    for (int fd : wake_) {
+      if (fd >= 0) ::close(fd);
+    }
+  }
 
   void enqueue(std::function<void()> fn) override {
     // Called on the accepting thread right after accept(): its socket.
     const int fd = t_accepted_fd;
     t_accepted_fd = -1;
-    tracker_->waiting.fetch_add(1);
-    pool_.enqueue([fn = std::move(fn), fd, tracker = tracker_] {
-      tracker->waiting.fetch_sub(1);
-      const uint64_t id = fd >= 0 ? tracker->Begin(fd) : 0;
-      t_connection = id;
-      fn();
-      if (id != 0) tracker->End(id);
-      t_connection = 0;
-    });
+    if (fd < 0 || wake_[0] < 0) return Run(std::move(fn), fd);
+    {
+      std::lock_guard<std::mutex> lock(gate_mu_);
+      if (!gate_stopped_) {
+        pending_.push_back({fd, std::move(fn), std::chrono::steady_clock::now() + idle_timeout_});
+        Wake();
+        return;
+      }
+    }
+    Run(std::move(fn), fd);
   }
   void shutdown() override {
     StopWatching();
@@ -163,6 +197,73 @@ class TrackingPool : public httplib::TaskQueue {
   }
 
  private:
+  struct Pending {
+    int fd;
+    std::function<void()> fn;
+    std::chrono::steady_clock::time_point give_up;
+  };
+  // Into the workers' queue.
+  void Run(std::function<void()> fn, int fd) {
+    tracker_->waiting.fetch_add(1);
+    pool_.enqueue([fn = std::move(fn), fd, tracker = tracker_] {
+      tracker->waiting.fetch_sub(1);
+      const uint64_t id = fd >= 0 ? tracker->Begin(fd) : 0;
+      t_connection = id;
+      t_stop_reading_after_reply = false;
+      fn();
+      if (id != 0) tracker->End(id);
+      t_connection = 0;
+    });
+  }
+  void Wake() {
+    const char byte = 0;
+    (void)!::write(wake_[1], &byte, 1);
+  }
+  void Gate() {
+    std::vector<pollfd> fds;
+    std::vector<Pending> ready;
+    for (;;) {
+      std::chrono::steady_clock::time_point next_give_up = std::chrono::steady_clock::now() + idle_timeout_;
+      {
+        std::lock_guard<std::mutex> lock(gate_mu_);
+        if (gate_stopped_) break;
+        fds.assign(1, pollfd{wake_[0], POLLIN, 0});
+        for (const Pending& p : pending_) {
+          fds.push_back(pollfd{p.fd, POLLIN, 0});
+          next_give_up = std::min(next_give_up, p.give_up);
+        }
+      }
+      const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next_give_up - std::chrono::steady_clock::now());
+      ::poll(fds.data(), fds.size(), static_cast<int>(std::clamp<int64_t>(wait.count() + 1, 0, 1000)));
+      if (fds[0].revents != 0) {
+        char buf[256];
+        while (::read(wake_[0], buf, sizeof buf) > 0) {
+        }
+      }
+      const auto now = std::chrono::steady_clock::now();
+      {
+        std::lock_guard<std::mutex> lock(gate_mu_);
+        // pending_ only grew since fds was built (new entries at its end).
+        for (size_t i = pending_.size(); i-- > 0;) {
+          const bool polled = i + 1 < fds.size();
+          const bool readable = polled && fds[i + 1].revents != 0;
+          if (!readable && pending_[i].give_up > now) continue;
+          if (!readable) ::shutdown(pending_[i].fd, SHUT_RDWR);  // idle too long: its task ends at once
+          ready.push_back(std::move(pending_[i]));
+          pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(i));
+        }
+      }
+      for (auto it = ready.rbegin(); it != ready.rend(); ++it) Run(std::move(it->fn), it->fd);  // in arrival order
+      ready.clear();
+    }
+    // Stopping: every connection still waiting is closed through its task.
+    std::lock_guard<std::mutex> lock(gate_mu_);
+    for (Pending& p : pending_) {
+      ::shutdown(p.fd, SHUT_RDWR);
+      Run(std::move(p.fn), p.fd);
+    }
+    pending_.clear();
+  }
   void Watch() {
     std::unique_lock<std::mutex> lock(mu_);
     while (!stop_) {
@@ -177,14 +278,32 @@ class TrackingPool : public httplib::TaskQueue {
     }
     cv_.notify_all();
     if (watchdog_.joinable()) watchdog_.join();
+    {
+      std::lock_guard<std::mutex> lock(gate_mu_);
+      gate_stopped_ = true;
+    }
+    Wake();
+    if (gate_.joinable()) gate_.join();
+  }
+  static std::array<int, 2> MakePipe() {
+    std::array<int, 2> fds{-1, -1};
+    if (::pipe2(fds.data(), O_NONBLOCK | O_CLOEXEC) != 0) fds = {-1, -1};
+    return fds;
   }
 
   httplib::ThreadPool pool_;
+  const std::chrono::steady_clock::duration idle_timeout_;
   std::shared_ptr<ConnectionTracker> tracker_;
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;
-  std::thread watchdog_;  // last: started once the rest exists
+  // The gate: accepted connections waiting for their first bytes.
+  std::mutex gate_mu_;
+  std::vector<Pending> pending_;
+  bool gate_stopped_ = false;
+  std::array<int, 2> wake_ = MakePipe();  // written to wake the gate's poll()
+  std::thread watchdog_;  // last two: started once the rest exists
+  std::thread gate_;
 };
 
 }  // namespace
@@ -194,7 +313,9 @@ HttpServer::HttpServer(JobService* service, JsonLog* log, ServerOptions options)
   httplib::Server& s = *server_;
   const int threads = options_.threads;
   connections_ = std::make_shared<ConnectionTracker>(options_.request_deadline_s);
-  s.new_task_queue = [threads, tracker = connections_] { return new TrackingPool(threads, tracker); };
+  s.new_task_queue = [threads, idle_s = options_.idle_timeout_s, tracker = connections_] {
+    return new TrackingPool(threads, idle_s, tracker);
+  };
   s.set_payload_max_length(options_.max_body_bytes);
   s.set_keep_alive_max_count(1000000);
   // A connection holds a worker while open: idle or slow clients let go soon.
@@ -226,6 +347,10 @@ HttpServer::HttpServer(JobService* service, JsonLog* log, ServerOptions options)
     if (!refused) return httplib::Server::HandlerResponse::Unhandled;
     SendJson(res, refused->http_status, ErrorBody(refused->code, refused->message));
     if (refused->http_status == 401) res.set_header("WWW-Authenticate", "Bearer");
+    // The body of a refused request is never read: the connection closes
+    // rather than read it as the next request.
+    res.set_header("Connection", "close");
+    t_stop_reading_after_reply = true;
     return httplib::Server::HandlerResponse::Handled;
   });
   // libcpp-httplib listens with a backlog of 5; remember the socket to raise it.
@@ -265,6 +390,10 @@ HttpServer::HttpServer(JobService* service, JsonLog* log, ServerOptions options)
   });
   s.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
     connections_->Answered(t_connection);  // called once the reply is written
+    if (t_stop_reading_after_reply) {
+      t_stop_reading_after_reply = false;
+      connections_->StopReading(t_connection);
+    }
     if (log_ == nullptr) return;
     const LogLevel level = RequestLogLevel(req.method, req.path, res.status, options_.log_all_requests);
     if (!log_->Enabled(level)) return;

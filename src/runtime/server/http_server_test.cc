@@ -209,6 +209,43 @@ TEST_F(HttpServerTest, AdmissionRefusesBeforeReadingTheBody) {
   EXPECT_EQ(r->status, 201) << r->body;
 }
 
+// Every byte the server sends on one connection until it closes it (or 3 s pass).
+std::string RawExchange(int port, const std::string& first, const std::string& second) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) return "";
+  (void)!::write(fd, first.data(), first.size());
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  (void)!::write(fd, second.data(), second.size());
+  timeval tv{3, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  std::string reply;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(fd, buf, sizeof(buf))) > 0;) reply.append(buf, static_cast<size_t>(n));
+  ::close(fd);
+  return reply;
+}
+
+// A body on a GET was left unread and then run as the next request (a
+// review, 2026-11-28): now the GET is refused and the connection closed.
+TEST_F(HttpServerTest, ABodyOnAReadIsRefusedNotRunAsTheNextRequest) {
+  ASSERT_EQ(Post("/jobs", testing::JobBody("victim", 1, 1, 4).dump()).first, 201);
+  const std::string smuggled = "DELETE /jobs/victim HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer s3cret\r\n\r\n";
+  const std::string reply = RawExchange(
+      port_, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: " + std::to_string(smuggled.size()) + "\r\n\r\n",
+      smuggled);
+  EXPECT_EQ(reply.rfind("HTTP/1.1 400", 0), 0u) << reply;
+  EXPECT_NE(reply.find("a GET request has no body (header 'Content-Length')"), std::string::npos) << reply;
+  EXPECT_EQ(reply.find("HTTP/1.1", 1), std::string::npos) << "a second reply: " << reply;
+  EXPECT_EQ(Get("/jobs/victim").first, 200);
+  auto [status, body] = RawRequest(port_, "GET /jobs HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n");
+  EXPECT_EQ(status, 400);
+  EXPECT_EQ(body["error"]["message"], "a GET request has no body (header 'Transfer-Encoding')");
+}
+
 TEST_F(HttpServerTest, JobsCanBeDeletedAndReprofiled) {
   ASSERT_EQ(Post("/jobs", testing::JobBody("j", 1, 1, 4).dump()).first, 201);
   httplib::Result r = client_->Delete("/jobs/j");
@@ -341,6 +378,49 @@ TEST_F(HttpServerTest, TheDashboardIsServedFromTheBinaryWithAStrictPolicy) {
 // served, because while connections wait every reply closes its own. (Before,
 // the first --threads clients kept their workers for as long as they polled,
 // and the rest were never served.)
+// Connections that send nothing once held every worker in turn, each for
+// the idle timeout (a review, 2026-11-28: 1,000 of them, 14 s a request).
+// They now wait for their first bytes outside the workers: with 40 of them
+// open on 2 workers and a 30 s idle timeout, requests are still answered
+// (a client's 10 s read timeout would otherwise expire), and the idle ones
+// are closed once the idle timeout passes.
+TEST(HttpServerWorkersTest, ConnectionsThatSendNothingHoldNoWorker) {
+  ServerOptions options;
+  options.threads = 2;
+  options.idle_timeout_s = 30;
+  auto server = std::make_unique<ServingServer>(options);
+  const int port = server->port();
+  std::vector<int> idle;
+  for (int i = 0; i < 40; ++i) {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+    idle.push_back(fd);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // every one accepted
+  for (int k = 0; k < 5; ++k) {
+    httplib::Client client("127.0.0.1", port);
+    client.set_read_timeout(10, 0);
+    client.set_connection_timeout(10, 0);
+    httplib::Result r = client.Get("/healthz");
+    ASSERT_TRUE(r) << "request " << k << ": " << httplib::to_string(r.error());
+    EXPECT_EQ(r->status, 200);
+  }
+  // A request sent late on one of them is still served.
+  const std::string request = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+  (void)!::write(idle[7], request.data(), request.size());
+  timeval tv{10, 0};
+  setsockopt(idle[7], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  char buf[64] = {};
+  ASSERT_GT(::read(idle[7], buf, sizeof(buf) - 1), 0);
+  EXPECT_EQ(std::string(buf).rfind("HTTP/1.1 200", 0), 0u) << buf;
+  for (int fd : idle) ::close(fd);
+  server.reset();  // stops with idle connections still waiting: no hang
+}
+
 TEST(HttpServerWorkersTest, MoreKeepAliveClientsThanWorkersAreAllServed) {
   ServerOptions options;
   options.threads = 2;

@@ -140,7 +140,7 @@ Status CheckStoredRank(const RankInfo& r, const JobSpec& spec) {
 Status JobService::LoadJob(StoredJob stored) {
   auto job = std::make_shared<Job>();
   Json spec_json = Json::parse(stored.spec_json, nullptr, false);
-  Result<JobSpec> spec = ParseJobSpec(spec_json);
+  Result<JobSpec> spec = ParseJobSpec(spec_json, protocol::UnknownFields::kIgnore);  // stored by any release
   if (!spec.ok()) return spec.status();
   job->spec = *spec;
   Result<Schedule> schedule = BuildSchedule(job->spec.schedule);
@@ -186,7 +186,7 @@ Status JobService::LoadJob(StoredJob stored) {
   if (!stored.frontier_json.empty()) {
     Result<Frontier> frontier = FrontierFromJson(Json::parse(stored.frontier_json, nullptr, false));
     if (!frontier.ok()) return frontier.status();
-    Result<Profile> profile = ParseProfileCsv(job->profile_csv, "stored profile", job->spec.pp);
+    Result<Profile> profile = ParseProfileCsv(job->profile_csv, "stored profile", job->spec.pp, ProfileOrigin::kMeasured);
     if (!profile.ok()) return profile.status();
     Result<std::shared_ptr<const PlanBook>> book =
         PlanBook::Create(job->spec, *profile, job->state.blocking_power_w, std::move(*frontier));

@@ -356,7 +356,7 @@ void JobService::Optimize(const std::string& job_id) {
   }
   Log("optimization_started", {{"job", job_id}});
   Result<Frontier> frontier = Status::Internal("not solved");
-  Result<Profile> profile = ParseProfileCsv(csv, "job " + job_id + " profile", spec.pp);
+  Result<Profile> profile = ParseProfileCsv(csv, "job " + job_id + " profile", spec.pp, ProfileOrigin::kMeasured);
   if (!profile.ok()) {
     frontier = profile.status();
   } else {
