@@ -55,6 +55,7 @@ struct StageProfile {
 
 struct Profile {
   std::vector<StageProfile> stages;
+  std::string source;  // the file (or text) it was read from, for messages; empty: built in code
   int num_stages() const { return static_cast<int>(stages.size()); }
   // The point at the highest frequency a stage lists for `ins`.
   const FreqPoint& MaxFreqPoint(int stage, Instruction ins) const { return stages[stage].at(ins).front(); }

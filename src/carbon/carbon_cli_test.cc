@@ -87,6 +87,19 @@ TEST(CarbonCli, InputsThatOnceCrashedOrHungAreErrors) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.err, "perseus: error: --server: unsupported URL scheme 'ftp' in 'ftp://x' (expected http:// or https://)\n");
 
+  r = RunPerseus({"status", "--ca-cert", tmp.Path("missing.pem")});  // was "Connection"
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "perseus: error: --ca-cert " + tmp.Path("missing.pem") + ": no such file\n");
+  r = RunPerseus({"optimize", "--example", "gpt3-xl-a100", "--out", ""});  // was ": Invalid argument"
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "perseus: error: --out: expected a folder, got an empty path\n");
+  // A profile whose stages do not fit the pipeline is named.
+  const std::string profile = tmp.Path("p.csv");
+  std::ofstream(profile) << "stage,instruction,frequency,time,energy\n0,forward,1410,0.05,20\n0,backward,1410,0.1,40\n";
+  r = RunPerseus({"optimize", profile, "--stages", "1", "--microbatches", "4", "--blocking-power", "50", "--schedule", "zb-h1", "--out", out});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find(profile + ": stage 0 has no 'backward_input'"), std::string::npos) << r.err;
+
   // NaN passed CLI11's ranges (every comparison with it is false).
   r = RunPerseus({"carbon", "--fixed", "300", "--example", "gpt3-xl-a100", "--slowdown-budget", "nan", "--out", out});
   EXPECT_NE(r.exit_code, 0);

@@ -21,6 +21,7 @@ int ReportError(const Status& status) {
 }
 
 Status WriteOutputs(const std::string& dir, const std::vector<OutputFile>& files) {
+  if (dir.empty()) return Status::InvalidArgument("--out: expected a folder, got an empty path");
   PERSEUS_RETURN_IF_ERROR(MakeDirs(dir));
   const std::string suffix = ".partial." + std::to_string(::getpid());
   std::vector<std::string> written;

@@ -152,30 +152,37 @@ void AddPolicyOptions(CLI::App* cmd, EmulateArgs& a) {
   cmd->add_option("--max-clock-changes", a.max_clock_changes,
                   "At most this many clock changes per GPU per iteration in every Perseus plan (-1: no limit)")
       ->capture_default_str();
-  cmd->add_flag("--closed-loop", a.closed_loop.enabled,
+  CLI::Option* closed_loop = cmd->add_flag("--closed-loop", a.closed_loop.enabled,
                 "Also emulate perseus as the server runs it: online profiling, straggler detection from noisy "
                 "iteration times, plan delivery and clock-switch latency, in virtual time");
   cmd->add_option("--profiling-s", a.closed_loop.profiling_s,
                   "Closed loop: online profiling time, s (-1: the server's profiling sweep for this job)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->needs(closed_loop);
   cmd->add_option("--optimization-s", a.closed_loop.optimization_s,
                   "Closed loop: optimisation time, s (-1: the solve's measured time)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->needs(closed_loop);
   cmd->add_option("--plan-delivery-s", a.closed_loop.plan_delivery_s,
                   "Closed loop: from a decision to every rank running the new plan, s")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->needs(closed_loop);
   cmd->add_option("--clock-latency-ms", a.clock_latency_ms, "Closed loop: a clock change takes effect after this, ms")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->needs(closed_loop);
   cmd->add_option("--iteration-jitter", a.closed_loop.iteration_jitter,
                   "Closed loop: relative noise of measured iteration times")
-      ->capture_default_str();
-  cmd->add_option("--seed", a.closed_loop.seed, "Closed loop: random seed")->capture_default_str();
+      ->capture_default_str()
+      ->needs(closed_loop);
+  cmd->add_option("--seed", a.closed_loop.seed, "Closed loop: random seed")->capture_default_str()->needs(closed_loop);
   cmd->add_option("--power-cap", a.closed_loop.power_cap_w,
                   "Closed loop: an average power cap on the job's GPUs while running, W (0: none; docs/power.md)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->needs(closed_loop);
   cmd->add_option("--power-cap-window-s", a.closed_loop.power_cap_window_s,
                   "Closed loop: the power cap's averaging window, s")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->needs(closed_loop);
   cmd->add_flag("--reproduce-paper", a.reproduce_paper, "Reproduce the paper's Table 6 and Fig. 7");
   cmd->add_option("--paper-data", a.paper_data,
                   "The shared sosp24 folder (default: $PERSEUS_SHARED_DATA/sosp24, else the configure-time one)");

@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -176,6 +177,9 @@ int RunStatus(const StatusArgs& args) {
   Result<std::string> token = ReadToken(args.token_file);  // a server started with --token-for-reads needs it
   if (!token.ok()) return ReportError(token.status());
   if (Status url = CheckHttpUrl(args.server, "--server"); !url.ok()) return ReportError(url);
+  if (!args.ca_cert.empty() && !std::filesystem::is_regular_file(args.ca_cert)) {
+    return ReportError(Status::InvalidArgument("--ca-cert " + args.ca_cert + ": no such file"));
+  }
   client::ServerApi api({args.server, *token, args.ca_cert});
   Result<Json> reply = api.Get(args.job.empty() ? "/jobs" : "/jobs/" + args.job);
   if (!reply.ok()) {

@@ -8,12 +8,16 @@
 namespace perseus {
 namespace {
 
+// "profile" or the file it came from.
+std::string ProfileName(const Profile& profile) { return profile.source.empty() ? "profile" : profile.source; }
+
 Status CheckProfileStages(const Profile& profile, const ScheduleSpec& spec) {
   int have = profile.num_stages();
   if (have == spec.virtual_stages() || have == spec.stages) return Status::Ok();
   std::string want = std::to_string(spec.stages);
   if (spec.chunks > 1) want += " or " + std::to_string(spec.virtual_stages());
-  return Status::InvalidArgument("profile has " + std::to_string(have) + " stages but the pipeline needs " + want);
+  return Status::InvalidArgument(ProfileName(profile) + " has " + std::to_string(have) +
+                                 " stages but the pipeline needs " + want);
 }
 
 // A zero-bubble schedule runs the backward's halves: the profile must list them.
@@ -21,7 +25,7 @@ Status CheckSplitRows(const Profile& profile, const ScheduleSpec& spec) {
   if (!SplitsBackward(spec.kind)) return Status::Ok();
   for (int s = 0; s < profile.num_stages(); ++s) {
     if (profile.stages[s].at(Instruction::kBackwardInput).empty()) {
-      return Status::InvalidArgument("profile: stage " + std::to_string(s) + " has no 'backward_input' and " +
+      return Status::InvalidArgument(ProfileName(profile) + ": stage " + std::to_string(s) + " has no 'backward_input' and " +
                                      "'backward_weight' rows, which the " + ScheduleName(spec.kind) +
                                      " schedule runs (docs/formats.md)");
     }

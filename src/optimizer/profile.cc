@@ -184,6 +184,7 @@ Result<Profile> ParseProfileCsv(const std::string& text, const std::string& sour
     profile.stages[p->stage].at(p->ins).push_back(p->point);
   }
   if (expected_stages > 0) profile.stages.resize(expected_stages);
+  profile.source = source;
   if (origin == ProfileOrigin::kUserFile) PERSEUS_RETURN_IF_ERROR(CheckPlausibleTimes(profile, seen, source));
   PERSEUS_RETURN_IF_ERROR(CompleteStages(profile, source));
   for (StageProfile& sp : profile.stages) {

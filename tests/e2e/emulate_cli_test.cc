@@ -174,6 +174,19 @@ INSTANTIATE_TEST_SUITE_P(
                                "--reproduce-paper takes no PROFILE.csv or --example"}),
     [](const ::testing::TestParamInfo<BadInput>& info) { return info.param.name; });
 
+// Closed-loop settings without --closed-loop were silently ignored (a
+// review, 2026-11-28), while --chunks without a schedule that takes them was
+// refused: now they are refused too.
+TEST(EmulateCli, ClosedLoopSettingsNeedTheClosedLoop) {
+  ScopedTempDir tmp;
+  for (const char* flag : {"--power-cap", "--plan-delivery-s", "--iteration-jitter", "--seed"}) {
+    CommandResult r = RunPerseus({"emulate", "--example", "gpt3-xl-a100", flag, "1", "--out", tmp.Path("out")});
+    EXPECT_NE(r.exit_code, 0) << flag;
+    EXPECT_NE(r.err.find(std::string(flag) + " requires --closed-loop"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(tmp.Path("out")));
+  }
+}
+
 TEST(EmulateCli, MissingProfileNamesTheFile) {
   ScopedTempDir tmp;
   std::string out = tmp.Path("out");

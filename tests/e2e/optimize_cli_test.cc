@@ -582,7 +582,7 @@ TEST_F(OptimizeCli, ZeroBubbleScheduleWithoutSplitRowsFailsAndWritesNothing) {
                       "--schedule", "zb-h1", "--out", out_.string()});
   EXPECT_NE(r.exit_code, 0);
   EXPECT_EQ(r.err,
-            "perseus: error: profile: stage 0 has no 'backward_input' and 'backward_weight' rows, which the zb-h1 "
+            "perseus: error: " + profile + ": stage 0 has no 'backward_input' and 'backward_weight' rows, which the zb-h1 "
             "schedule runs (docs/formats.md)\n");
   EXPECT_TRUE(FilesUnder(out_).empty());
 }
@@ -595,7 +595,7 @@ TEST_F(OptimizeCli, InterleavedProfileWithWrongStageCount) {
   CliRun r = Perseus({"optimize", profile, "--stages", "2", "--microbatches", "4", "--blocking-power", "60",
                    "--schedule", "interleaved-1f1b", "--chunks", "2", "--out", out_.string()});
   EXPECT_NE(r.exit_code, 0);
-  EXPECT_EQ(r.err, "perseus: error: profile has 3 stages but the pipeline needs 2 or 4\n");
+  EXPECT_EQ(r.err, "perseus: error: " + profile + " has 3 stages but the pipeline needs 2 or 4\n");
   EXPECT_TRUE(FilesUnder(out_).empty());
 }
 
