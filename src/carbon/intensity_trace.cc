@@ -76,20 +76,17 @@ Status CheckCarbonIntensity(double g_per_kwh, const std::string& where) {
 Result<IntensityTrace> BuildHourlyTrace(const std::vector<IntensitySample>& samples,
                                         const std::vector<std::string>& where, const std::string& source) {
   if (samples.empty()) return Status::InvalidArgument(source + ": no samples");
-  for (size_t i = 1; i < samples.size(); ++i) {
-    if (samples[i].unix_s <= samples[i - 1].unix_s) {
-      std::string at = i < where.size() ? where[i] : source;
-      return Status::InvalidArgument(at + ": timestamp " + FormatIsoUtc(samples[i].unix_s) +
-                                     " is not after the previous row's " + FormatIsoUtc(samples[i - 1].unix_s));
-    }
-  }
   // Every hour of the span is kept and gaps are interpolated: a mistyped
   // year must not make that a century of made-up hours (or all memory).
+  const auto at = [&](size_t i) -> const std::string& { return i < where.size() ? where[i] : source; };
   for (size_t i = 1; i < samples.size(); ++i) {
+    if (samples[i].unix_s <= samples[i - 1].unix_s) {
+      return Status::InvalidArgument(at(i) + ": timestamp " + FormatIsoUtc(samples[i].unix_s) +
+                                     " is not after the previous row's " + FormatIsoUtc(samples[i - 1].unix_s));
+    }
     const int64_t gap_h = (samples[i].unix_s - samples[i - 1].unix_s) / kWindowS;
     if (gap_h > kMaxGapHours) {
-      std::string at = i < where.size() ? where[i] : source;
-      return Status::InvalidArgument(at + ": timestamp " + FormatIsoUtc(samples[i].unix_s) + " is " +
+      return Status::InvalidArgument(at(i) + ": timestamp " + FormatIsoUtc(samples[i].unix_s) + " is " +
                                      std::to_string(gap_h) + " hours after the previous row's " +
                                      FormatIsoUtc(samples[i - 1].unix_s) + "; a trace may skip at most " +
                                      std::to_string(kMaxGapHours) + " hours (a mistyped date?)");

@@ -1,7 +1,6 @@
 #include "common/json_fields.h"
 
 #include <algorithm>
-
 #include <cmath>
 
 namespace perseus {

@@ -8,8 +8,8 @@
 #include <sstream>
 
 #include "common/csv_reader.h"
-#include "common/strings.h"
 #include "common/file_util.h"
+#include "common/strings.h"
 
 namespace perseus {
 

@@ -1,10 +1,10 @@
 #include "runtime/server/http_server.h"
 
+#include <fcntl.h>
 #include <httplib.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <openssl/err.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -170,7 +170,7 @@ class TrackingPool : public httplib::TaskQueue {
         watchdog_([this] { Watch(); }),
         gate_([this] { Gate(); }) {}
   ~TrackingPool() override {
-    StopWatching();
+    StopThreads();
     for (int fd : wake_) {
       if (fd >= 0) ::close(fd);
     }
@@ -192,7 +192,7 @@ class TrackingPool : public httplib::TaskQueue {
     Run(std::move(fn), fd);
   }
   void shutdown() override {
-    StopWatching();
+    StopThreads();
     pool_.shutdown();
   }
 
@@ -271,7 +271,9 @@ class TrackingPool : public httplib::TaskQueue {
       if (!stop_) tracker_->CloseOverdue();
     }
   }
-  void StopWatching() {
+  // Joins the watchdog and the gate (which first hands every connection
+  // still waiting, shut down, to the workers). Idempotent.
+  void StopThreads() {
     {
       std::lock_guard<std::mutex> lock(mu_);
       stop_ = true;
