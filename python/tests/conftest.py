@@ -46,8 +46,10 @@ def server(tmp_path_factory):
         pytest.skip("PERSEUS_CLI (the perseus binary) is not set")
     tmp = tmp_path_factory.mktemp("server")
     port_file = tmp / "port"
+    # Jobs may name files (carbon traces) in the tests' own temporary folders.
     proc = subprocess.Popen([cli, "serve", "--db", str(tmp / "p.db"), "--port", "0",
-                             "--port-file", str(port_file), "--log-file", str(tmp / "log")])
+                             "--port-file", str(port_file), "--log-file", str(tmp / "log"),
+                             "--job-files", str(tmp_path_factory.getbasetemp())])
     try:
         yield f"http://127.0.0.1:{_wait_port(port_file, proc)}"
     finally:

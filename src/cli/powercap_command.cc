@@ -26,6 +26,7 @@ struct PowerCapArgs {
 // Every pipeline's slowdown from --straggler P:S flags; errors name the flag's value.
 Result<std::vector<double>> Slowdowns(const PowerCapArgs& a) {
   std::vector<double> slowdowns(a.pipelines, 1.0);
+  std::vector<std::string> given(a.pipelines);  // the flag that set each pipeline
   for (const std::string& text : a.stragglers) {
     const size_t colon = text.find(':');
     char* end = nullptr;
@@ -37,6 +38,11 @@ Result<std::vector<double>> Slowdowns(const PowerCapArgs& a) {
       return Status::InvalidArgument("--straggler " + text + ": expected PIPELINE:SLOWDOWN with PIPELINE in [0, " +
                                      std::to_string(a.pipelines - 1) + "] and SLOWDOWN in [1, 100], e.g. 3:1.2");
     }
+    if (!given[pipeline].empty()) {
+      return Status::InvalidArgument("--straggler " + text + ": pipeline " + std::to_string(pipeline) +
+                                     " is already given (--straggler " + given[pipeline] + ")");
+    }
+    given[pipeline] = text;
     slowdowns[pipeline] = slowdown;
   }
   return slowdowns;

@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
+#include <cstring>
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
@@ -59,20 +61,61 @@ Status CheckTlsFiles(const ServeArgs& args) {
   return Status::Ok();
 }
 
+// What job specs may make the server read or fetch (job_resources.h): files
+// under --job-files, else any file with a token (its holders run the
+// server) and none without; a URL other than the default only with a token.
+Result<server::JobResourcePolicy> JobResources(const ServeArgs& args, const std::string& token) {
+  server::JobResourcePolicy policy;
+  policy.any_url = !token.empty();
+  if (!args.job_files.empty()) {
+    Result<std::vector<std::string>> dirs = server::RealFolders(args.job_files);
+    if (!dirs.ok()) return Status::InvalidArgument("--job-files " + dirs.status().message());
+    policy.file_dirs = *dirs;
+  } else if (token.empty()) {
+    policy.file_dirs = std::vector<std::string>{};
+  }
+  return policy;
+}
+
+// A database this start created is removed again if the start fails, so a
+// failed `perseus serve` leaves no new files behind. Declared before the
+// Store, it runs after the Store has closed the database and its lock.
+class RemoveNewDatabaseUnlessStarted {
+ public:
+  explicit RemoveNewDatabaseUnlessStarted(const std::string& db)
+      : db_(db), is_new_(db != ":memory:" && ::access(db.c_str(), F_OK) != 0) {}
+  ~RemoveNewDatabaseUnlessStarted() {
+    if (!is_new_ || started_) return;
+    for (const char* suffix : {"", "-wal", "-shm", ".lock"}) std::remove((db_ + suffix).c_str());
+  }
+  void Started() { started_ = true; }
+
+ private:
+  std::string db_;
+  bool is_new_;
+  bool started_ = false;
+};
+
 }  // namespace
 
 int RunServe(const ServeArgs& args) {
   Result<std::string> token = LoadToken(args);
   if (!token.ok()) return Fail(token.status().message());
   if (Status tls = CheckTlsFiles(args); !tls.ok()) return Fail(tls.message());
+  Result<server::JobResourcePolicy> resources = JobResources(args, *token);
+  if (!resources.ok()) return Fail(resources.status().message());
   Result<server::LogLevel> level = server::ParseLogLevel(args.log_level);
   if (!level.ok()) return Fail("--log-level: " + level.status().message());
+  if (!args.port_file.empty()) {
+    if (Status st = CheckCanCreate(args.port_file); !st.ok()) return Fail("--port-file " + st.message());
+  }
   std::FILE* log_out = stderr;
   if (!args.log_file.empty()) {
     log_out = std::fopen(args.log_file.c_str(), "a");
-    if (log_out == nullptr) return Fail("--log-file " + args.log_file + ": cannot open for appending");
+    if (log_out == nullptr) return Fail("--log-file " + args.log_file + ": cannot open for appending: " + std::strerror(errno));
   }
   server::JsonLog log(log_out, *level);
+  RemoveNewDatabaseUnlessStarted new_database(args.db);
   Result<std::unique_ptr<server::Store>> store = server::Store::Open(args.db, args.full_sync);
   if (!store.ok()) return Fail(store.status().message());
   // Block the stop signals before any thread starts, so only sigwait sees them.
@@ -86,6 +129,7 @@ int RunServe(const ServeArgs& args) {
   limits.max_frontier_plans = args.max_frontier_plans;
   limits.optimizer_threads = args.optimizer_threads;
   limits.job_expiry_s = args.job_expiry_s;
+  limits.job_resources = *resources;
   Result<std::unique_ptr<server::JobService>> service =
       server::JobService::Create(store->get(), &log, nullptr, {}, limits);
   if (!service.ok()) return Fail(args.db + ": " + service.status().message());
@@ -112,8 +156,9 @@ int RunServe(const ServeArgs& args) {
   if (!port.ok()) return Fail(port.status().message());
   if (!args.port_file.empty()) {
     Status st = WriteFileAtomic(args.port_file, std::to_string(*port) + "\n");
-    if (!st.ok()) return Fail(st.message());
+    if (!st.ok()) return Fail("--port-file " + st.message());
   }
+  new_database.Started();
   std::atomic<bool> stopping{false};
   std::thread stopper([&] {
     int sig = 0;
@@ -156,6 +201,11 @@ void RegisterServeCommand(CLI::App& app) {
   cmd->add_option("--allowed-host", args->allowed_hosts,
                   "A Host name clients use to reach the server (repeatable; loopback names are always accepted "
                   "when listening on loopback)");
+  cmd->add_option("--job-files", args->job_files,
+                  "A folder whose files job specs may name for the server to read (carbon.trace_path, "
+                  "power_cap_schedule; repeatable). Without it, a server with a token reads any file a job names "
+                  "and one without reads none")
+      ->type_name("DIR");
   cmd->add_option("--max-jobs", args->max_jobs, "Jobs the server holds at most")->capture_default_str()->check(
       CLI::Range(1, 1000000));
   cmd->add_option("--max-frontier-plans", args->max_frontier_plans,

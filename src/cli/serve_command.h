@@ -33,6 +33,7 @@ struct ServeArgs {
   int idle_timeout_s = 5;
   double request_deadline_s = 30;
   std::vector<std::string> allowed_hosts;
+  std::vector<std::string> job_files;  // folders job specs may name files in (JobResourcePolicy)
   int max_jobs = 1000;
   int max_frontier_plans = kDefaultMaxPlans;
   int optimizer_threads = 0;  // ServiceLimits::optimizer_threads

@@ -53,14 +53,22 @@ Status WriteFileAtomic(const std::string& path, const std::string& contents) {
 Status WriteFileAtomic(const std::string& path, const StreamWriter& write) {
   std::string tmp = path + ".tmp." + std::to_string(::getpid());
   std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-  if (!out) return Status::IoError(tmp + ": " + std::strerror(errno));
+  if (!out) return Status::IoError(path + ": cannot create " + tmp + ": " + std::strerror(errno));
+  errno = 0;
   write(out);
   out.flush();
-  const bool ok = out.good();
+  bool ok = out.good();
+  // The first failed write(2) leaves the stream bad and its errno (a full
+  // disk: ENOSPC) in place; a stream error of the writer's own has none.
+  int err = ok ? 0 : errno;
   out.close();
-  if (!ok || out.fail()) {
+  if (ok && out.fail()) {
+    ok = false;
+    err = errno;
+  }
+  if (!ok) {
     std::remove(tmp.c_str());
-    return Status::IoError(path + ": write failed");
+    return Status::IoError(path + ": write failed" + (err != 0 ? std::string(": ") + std::strerror(err) : ""));
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     std::string err = std::strerror(errno);
@@ -74,6 +82,18 @@ Status MakeDirs(const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return Status::IoError(dir + ": " + ec.message());
+  return Status::Ok();
+}
+
+Status CheckCanCreate(const std::string& path) {
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  if (dir.empty()) dir = ".";
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0) return Status::IoError(path + ": folder " + dir + ": " + std::strerror(errno));
+  if (!S_ISDIR(st.st_mode)) return Status::IoError(path + ": " + dir + " is not a folder");
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) {
+    return Status::IoError(path + ": folder " + dir + ": " + std::strerror(errno));
+  }
   return Status::Ok();
 }
 

@@ -26,5 +26,9 @@ using StreamWriter = std::function<void(std::ostream&)>;
 Status WriteFileAtomic(const std::string& path, const StreamWriter& write);
 // Creates `dir` and its parents if missing.
 Status MakeDirs(const std::string& dir);
+// Ok when the folder that would hold `path` (its parent, or the working
+// directory) exists and this process may create files in it; else an error
+// naming the folder. For checks before a run commits to anything.
+Status CheckCanCreate(const std::string& path);
 
 }  // namespace perseus

@@ -4,9 +4,13 @@
 #include "common/file_util.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <csignal>
+#include <cstring>
 #include <string>
 
 #include "common/temp_dir_for_test.h"
@@ -50,6 +54,42 @@ TEST(WriteFileAtomic, StreamsContentsAndLeavesNothingOnAStreamError) {
   EXPECT_EQ(failed.message(), path + ": write failed");
   EXPECT_EQ(*ReadFile(path), "a1\n");  // the old file stays whole
   EXPECT_FALSE(ReadFile(path + ".tmp." + std::to_string(::getpid())).ok());
+}
+
+// A full disk named only the file (a review, 2026-11-28). The file size
+// limit fails write(2) the same way ENOSPC does, without a full disk.
+TEST(WriteFileAtomic, AFailedWriteSaysWhyAndLeavesTheOldFileWhole) {
+  ScopedTempDir tmp;
+  const std::string path = tmp.Path("big");
+  ASSERT_TRUE(WriteFileAtomic(path, "old").ok());
+  rlimit before{};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &before), 0);
+  void (*handler)(int) = std::signal(SIGXFSZ, SIG_IGN);
+  rlimit small = before;
+  small.rlim_cur = 4096;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+  Status failed = WriteFileAtomic(path, [](std::ostream& out) {
+    for (int i = 0; i < 100000; ++i) out << "0123456789";
+  });
+  ::setrlimit(RLIMIT_FSIZE, &before);
+  std::signal(SIGXFSZ, handler);
+  EXPECT_EQ(failed.message(), path + ": write failed: " + std::strerror(EFBIG));
+  EXPECT_EQ(*ReadFile(path), "old");
+  EXPECT_FALSE(ReadFile(path + ".tmp." + std::to_string(::getpid())).ok());
+  Status no_dir = WriteFileAtomic(tmp.Path("missing/out.json"), "x");
+  EXPECT_EQ(no_dir.message().rfind(tmp.Path("missing/out.json") + ": cannot create ", 0), 0u) << no_dir.message();
+  EXPECT_NE(no_dir.message().find("No such file or directory"), std::string::npos) << no_dir.message();
+}
+
+TEST(CheckCanCreate, NamesAFolderThatIsMissingOrNotAFolder) {
+  ScopedTempDir tmp;
+  EXPECT_TRUE(CheckCanCreate(tmp.Path("out.json")).ok());
+  EXPECT_TRUE(CheckCanCreate("relative-name").ok());  // the working directory
+  EXPECT_EQ(CheckCanCreate(tmp.Path("missing/out.json")).message(),
+            tmp.Path("missing/out.json") + ": folder " + tmp.Path("missing") + ": No such file or directory");
+  ASSERT_TRUE(WriteFileAtomic(tmp.Path("file"), "x").ok());
+  EXPECT_EQ(CheckCanCreate(tmp.Path("file/out.json")).message(),
+            tmp.Path("file/out.json") + ": " + tmp.Path("file") + " is not a folder");
 }
 
 }  // namespace

@@ -156,8 +156,10 @@ std::string EmulationJson(const EmulationResult& r) {
         {"clock_change_limit", c.clock_change_limit},
         {"power_cap",
          o.power_cap_w > 0 ? json{{"average_w", o.power_cap_w}, {"window_s", o.power_cap_window_s},
-                                  {"running_power_w", c.running_power_w},
-                                  {"worst_window_power_w", c.worst_window_power_w}, {"windows", c.cap_windows},
+                                  {"running_power_w", c.running_power_w > 0 ? json(c.running_power_w) : json(nullptr)},
+                                  {"worst_window_power_w",
+                                   c.cap_windows > 0 ? json(c.worst_window_power_w) : json(nullptr)},
+                                  {"windows", c.cap_windows},
                                   {"windows_over", c.cap_windows_over}}
                            : json(nullptr)},
         {"without_clock_change_limit",

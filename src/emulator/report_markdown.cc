@@ -103,13 +103,22 @@ std::string ClosedLoopSection(const EmulationResult& r) {
                 c.detections, c.plan_switches, c.clock_changes_per_gpu_iteration);
   std::string cap;
   if (o.power_cap_w > 0) {
-    char line[400];
-    std::snprintf(line, sizeof line,
-                  "\nPower cap %.0f W over %.0f s windows (the rows above run under it too): running average %.0f W, "
-                  "worst complete window %.0f W, %d of %d windows above the cap by more than 1%%.\n",
-                  o.power_cap_w, o.power_cap_window_s, c.running_power_w, c.worst_window_power_w, c.cap_windows_over,
-                  c.cap_windows);
-    cap = line;
+    char head[200], running[120], windows[300];
+    std::snprintf(head, sizeof head, "\nPower cap %.0f W over %.0f s windows (the rows above run under it too): ",
+                  o.power_cap_w, o.power_cap_window_s);
+    if (c.running_power_w > 0) {
+      std::snprintf(running, sizeof running, "running average %.0f W", c.running_power_w);
+    } else {
+      std::snprintf(running, sizeof running, "no iteration ran under a plan (the run ended before profiling did)");
+    }
+    if (c.cap_windows > 0) {
+      std::snprintf(windows, sizeof windows, ", worst complete window %.0f W, %d of %d windows above the cap by more than 1%%.\n",
+                    c.worst_window_power_w, c.cap_windows_over, c.cap_windows);
+    } else {
+      std::snprintf(windows, sizeof windows, "; no window ran long enough to judge (half a window at least): run more "
+                                             "iterations or give a shorter --power-cap-window-s.\n");
+    }
+    cap = std::string(head) + running + windows;
   }
   return "## Closed loop\n\nPerseus as `perseus serve` runs it, in virtual time (docs/emulator.md, \"Closed "
          "loop\"), next to the idealised policy; each row below the second makes one part of the loop ideal.\n\n" +

@@ -187,6 +187,49 @@ TEST(EmulateCli, ClosedLoopSettingsNeedTheClosedLoop) {
   }
 }
 
+// A closed-loop run too short for a cap window reported a 0 W worst window
+// (a review, 2026-11-28); one that never ran past profiling, 0 W running.
+TEST(EmulateCli, APowerCapOnARunTooShortToJudgeSaysSo) {
+  ScopedTempDir tmp;
+  for (const char* iterations : {"6", "2"}) {
+    const std::string out = tmp.Path(std::string("out") + iterations);
+    CommandResult r = RunPerseus({"emulate", "--example", "gpt3-xl-a100", "--pipelines", "2", "--iterations", iterations,
+                                  "--closed-loop", "--power-cap", "3000", "--profiling-s", "5", "--out", out});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json cap = json::parse(ReadWholeFile(out + "/report.json"))["closed_loop"]["power_cap"];
+    EXPECT_EQ(cap["windows"], 0);
+    EXPECT_TRUE(cap["worst_window_power_w"].is_null()) << cap.dump();
+    const std::string md = ReadWholeFile(out + "/report.md");
+    EXPECT_NE(md.find("no window ran long enough to judge"), std::string::npos) << md;
+    EXPECT_EQ(md.find("worst complete window 0 W"), std::string::npos) << md;
+    if (std::string(iterations) == "2") {
+      EXPECT_TRUE(cap["running_power_w"].is_null()) << cap.dump();
+      EXPECT_NE(md.find("no iteration ran under a plan"), std::string::npos) << md;
+    } else {
+      EXPECT_GT(cap["running_power_w"].get<double>(), 0) << cap.dump();
+    }
+  }
+}
+
+// `perseus powercap`'s straggler flags: a pipeline given twice took the
+// last value (a review, 2026-11-28); now refused, as a malformed one is.
+TEST(PowerCapCli, StragglerFlagsAreCheckedAndEachPipelineGivenOnce) {
+  ScopedTempDir tmp;
+  const std::string out = tmp.Path("out");
+  CommandResult r = RunPerseus({"powercap", "--example", "gpt3-xl-a100", "--pipelines", "4", "--straggler", "1:1.2",
+                                "--straggler", "1:1.3", "--out", out});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("--straggler 1:1.3: pipeline 1 is already given (--straggler 1:1.2)"), std::string::npos) << r.err;
+  r = RunPerseus({"powercap", "--example", "gpt3-xl-a100", "--pipelines", "4", "--straggler", "4:1.2", "--out", out});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("--straggler 4:1.2: expected PIPELINE:SLOWDOWN with PIPELINE in [0, 3]"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out));
+  r = RunPerseus({"powercap", "--example", "gpt3-xl-a100", "--pipelines", "4", "--straggler", "1:1.2",
+                  "--straggler", "2:1.1", "--caps", "4", "--out", out});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::exists(out + "/power_cap.csv"));
+}
+
 TEST(EmulateCli, MissingProfileNamesTheFile) {
   ScopedTempDir tmp;
   std::string out = tmp.Path("out");

@@ -80,6 +80,75 @@ TEST(RuntimeFaultTest, ASecondServerOnTheSameDatabaseRefusesToStart) {
   EXPECT_EQ(HttpGet(first.url(), "/jobs/j").status, 200);
 }
 
+// A start that fails leaves no new database behind (a review, 2026-11-28:
+// a --port-file in a missing folder left one), and an existing one whole.
+TEST(RuntimeFaultTest, AFailedStartLeavesNoNewDatabase) {
+  ScopedTempDir tmp;
+  const std::string db = tmp.Path("new.db"), log = tmp.Path("serve.log");
+  pid_t pid = SpawnChild(PerseusBinary(),
+                         {"perseus", "serve", "--db", db, "--port", "0", "--port-file", tmp.Path("missing/port")}, {}, log);
+  EXPECT_EQ(WaitForExit(pid, 20), 1);
+  EXPECT_NE(ReadAll(log).find("--port-file " + tmp.Path("missing/port") + ": folder " + tmp.Path("missing") +
+                              ": No such file or directory"),
+            std::string::npos)
+      << ReadAll(log);
+  EXPECT_NE(access(db.c_str(), F_OK), 0);
+  // The port is taken: the database this start created goes again.
+  ServerProcess first(PerseusBinary(), tmp.Path("first.db"), {});
+  ASSERT_TRUE(first.Start());
+  pid = SpawnChild(PerseusBinary(), {"perseus", "serve", "--db", db, "--port", std::to_string(first.port())}, {}, log);
+  EXPECT_EQ(WaitForExit(pid, 20), 1);
+  for (const char* suffix : {"", "-wal", "-shm", ".lock"}) EXPECT_NE(access((db + suffix).c_str(), F_OK), 0) << suffix;
+  // An existing database stays, with its jobs.
+  ASSERT_EQ(HttpSend("POST", first.url(), "/jobs", JobBody("j", 1).dump(), "").status, 201);
+  first.Stop();
+  ServerProcess blocker(PerseusBinary(), tmp.Path("blocker.db"), {});
+  ASSERT_TRUE(blocker.Start());
+  pid = SpawnChild(PerseusBinary(),
+                   {"perseus", "serve", "--db", tmp.Path("first.db"), "--port", std::to_string(blocker.port())}, {}, log);
+  EXPECT_EQ(WaitForExit(pid, 20), 1);
+  blocker.Stop();
+  ASSERT_TRUE(first.Start());
+  EXPECT_EQ(HttpGet(first.url(), "/jobs/j").status, 200);
+}
+
+// A job spec that names a file makes the server read it: without a token a
+// server reads none, with --job-files only those under the folders given.
+TEST(RuntimeFaultTest, JobsMakeTheServerReadOnlyFilesItsOperatorAllows) {
+  ScopedTempDir tmp, traces, elsewhere;
+  std::string text = "timestamp,gco2_per_kwh\n";
+  for (int h = 0; h < 24; ++h) text += "2022-01-01T" + std::string(h < 10 ? "0" : "") + std::to_string(h) + ":00:00Z,100\n";
+  const std::string allowed = traces.Write("trace.csv", text), outside = elsewhere.Write("trace.csv", text);
+  auto job = [](const std::string& id, const std::string& trace) {
+    Json body = JobBody(id, 1);
+    body["carbon"] = {{"source", "trace"}, {"trace_path", trace}};
+    return body.dump();
+  };
+  ServerProcess open(PerseusBinary(), tmp.Path("open.db"), {});
+  ASSERT_TRUE(open.Start());
+  HttpReply r = HttpSend("POST", open.url(), "/jobs", job("a", allowed), "");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_NE(r.body.find("this server reads no files a job names: start it with --job-files DIR"), std::string::npos)
+      << r.body;
+  open.Stop();
+  ServerProcess limited(PerseusBinary(), tmp.Path("limited.db"), {"--job-files", traces.path()});
+  ASSERT_TRUE(limited.Start());
+  r = HttpSend("POST", limited.url(), "/jobs", job("a", allowed), "");
+  EXPECT_EQ(r.status, 201) << r.body;
+  r = HttpSend("POST", limited.url(), "/jobs", job("b", outside), "");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_NE(r.body.find("only under "), std::string::npos) << r.body;
+  limited.Stop();
+  const std::string log = tmp.Path("bad.log");
+  const pid_t bad = SpawnChild(
+      PerseusBinary(), {"perseus", "serve", "--db", tmp.Path("bad.db"), "--port", "0", "--job-files", tmp.Path("none")},
+      {}, log);
+  EXPECT_EQ(WaitForExit(bad, 20), 1);
+  EXPECT_NE(ReadAll(log).find("--job-files " + tmp.Path("none") + ": No such file or directory"), std::string::npos)
+      << ReadAll(log);
+  EXPECT_NE(access(tmp.Path("bad.db").c_str(), F_OK), 0);
+}
+
 // Every connection holds one of the server's workers; idle keep-alive
 // sockets and a request that never completes must let go after
 // --idle-timeout-s instead of freezing a server with few workers.

@@ -2,6 +2,7 @@
 #include "runtime/protocol/rank_messages.h"
 
 #include <algorithm>
+#include <map>
 #include <utility>
 
 namespace perseus::protocol {
@@ -174,6 +175,7 @@ Result<IterationReports> ParseIterationReports(const Json& body, int rank) {
     parsed.session = *session;
   }
   std::vector<IterationReport>& out = parsed.reports;
+  std::map<int64_t, size_t> seen;  // iteration -> its index: one report per iteration
   for (size_t i = 0; i < it->size(); ++i) {
     const Json& r = (*it)[i];
     const std::string path = "iterations[" + std::to_string(i) + "]";
@@ -182,6 +184,10 @@ Result<IterationReports> ParseIterationReports(const Json& body, int rank) {
     rep.rank = rank;
     Result<int64_t> n = GetInt(r, "iteration", path + ".iteration", 0, kMaxIteration);
     if (!n.ok()) return n.status();
+    if (auto [first, fresh] = seen.emplace(*n, i); !fresh) {
+      return FieldError(path + ".iteration", "iteration " + std::to_string(*n) + " is reported twice (also at iterations[" +
+                                                 std::to_string(first->second) + "])");
+    }
     Result<double> t = GetNumber(r, "compute_time_s", path + ".compute_time_s", 1e-9, 1e6);
     if (!t.ok()) return t.status();
     Result<std::optional<double>> e = GetOptionalNumber(r, "energy_j", path + ".energy_j", 0, 1e10);

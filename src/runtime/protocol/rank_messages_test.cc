@@ -83,6 +83,11 @@ TEST(RankMessages, IterationReportsSurviveTheWireAndCarryTheRank) {
   Json bad = j;
   bad["iterations"][1]["compute_time_s"] = 0;
   EXPECT_EQ(ParseIterationReports(bad, 5).status().message().rfind("field 'iterations[1].compute_time_s': ", 0), 0u);
+  // One iteration twice in one report was accepted as two and stored once.
+  bad = j;
+  bad["iterations"][1]["iteration"] = 7;
+  EXPECT_EQ(ParseIterationReports(bad, 5).status().message(),
+            "field 'iterations[1].iteration': iteration 7 is reported twice (also at iterations[0])");
   bad = j;
   bad["iterations"] = Json::array();
   for (size_t i = 0; i <= kMaxIterationsPerReport; ++i) bad["iterations"].push_back(j["iterations"][0]);

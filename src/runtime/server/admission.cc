@@ -61,12 +61,39 @@ std::optional<Refusal> CheckToken(const AdmissionRequest& r, const AdmissionPoli
   return std::nullopt;
 }
 
-std::optional<Refusal> CheckBody(const AdmissionRequest& r, const AdmissionPolicy& p) {
+// The declared body length, or the refusal of a header that declares none or two.
+struct DeclaredLength {
+  std::optional<unsigned long long> bytes;
+  std::optional<Refusal> refused;
+};
+
+DeclaredLength ParseContentLength(const std::vector<std::string>& values) {
+  DeclaredLength d;
+  for (const std::string& raw : values) {
+    const std::string v = Trim(raw);
+    if (v.empty() || v.size() > 18 || v.find_first_not_of("0123456789") != std::string::npos) {
+      d.refused = Refusal{400, "bad_request",
+                          "header 'Content-Length': expected a number of bytes, got '" + raw.substr(0, 40) + "'"};
+      return d;
+    }
+    const unsigned long long bytes = std::stoull(v);
+    if (d.bytes && *d.bytes != bytes) {
+      d.refused = Refusal{400, "bad_request", "header 'Content-Length': sent twice with different values (" +
+                                                  std::to_string(*d.bytes) + " and " + std::to_string(bytes) + ")"};
+      return d;
+    }
+    d.bytes = bytes;
+  }
+  return d;
+}
+
+std::optional<Refusal> CheckBody(const AdmissionRequest& r, const AdmissionPolicy& p,
+                                 std::optional<unsigned long long> content_length) {
   if (ToLower(r.transfer_encoding).find("chunked") != std::string::npos) {
     return Refusal{411, "length_required",
                    "header 'Transfer-Encoding': chunked bodies are not accepted; send a Content-Length"};
   }
-  if (r.content_length && *r.content_length > p.max_body_bytes) {
+  if (content_length && *content_length > p.max_body_bytes) {
     return Refusal{413, "payload_too_large", "body: larger than " + std::to_string(p.max_body_bytes) + " bytes"};
   }
   if (r.method == "POST" || r.method == "PUT" || r.method == "PATCH") {
@@ -92,12 +119,14 @@ bool IsLoopbackAddress(const std::string& host) {
 
 std::optional<Refusal> Admit(const AdmissionRequest& r, const AdmissionPolicy& p) {
   if (std::optional<Refusal> refused = CheckHost(r, p)) return refused;
+  const DeclaredLength length = ParseContentLength(r.content_lengths);
+  if (length.refused) return length.refused;
   if (r.method == "GET" || r.method == "HEAD") {
     // cpp-httplib does not read a body it does not expect: left on the
     // connection, it would be read as the next request (request smuggling).
-    if ((r.content_length && *r.content_length > 0) || !Trim(r.transfer_encoding).empty()) {
+    if ((length.bytes && *length.bytes > 0) || !Trim(r.transfer_encoding).empty()) {
       return Refusal{400, "bad_request", "a " + r.method + " request has no body (header '" +
-                                             (r.content_length ? "Content-Length" : "Transfer-Encoding") + "')"};
+                                             (length.bytes ? "Content-Length" : "Transfer-Encoding") + "')"};
     }
     return p.reads_need_token && !IsOpenToAll(r.path) ? CheckToken(r, p) : std::nullopt;
   }
@@ -107,7 +136,7 @@ std::optional<Refusal> Admit(const AdmissionRequest& r, const AdmissionPolicy& p
     return Refusal{403, "forbidden",
                    "header 'Origin': '" + r.origin.substr(0, 100) + "' is another site (cross-origin requests are refused)"};
   }
-  return CheckBody(r, p);
+  return CheckBody(r, p, length.bytes);
 }
 
 }  // namespace perseus::server

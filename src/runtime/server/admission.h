@@ -17,6 +17,9 @@
 //       - an `Origin` header, when present, that names the Host itself;
 //       - a declared Content-Length of at most `max_body_bytes`; chunked
 //         bodies are refused (their length is unknown until read).
+//   * Any method: Content-Length, when sent, is one decimal number; sent
+//     twice it must repeat the same value (RFC 9110 8.6: two different
+//     lengths let a proxy and this server split the stream differently).
 // Thread safety: pure functions.
 #pragma once
 
@@ -43,7 +46,7 @@ struct AdmissionRequest {
   std::string content_type;
   std::string origin;
   std::string transfer_encoding;
-  std::optional<unsigned long long> content_length;
+  std::vector<std::string> content_lengths;  // every Content-Length header, as sent
   std::string path;  // without the query
 };
 

@@ -338,12 +338,10 @@ HttpServer::HttpServer(JobService* service, JsonLog* log, ServerOptions options)
                        req.get_header_value("Content-Type"),
                        req.get_header_value("Origin"),
                        req.get_header_value("Transfer-Encoding"),
-                       std::nullopt,
+                       {},
                        req.path};
-    if (req.has_header("Content-Length")) {
-      const std::string length = req.get_header_value("Content-Length");
-      const bool digits = !length.empty() && length.size() < 19 && length.find_first_not_of("0123456789") == std::string::npos;
-      r.content_length = digits ? std::stoull(length) : ~0ULL;  // unreadable: refused as too large
+    for (size_t i = 0; i < req.get_header_value_count("Content-Length"); ++i) {
+      r.content_lengths.push_back(req.get_header_value("Content-Length", i));
     }
     std::optional<Refusal> refused = Admit(r, policy);
     if (!refused) return httplib::Server::HandlerResponse::Unhandled;

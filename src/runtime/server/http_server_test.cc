@@ -246,6 +246,25 @@ TEST_F(HttpServerTest, ABodyOnAReadIsRefusedNotRunAsTheNextRequest) {
   EXPECT_EQ(body["error"]["message"], "a GET request has no body (header 'Transfer-Encoding')");
 }
 
+// Two different lengths let a proxy in front and this server split the
+// stream at different places (a review, 2026-11-28: the first was used).
+TEST_F(HttpServerTest, AContentLengthSentTwiceWithDifferentValuesIsRefused) {
+  const std::string head = "POST /jobs HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer s3cret\r\n"
+                           "Content-Type: application/json\r\n";
+  const std::string job = testing::JobBody("twice", 1, 1, 4).dump();
+  const std::string n = std::to_string(job.size());
+  auto [s1, b1] = RawRequest(port_, head + "Content-Length: " + n + "\r\nContent-Length: 2\r\n\r\n" + job);
+  EXPECT_EQ(s1, 400);
+  EXPECT_EQ(b1["error"]["message"], "header 'Content-Length': sent twice with different values (" + n + " and 2)");
+  auto [s2, b2] = RawRequest(port_, head + "Content-Length: 1e3\r\n\r\n" + job);
+  EXPECT_EQ(s2, 400);
+  EXPECT_EQ(b2["error"]["message"], "header 'Content-Length': expected a number of bytes, got '1e3'");
+  EXPECT_EQ(Get("/jobs/twice").first, 404);
+  // The same value twice is the same message: accepted.
+  auto [s3, b3] = RawRequest(port_, head + "Content-Length: " + n + "\r\nContent-Length: " + n + "\r\n\r\n" + job);
+  EXPECT_EQ(s3, 201) << b3.dump();
+}
+
 TEST_F(HttpServerTest, JobsCanBeDeletedAndReprofiled) {
   ASSERT_EQ(Post("/jobs", testing::JobBody("j", 1, 1, 4).dump()).first, 201);
   httplib::Result r = client_->Delete("/jobs/j");

@@ -55,9 +55,11 @@ Result<std::pair<std::shared_ptr<Job>, bool>> JobRegistry::Register(
     }
     return std::make_pair(it->second, false);
   }
-  if (static_cast<int64_t>(jobs_.size() + quarantined_.size()) >= max_jobs_) {
-    return Status::Unavailable("the server holds " + std::to_string(max_jobs_) +
-                               " jobs (--max-jobs); delete finished ones with DELETE /jobs/{id}");
+  const int64_t held = static_cast<int64_t>(jobs_.size() + quarantined_.size());
+  if (held >= max_jobs_) {
+    // After a restart with a lower limit the server may hold more than it.
+    return Status::Unavailable("the server holds " + std::to_string(held) + " jobs, its limit is " +
+                               std::to_string(max_jobs_) + " (--max-jobs); delete finished ones with DELETE /jobs/{id}");
   }
   Result<std::shared_ptr<Job>> job = create();
   if (!job.ok()) return job.status();

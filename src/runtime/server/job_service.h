@@ -32,6 +32,7 @@
 
 #include "perseus/optimizer.h"
 #include "runtime/protocol/job_requests.h"
+#include "runtime/server/job_resources.h"
 #include "runtime/server/job.h"
 #include "runtime/server/job_registry.h"
 #include "runtime/server/optimization_queue.h"
@@ -75,6 +76,9 @@ struct ServiceLimits {
   // Threads one optimisation makes its plans on (FrontierOptions::threads;
   // 0: every CPU the server may run on).
   int optimizer_threads = 0;
+  // The files and URLs a job spec may make the server read (job_resources.h);
+  // the default reads any, as a server with a token does.
+  JobResourcePolicy job_resources;
 };
 
 class JobService {
@@ -242,7 +246,12 @@ class JobService {
   // trace file is read here: at registration (RegisterJob hands the source to
   // the new job, so the file is read once) or, after a restart, at the job's
   // first decision. Only a trace can fail (the file's error, unprefixed).
+  // REQUIRES: CheckCarbonResources(*spec.carbon) passed.
   Result<std::unique_ptr<carbon::IntensitySource>> MakeCarbonSource(const JobSpec& spec);
+  // Whether the server may read or fetch what the job's carbon source names,
+  // and its power-cap schedule (job_resources.h).
+  Status CheckCarbonResources(const CarbonConfig& carbon) const;
+  Result<PowerCapSchedule> LoadCapSchedule(const JobSpec& spec) const;
   // REQUIRES: job.mu held. Ok if the job has a carbon config, is running and
   // (unless forced) its window has passed.
   Status CarbonDecisionDue(const Job& job, int64_t now_unix_s, bool forced) const;

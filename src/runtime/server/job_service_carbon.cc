@@ -52,6 +52,16 @@ CarbonDecisionInputs DecisionInputs(const Job& job) {
 
 }  // namespace
 
+// A job loaded after a restart is checked again: the server may have been
+// restarted with tighter --job-files.
+Status JobService::CheckCarbonResources(const CarbonConfig& c) const {
+  if (c.source == "trace") return CheckJobFile(limits_.job_resources, "carbon.trace_path", c.trace_path);
+  if (c.source == "electricitymaps") {
+    return CheckJobUrl(limits_.job_resources, "carbon.base_url", c.base_url, CarbonConfig{}.base_url);
+  }
+  return Status::Ok();
+}
+
 Result<std::unique_ptr<carbon::IntensitySource>> JobService::MakeCarbonSource(const JobSpec& spec) {
   const std::string job_id = spec.id;
   return MakeSource(*spec.carbon, [this, job_id](const std::string& line) {
@@ -69,6 +79,7 @@ Result<JobService::IntensityRead> JobService::ReadIntensity(Job& job, int64_t no
   // job.spec never changes after the job is created, so no job lock is needed.
   std::lock_guard<std::mutex> lock(job.carbon_source_mu);
   if (!job.carbon_source) {  // a job loaded after a restart
+    PERSEUS_RETURN_IF_ERROR(CheckCarbonResources(*job.spec.carbon));
     Result<std::unique_ptr<carbon::IntensitySource>> source = MakeCarbonSource(job.spec);
     if (!source.ok()) return source.status().WithContext("carbon.trace_path");  // only a trace fails
     job.carbon_source = std::move(*source);

@@ -257,6 +257,40 @@ TEST_F(JobServiceCarbonTest, BadConfigsAreRejectedNamingTheField) {
   EXPECT_EQ(service_->CarbonJson("nope").status().code(), Status::Code::kNotFound);
 }
 
+// A job may make the server read only files under its --job-files folders
+// and fetch only the default carbon URL (a review, 2026-11-28: any caller who
+// could register a job could have the server read any file it can).
+TEST_F(JobServiceCarbonTest, TheServerReadsOnlyWhatItsPolicyAllows) {
+  ScopedTempDir other;
+  const std::string trace = WriteDiurnalTrace(tmp_), outside = WriteDiurnalTrace(other);
+  const std::string caps = other.Write("caps.csv", "timestamp,average_w\n2022-01-01T00:00:00Z,1000\n");
+  CarbonOptions clock;
+  clock.clock = [this] { return now_; };
+  clock.background = false;
+  ServiceLimits limits;
+  limits.job_resources = {*RealFolders({tmp_.path()}), false};
+  service_.reset();
+  service_ = JobService::Create(store_.get(), nullptr, testing::UniformPlansSolver, clock, limits).value();
+  const std::string only = "this server reads the files a job names only under " + (*limits.job_resources.file_dirs)[0] +
+                           " (--job-files)";
+  EXPECT_EQ(RegisterError({{"source", "trace"}, {"trace_path", outside}}), "field 'carbon.trace_path': " + only);
+  EXPECT_EQ(RegisterError({{"source", "electricitymaps"}, {"zone", "DE"}, {"base_url", "http://127.0.0.1:1"}})
+                .rfind("field 'carbon.base_url': only a server with a token", 0),
+            0u);
+  Json body = JobBody("capped", 1, 2, 4);
+  body["power_cap_schedule"] = caps;
+  EXPECT_EQ(HandleRegisterJob(*service_, body).status().message(), "field 'power_cap_schedule': " + only);
+  EXPECT_TRUE(service_->AllSummaries().empty());
+  // What the policy allows.
+  EXPECT_EQ(RegisterError({{"source", "electricitymaps"}, {"zone", "DE"}}), "accepted");
+  ASSERT_TRUE(service_->DeleteJob("bad").ok());
+  StartJob(1, 2, {{"source", "trace"}, {"trace_path", trace}});
+  // The default (a server with a token) reads any file.
+  service_.reset();
+  service_ = JobService::Create(store_.get(), nullptr, testing::UniformPlansSolver, clock, ServiceLimits{}).value();
+  EXPECT_EQ(RegisterError({{"source", "trace"}, {"trace_path", outside}}), "accepted");
+}
+
 TEST_F(JobServiceCarbonTest, TicksOncePerWindowWithTheInjectedClock) {
   StartJob(1, 2, {{"source", "fixed"}, {"value_g_per_kwh", 300}, {"window_s", 600}});
   service_->CarbonTick();

@@ -303,6 +303,10 @@ Result<WindowAccepted> JobService::ReportWindow(const std::string& job_id, const
   if (report.window >= static_cast<int>(p.windows.size())) {
     return FieldError("window", "job '" + job_id + "' has no window " + std::to_string(report.window));
   }
+  if (report.window > p.current) {
+    return Status::Unavailable("window " + std::to_string(report.window) + " has not started (the job runs window " +
+                               std::to_string(p.current) + ")");
+  }
   PERSEUS_RETURN_IF_ERROR(CheckReportFits(report, p, info));
   if (job.window_reports.count({report.window, rank})) {
     return WindowAccepted{false, job.state.phase};

@@ -146,6 +146,11 @@ Result<IterationsAccepted> JobService::ReportIterations(const std::string& job_i
                         "expected at most " + std::to_string(protocol::kMaxIteration - base) +
                             " (this rank's iteration base is " + std::to_string(base) + ")");
     }
+    if (reports[k].plan_version > job.state.version_counter) {
+      return FieldError("iterations[" + std::to_string(k) + "].plan_version",
+                        "job '" + job_id + "' has issued plan versions up to " +
+                            std::to_string(job.state.version_counter) + ", not " + std::to_string(reports[k].plan_version));
+    }
     reports[k].rank = rank;
     reports[k].iteration += base;
   }

@@ -218,6 +218,11 @@ TEST_F(JobServiceTest, ProfilesInWindowsAndRecoversTheProfile) {
   wrong["window"] = 999;
   EXPECT_EQ(HandleReportWindow(*service_, "j", 0, wrong).status().message(), "field 'window': job 'j' has no window 999");
   wrong = testing::WindowBody(0, plan, 4);
+  wrong["window"] = 2;
+  Result<ApiReply> early = HandleReportWindow(*service_, "j", 0, wrong);
+  EXPECT_EQ(early.status().code(), Status::Code::kUnavailable);
+  EXPECT_EQ(early.status().message(), "window 2 has not started (the job runs window 0)");
+  wrong = testing::WindowBody(0, plan, 4);
   wrong["energy_j"] = 1e9;
   EXPECT_EQ(HandleReportWindow(*service_, "j", 0, wrong).status().code(), Status::Code::kInvalidArgument);
   // The window moves on only when every rank reported it; a repeated report is harmless.
@@ -344,6 +349,18 @@ TEST_F(JobServiceTest, DeleteExpiryAndTheJobLimit) {
   Result<ApiReply> third = HandleRegisterJob(*service_, JobBody("c", 1, 1, 4));
   ASSERT_FALSE(third.ok());
   EXPECT_NE(third.status().message().find("--max-jobs"), std::string::npos);
+  // Restarted with a lower limit, the server holds more jobs than it allows:
+  // the refusal says how many it holds, not the limit twice.
+  service_.reset();
+  ServiceLimits lower = limits;
+  lower.max_jobs = 1;
+  service_ = JobService::Create(store_.get(), nullptr, testing::UniformPlansSolver, clock, lower).value();
+  third = HandleRegisterJob(*service_, JobBody("c", 1, 1, 4));
+  ASSERT_FALSE(third.ok());
+  EXPECT_NE(third.status().message().find("the server holds 2 jobs, its limit is 1 (--max-jobs)"), std::string::npos)
+      << third.status().message();
+  service_.reset();
+  service_ = JobService::Create(store_.get(), nullptr, testing::UniformPlansSolver, clock, limits).value();
   ASSERT_TRUE(service_->DeleteJob("a").ok());
   EXPECT_EQ(service_->DeleteJob("a").code(), Status::Code::kNotFound);
   ASSERT_TRUE(HandleRegisterJob(*service_, JobBody("c", 1, 1, 4)).ok());
@@ -615,6 +632,11 @@ TEST_F(JobServiceTest, EveryRankOfALaunchGetsOneIterationBase) {
   EXPECT_EQ(HandleReportIterations(*service_, "j", 3, huge).status().message().rfind(
                 "field 'iterations[0].iteration': expected at most ", 0),
             0u);
+  // A plan version the server never issued was accepted (a review, 2026-11-28).
+  Json unknown = {{"iterations", {{{"iteration", 7}, {"compute_time_s", 1.0},
+                                   {"plan_version", plan["version"].get<int64_t>() + 1000}}}}};
+  const std::string said = HandleReportIterations(*service_, "j", 3, unknown).status().message();
+  EXPECT_EQ(said.rfind("field 'iterations[0].plan_version': job 'j' has issued plan versions up to ", 0), 0u) << said;
 }
 
 TEST_F(JobServiceTest, RestartRestoresEverything) {
