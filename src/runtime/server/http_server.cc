@@ -29,6 +29,24 @@ namespace perseus::server {
 
 namespace {
 
+// What cpp-httplib refused before any handler ran, from what it had parsed:
+// its replies carry the status alone.
+std::string ProtocolErrorMessage(const httplib::Request& req, int status) {
+  constexpr const char* kLimit = "8192 bytes";  // cpp-httplib's URI and header line limits
+  if (status == 414) return "request target longer than " + std::string(kLimit);
+  if (status != 400) return "HTTP " + std::to_string(status);
+  if (req.method.empty()) return "malformed request line (expected METHOD TARGET HTTP/1.1)";
+  static const char* const kMethods[] = {"GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH", "PRI"};
+  if (std::find(std::begin(kMethods), std::end(kMethods), req.method) == std::end(kMethods)) {
+    return "unknown method '" + req.method.substr(0, 40) + "'";
+  }
+  if (req.version != "HTTP/1.1" && req.version != "HTTP/1.0") {
+    return "unsupported protocol version '" + req.version.substr(0, 40) + "' (HTTP/1.1 or HTTP/1.0)";
+  }
+  return "the request's headers could not be read: a header line longer than " + std::string(kLimit) +
+         ", a malformed header, or headers that stopped arriving (--idle-timeout-s)";
+}
+
 constexpr int kListenBacklog = 4096;
 
 bool IsMutating(const std::string& method) { return method != "GET" && method != "HEAD"; }
@@ -375,7 +393,7 @@ HttpServer::HttpServer(JobService* service, JsonLog* log, ServerOptions options)
     } else if (res.status == 404) {
       SendJson(res, 404, ErrorBody("not_found", "no endpoint " + req.method + " " + req.path));
     } else {
-      SendJson(res, res.status, ErrorBody("http_error", "HTTP " + std::to_string(res.status)));
+      SendJson(res, res.status, ErrorBody("http_error", ProtocolErrorMessage(req, res.status)));
     }
   });
   s.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {

@@ -265,6 +265,25 @@ TEST_F(HttpServerTest, AContentLengthSentTwiceWithDifferentValuesIsRefused) {
   EXPECT_EQ(s3, 201) << b3.dump();
 }
 
+// What the HTTP library refuses before any handler runs said only "HTTP 400"
+// (a review, 2026-11-28); now the reply says what could not be read.
+TEST_F(HttpServerTest, RequestsTheHttpLibraryRefusesAreExplained) {
+  const std::string host = "Host: 127.0.0.1\r\n";
+  const std::pair<std::string, std::string> cases[] = {
+      {"GET /" + std::string(9000, 'a') + " HTTP/1.1\r\n" + host + "\r\n", "request target longer than 8192 bytes"},
+      {"BREW /jobs HTTP/1.1\r\n" + host + "\r\n", "unknown method 'BREW'"},
+      {"GET /jobs HTTP/2.0\r\n" + host + "\r\n", "unsupported protocol version 'HTTP/2.0' (HTTP/1.1 or HTTP/1.0)"},
+      {"GET /jobs HTTP/1.1\r\n" + host + "X: " + std::string(9000, 'a') + "\r\n\r\n",
+       "the request's headers could not be read: a header line longer than 8192 bytes, a malformed header, or "
+       "headers that stopped arriving (--idle-timeout-s)"},
+  };
+  for (const auto& [request, message] : cases) {
+    auto [status, body] = RawRequest(port_, request);
+    EXPECT_EQ(status, message.rfind("request target", 0) == 0 ? 414 : 400) << message;
+    EXPECT_EQ(body["error"]["message"], message);
+  }
+}
+
 TEST_F(HttpServerTest, JobsCanBeDeletedAndReprofiled) {
   ASSERT_EQ(Post("/jobs", testing::JobBody("j", 1, 1, 4).dump()).first, 201);
   httplib::Result r = client_->Delete("/jobs/j");
