@@ -239,14 +239,13 @@ Status JobService::CommitState(Job& job, const ControlState& state, StoreWrite w
 // The job's power-cap schedule file, if the server may read it (job_resources.h).
 Result<PowerCapSchedule> JobService::LoadCapSchedule(const JobSpec& spec) const {
   PERSEUS_RETURN_IF_ERROR(CheckJobFile(limits_.job_resources, "power_cap_schedule", spec.power_cap_schedule));
-  return LoadPowerCapSchedule(spec.power_cap_schedule, kScheduledCapWindowS);
+  Result<PowerCapSchedule> schedule = LoadPowerCapSchedule(spec.power_cap_schedule, kScheduledCapWindowS);
+  if (!schedule.ok()) return FieldError("power_cap_schedule", schedule.status().message());
+  return schedule;
 }
 
 Result<Registered> JobService::RegisterJob(const JobSpec& spec) {
   if (spec.carbon) PERSEUS_RETURN_IF_ERROR(CheckCarbonResources(*spec.carbon));
-  if (!spec.power_cap_schedule.empty()) {
-    PERSEUS_RETURN_IF_ERROR(CheckJobFile(limits_.job_resources, "power_cap_schedule", spec.power_cap_schedule));
-  }
   std::unique_ptr<carbon::IntensitySource> carbon_source;
   if (spec.carbon && spec.carbon->source == "trace" && !FindJob(spec.id).ok()) {
     // Read here, not in ParseJobSpec, so a restarted server still loads the
@@ -259,7 +258,7 @@ Result<Registered> JobService::RegisterJob(const JobSpec& spec) {
   std::optional<PowerCapSchedule> caps;
   if (!spec.power_cap_schedule.empty()) {  // read at registration; a restart reads it again (LoadJob)
     Result<PowerCapSchedule> schedule = LoadCapSchedule(spec);
-    if (!schedule.ok()) return FieldError("power_cap_schedule", schedule.status().message());
+    if (!schedule.ok()) return schedule.status();
     caps = std::move(*schedule);
   }
   Result<std::pair<std::shared_ptr<Job>, bool>> registered =
