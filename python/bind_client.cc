@@ -175,6 +175,14 @@ std::string JobPath(const std::string& job) {
 
 py::dict ToDict(const nlohmann::json& j) { return py::module_::import("json").attr("loads")(j.dump()); }
 
+// The server's address, checked before any request: a bad URL or missing CA
+// bundle is a ValueError naming it (cpp-httplib would throw its own words).
+client::ServerAddress CheckedAddress(const std::string& url, const std::string& token, const std::string& ca_cert) {
+  client::ServerAddress address{url, token, ca_cert};
+  if (Status st = client::CheckServerAddress(address, "server_url", "ca_cert"); !st.ok()) throw py::value_error(st.message());
+  return address;
+}
+
 enum class JobRequest { kGet, kPost, kDelete };
 
 // perseus.<name>(server_url, job, token="", ca_cert=""): one request on the
@@ -185,7 +193,7 @@ void DefJobRequest(py::module_& m, const char* name, JobRequest method, std::str
       [method, suffix](const std::string& server_url, const std::string& job, const std::string& token,
                        const std::string& ca_cert) {
         const std::string path = JobPath(job) + suffix;
-        client::ServerApi api({server_url, token, ca_cert});
+        client::ServerApi api(CheckedAddress(server_url, token, ca_cert));
         switch (method) {
           case JobRequest::kPost: return ToDict(Unwrap(api.Post(path, nlohmann::json::object())));
           case JobRequest::kDelete: return ToDict(Unwrap(api.Delete(path)));
@@ -289,7 +297,7 @@ void BindClient(py::module_& m) {
           // The server's own parser: a bad field is a ValueError naming it, before anything is sent.
           Result<protocol::JobSpec> parsed = protocol::ParseJobSpec(body);
           if (!parsed.ok()) throw py::value_error("job spec: " + parsed.status().message());
-          client::ServerApi api({server_url, token, ca_cert});
+          client::ServerApi api(CheckedAddress(server_url, token, ca_cert));
           return ToDict(Unwrap(api.Post("/jobs", body)));
         },
         py::arg("server_url"), py::arg("spec"), py::arg("token") = "", py::arg("ca_cert") = "",
@@ -301,7 +309,7 @@ void BindClient(py::module_& m) {
           const nlohmann::json body = protocol::StragglerDeclarationToJson({pipeline, slowdown});
           Result<protocol::StragglerDeclaration> checked = protocol::ParseStragglerDeclaration(body);
           if (!checked.ok()) throw py::value_error(checked.status().message());
-          client::ServerApi api({server_url, token, ca_cert});
+          client::ServerApi api(CheckedAddress(server_url, token, ca_cert));
           return ToDict(Unwrap(api.Post(JobPath(job) + "/stragglers", body)));
         },
         py::arg("server_url"), py::arg("job"), py::arg("pipeline"), py::arg("slowdown"), py::arg("token") = "",
@@ -314,7 +322,7 @@ void BindClient(py::module_& m) {
           const nlohmann::json body = protocol::PowerCapRequestToJson({average_w, peak_w, window_s});
           Result<protocol::PowerCapRequest> checked = protocol::ParsePowerCapRequest(body, "");
           if (!checked.ok()) throw py::value_error(checked.status().message());
-          client::ServerApi api({server_url, token, ca_cert});
+          client::ServerApi api(CheckedAddress(server_url, token, ca_cert));
           return ToDict(Unwrap(api.Put(JobPath(job) + "/power-cap", body)));
         },
         py::arg("server_url"), py::arg("job"), py::arg("average_w"), py::arg("peak_w") = 0.0, py::arg("window_s") = 60.0,
@@ -330,7 +338,7 @@ void BindClient(py::module_& m) {
           const nlohmann::json body = protocol::PowerCapRequestToJson({average_w, 0, window_s});
           Result<protocol::PowerCapRequest> checked = protocol::ParsePowerCapRequest(body, "");
           if (!checked.ok()) throw py::value_error(checked.status().message());
-          client::ServerApi api({server_url, token, ca_cert});
+          client::ServerApi api(CheckedAddress(server_url, token, ca_cert));
           return ToDict(Unwrap(api.Put("/power-cap", body)));
         },
         py::arg("server_url"), py::arg("average_w"), py::arg("window_s") = 60.0, py::arg("token") = "",
@@ -340,14 +348,14 @@ void BindClient(py::module_& m) {
         "{'power_cap': {'cap': ..., 'jobs': [{'id', 'share_w'}], 'shared_w', 'feasible', 'error'}}.");
   m.def("clear_server_power_cap",
         [](const std::string& server_url, const std::string& token, const std::string& ca_cert) {
-          client::ServerApi api({server_url, token, ca_cert});
+          client::ServerApi api(CheckedAddress(server_url, token, ca_cert));
           return ToDict(Unwrap(api.Delete("/power-cap")));
         },
         py::arg("server_url"), py::arg("token") = "", py::arg("ca_cert") = "",
         "DELETE /power-cap: lift the server's cap (the jobs' own caps stay).");
   m.def("server_power_cap",
         [](const std::string& server_url, const std::string& token, const std::string& ca_cert) {
-          client::ServerApi api({server_url, token, ca_cert});
+          client::ServerApi api(CheckedAddress(server_url, token, ca_cert));
           return ToDict(Unwrap(api.Get("/power-cap")));
         },
         py::arg("server_url"), py::arg("token") = "", py::arg("ca_cert") = "",
@@ -356,7 +364,7 @@ void BindClient(py::module_& m) {
         [](const std::string& server_url, const std::string& job, int pipeline, const std::string& token,
            const std::string& ca_cert) {
           if (pipeline < 0) throw py::value_error("pipeline: expected an integer >= 0, got " + std::to_string(pipeline));
-          client::ServerApi api({server_url, token, ca_cert});
+          client::ServerApi api(CheckedAddress(server_url, token, ca_cert));
           return ToDict(Unwrap(api.Delete(JobPath(job) + "/stragglers/" + std::to_string(pipeline))));
         },
         py::arg("server_url"), py::arg("job"), py::arg("pipeline"), py::arg("token") = "", py::arg("ca_cert") = "",

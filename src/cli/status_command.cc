@@ -3,14 +3,12 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
-#include <filesystem>
 #include <iostream>
 #include <memory>
 
 #include "carbon/iso_time.h"
 #include "cli/cli_util.h"
 #include "common/job_id.h"
-#include "common/http_url.h"
 #include "runtime/client/server_api.h"
 
 namespace perseus::cli {
@@ -176,11 +174,9 @@ int RunStatus(const StatusArgs& args) {
   }
   Result<std::string> token = ReadToken(args.token_file);  // a server started with --token-for-reads needs it
   if (!token.ok()) return ReportError(token.status());
-  if (Status url = CheckHttpUrl(args.server, "--server"); !url.ok()) return ReportError(url);
-  if (!args.ca_cert.empty() && !std::filesystem::is_regular_file(args.ca_cert)) {
-    return ReportError(Status::InvalidArgument("--ca-cert " + args.ca_cert + ": no such file"));
-  }
-  client::ServerApi api({args.server, *token, args.ca_cert});
+  const client::ServerAddress address{args.server, *token, args.ca_cert};
+  if (Status st = client::CheckServerAddress(address, "--server", "--ca-cert"); !st.ok()) return ReportError(st);
+  client::ServerApi api(address);
   Result<Json> reply = api.Get(args.job.empty() ? "/jobs" : "/jobs/" + args.job);
   if (!reply.ok()) {
     std::cerr << "perseus: error: " << reply.status().message() << "\n";

@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <random>
 
-#include "common/http_url.h"
 #include "common/job_id.h"
 
 namespace perseus::client {
@@ -37,7 +36,7 @@ Result<std::unique_ptr<RankClient>> RankClient::Create(RankClientOptions options
     return Status::InvalidArgument("rank client: job: expected " + std::string(kJobIdRule) + ", got '" +
                                    id.job.substr(0, 80) + "'");
   }
-  PERSEUS_RETURN_IF_ERROR(CheckHttpUrl(options.server.url, "rank client: server"));
+  PERSEUS_RETURN_IF_ERROR(CheckServerAddress(options.server, "rank client: server", "rank client: ca_cert"));
   if (id.rank < 0 || id.dp_rank < 0 || id.pp_rank < 0 || id.tp_rank < 0) {
     return Status::InvalidArgument("rank client: rank, dp_rank, pp_rank and tp_rank must be >= 0");
   }

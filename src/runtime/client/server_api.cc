@@ -6,6 +6,9 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
+
+#include "common/http_url.h"
 
 namespace perseus::client {
 
@@ -31,8 +34,34 @@ ServerApi::ServerApi(ServerAddress address)
   http_->enable_server_certificate_verification(true);
 }
 
+Status CheckServerAddress(const ServerAddress& address, const std::string& url_what, const std::string& ca_what) {
+  PERSEUS_RETURN_IF_ERROR(CheckHttpUrl(address.url, url_what));
+  if (!address.ca_cert_path.empty() && !std::filesystem::is_regular_file(address.ca_cert_path)) {
+    return Status::InvalidArgument(ca_what + " " + address.ca_cert_path + ": no such file");
+  }
+  return Status::Ok();
+}
+
+namespace {
+
+// cpp-httplib 0.11 names its errors by their enumerator ("Connection").
+std::string DescribeError(httplib::Error error) {
+  switch (error) {
+    case httplib::Error::Connection: return "cannot connect (is the server running and reachable at that address?)";
+    case httplib::Error::ConnectionTimeout: return "no connection within the timeout (1 s)";
+    case httplib::Error::Read: return "the connection failed or timed out while reading the reply";
+    case httplib::Error::Write: return "the connection failed while sending the request";
+    case httplib::Error::ExceedRedirectCount: return "too many redirects";
+    case httplib::Error::Canceled: return "canceled";
+    case httplib::Error::BindIPAddress: return "cannot bind the local address";
+    default: return httplib::to_string(error);
+  }
+}
+
+}  // namespace
+
 std::string ServerApi::TransportError(const std::string& what, httplib::Error error) const {
-  std::string message = what + ": " + httplib::to_string(error);
+  std::string message = what + ": " + DescribeError(error);
   if (error == httplib::Error::SSLServerVerification) {
     message += " (" + std::string(X509_verify_cert_error_string(http_->get_openssl_verify_result())) +
                "; CA bundle: " + (address_.ca_cert_path.empty() ? "the system's" : address_.ca_cert_path) +

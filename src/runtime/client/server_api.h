@@ -41,6 +41,12 @@ struct ServerAddress {
   std::string ca_cert_path = {};
 };
 
+// Ok when `address` can make a client: its URL is one cpp-httplib takes
+// (CheckHttpUrl; any other scheme would throw) and its CA bundle, when given,
+// is a file. Every caller checks here first: `url_what` and `ca_what` name
+// where the two came from in errors ("--server", "--ca-cert").
+Status CheckServerAddress(const ServerAddress& address, const std::string& url_what, const std::string& ca_what);
+
 class ServerApi {
  public:
   static constexpr size_t kMaxReplyBytes = 32 << 20;  // the largest plan of a 32 x 512 x 2 job is ~0.2 MB
