@@ -124,9 +124,10 @@ std::optional<Refusal> Admit(const AdmissionRequest& r, const AdmissionPolicy& p
   if (r.method == "GET" || r.method == "HEAD") {
     // cpp-httplib does not read a body it does not expect: left on the
     // connection, it would be read as the next request (request smuggling).
-    if ((length.bytes && *length.bytes > 0) || !Trim(r.transfer_encoding).empty()) {
+    const bool declares_bytes = length.bytes && *length.bytes > 0;
+    if (declares_bytes || !Trim(r.transfer_encoding).empty()) {
       return Refusal{400, "bad_request", "a " + r.method + " request has no body (header '" +
-                                             (length.bytes ? "Content-Length" : "Transfer-Encoding") + "')"};
+                                             (declares_bytes ? "Content-Length" : "Transfer-Encoding") + "')"};
     }
     return p.reads_need_token && !IsOpenToAll(r.path) ? CheckToken(r, p) : std::nullopt;
   }

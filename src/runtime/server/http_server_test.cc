@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "runtime/server/test_util.h"
@@ -242,6 +243,11 @@ TEST_F(HttpServerTest, ABodyOnAReadIsRefusedNotRunAsTheNextRequest) {
   EXPECT_EQ(reply.find("HTTP/1.1", 1), std::string::npos) << "a second reply: " << reply;
   EXPECT_EQ(Get("/jobs/victim").first, 200);
   auto [status, body] = RawRequest(port_, "GET /jobs HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n");
+  EXPECT_EQ(status, 400);
+  EXPECT_EQ(body["error"]["message"], "a GET request has no body (header 'Transfer-Encoding')");
+  // A zero length beside it does not make it the Content-Length's fault.
+  std::tie(status, body) = RawRequest(
+      port_, "GET /jobs HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n");
   EXPECT_EQ(status, 400);
   EXPECT_EQ(body["error"]["message"], "a GET request has no body (header 'Transfer-Encoding')");
 }
