@@ -1,12 +1,7 @@
 #include "runtime/server/job_resources.h"
 
-#include <sys/stat.h>
-
-#include <cerrno>
-#include <climits>
-#include <cstdlib>
-#include <cstring>
 #include <filesystem>
+#include <system_error>
 
 #include "common/json_fields.h"
 
@@ -15,9 +10,10 @@ namespace perseus::server {
 namespace {
 
 std::optional<std::string> RealPath(const std::string& path) {
-  char resolved[PATH_MAX];
-  if (::realpath(path.c_str(), resolved) == nullptr) return std::nullopt;
-  return std::string(resolved);
+  std::error_code ec;
+  std::filesystem::path real = std::filesystem::canonical(path, ec);
+  if (ec) return std::nullopt;
+  return real.string();
 }
 
 // The real path `path` names, or would name once created (its folder real):
@@ -68,11 +64,11 @@ Status CheckJobUrl(const JobResourcePolicy& policy, const std::string& field, co
 Result<std::vector<std::string>> RealFolders(const std::vector<std::string>& dirs) {
   std::vector<std::string> real;
   for (const std::string& dir : dirs) {
-    std::optional<std::string> r = RealPath(dir);
-    struct stat st {};
-    if (!r || ::stat(r->c_str(), &st) != 0) return Status::InvalidArgument(dir + ": " + std::strerror(errno));
-    if (!S_ISDIR(st.st_mode)) return Status::InvalidArgument(dir + ": not a folder");
-    real.push_back(*r);
+    std::error_code ec;
+    const std::filesystem::path r = std::filesystem::canonical(dir, ec);
+    if (ec) return Status::InvalidArgument(dir + ": " + ec.message());
+    if (!std::filesystem::is_directory(r)) return Status::InvalidArgument(dir + ": not a folder");
+    real.push_back(r.string());
   }
   return real;
 }
