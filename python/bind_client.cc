@@ -9,8 +9,11 @@
 // module with PerseusWarning, and the "perseus" logger).
 #include <pybind11/stl.h>
 
+#include <cmath>
+
 #include "bindings.h"
 #include "common/job_id.h"
+#include "common/json_fields.h"
 #include "runtime/client/open_rank_gpu.h"
 #include "runtime/client/rank_client.h"
 #include "runtime/protocol/job_requests.h"
@@ -22,6 +25,9 @@ namespace perseus::python {
 namespace {
 
 using client::RankClient;
+
+// KernelWork's fields as simulate() and perseus.torch.SimulatedWork name them.
+constexpr KernelWorkNames kPythonWorkNames{"time_at_max_s", "compute_fraction", "busy_power_w"};
 
 // The _perseus module (lives as long as the interpreter); set by BindClient.
 PyObject* g_module = nullptr;
@@ -69,6 +75,7 @@ class PyRankClient {
     o.identity = {job, rank, dp_rank, pp_rank, tp_rank};
     o.poll_interval_ms = poll_interval_ms;
     o.restore_on_signal = restore_on_signal;
+    o.warnings_to_stderr = false;  // EmitWarnings hands each to Python's warnings module, which shows it
     o.framework_durations = framework_durations;
     framework_durations_ = framework_durations;
     client_ = Unwrap(RankClient::Create(o, gpu_));
@@ -106,11 +113,13 @@ class PyRankClient {
     Instruction ins = ParseInstruction(instruction);
     auto* sim = dynamic_cast<runtime::SimulatedGpu*>(gpu_.get());
     if (sim == nullptr) throw py::value_error("simulate: the GPU is not simulated (gpu='simulated:<name>')");
-    if (compute_fraction < 0) {
+    if (compute_fraction == -1) {  // the default: the model's transformer figure
       compute_fraction = ins == Instruction::kForward ? kTransformerForwardComputeFraction
                                                       : kTransformerBackwardComputeFraction;
     }
-    return sim->Run(KernelWork{time_at_max_s, compute_fraction, busy_power_w}).time_s;
+    const KernelWork work{time_at_max_s, compute_fraction, busy_power_w};
+    Check(ValidateKernelWork(work, "simulate", kPythonWorkNames));
+    return sim->Run(work).time_s;
   }
   py::dict Stats() {
     client::RankClientStats s = c().Stats();
@@ -173,7 +182,62 @@ std::string JobPath(const std::string& job) {
   return "/jobs/" + job;
 }
 
+// REQUIRES: `j` is an object (ServerApi's replies are).
 py::dict ToDict(const nlohmann::json& j) { return py::module_::import("json").attr("loads")(j.dump()); }
+
+// The reply of one request to the server, as a dict. The request runs
+// without the GIL: other Python threads (a data loader, a metrics server)
+// run while it waits on the network, up to its timeouts.
+template <typename Request>
+py::dict Reply(Request request) {
+  Result<nlohmann::json> reply = Status::Internal("not sent");
+  {
+    py::gil_scoped_release release;
+    reply = request();
+  }
+  return ToDict(Unwrap(std::move(reply)));
+}
+
+// A Python value as the JSON of a request body, field by field: NaN and
+// infinity (which JSON cannot carry), keys that are not strings and values
+// JSON has no place for are ValueErrors naming the field ("job spec: field
+// 'carbon.slowdown_budget': expected a finite number, got nan").
+nlohmann::json PyToJson(py::handle value, const std::string& path, const std::string& what) {
+  auto refuse = [&](const std::string& problem) -> py::value_error {
+    return py::value_error(what + ": " + FieldError(path.empty() ? "(top level)" : path, problem).message());
+  };
+  if (value.is_none()) return nullptr;
+  if (py::isinstance<py::bool_>(value)) return value.cast<bool>();
+  if (py::isinstance<py::str>(value)) return value.cast<std::string>();
+  if (py::isinstance<py::dict>(value)) {
+    nlohmann::json out = nlohmann::json::object();
+    for (auto [key, item] : py::reinterpret_borrow<py::dict>(value)) {
+      if (!py::isinstance<py::str>(key)) throw refuse("keys must be strings, got " + py::repr(key).cast<std::string>());
+      const std::string name = key.cast<std::string>();
+      out[name] = PyToJson(item, FieldPath(path, name), what);
+    }
+    return out;
+  }
+  if (py::isinstance<py::list>(value) || py::isinstance<py::tuple>(value)) {
+    nlohmann::json out = nlohmann::json::array();
+    size_t i = 0;
+    for (py::handle item : value) out.push_back(PyToJson(item, FieldPath(path, i++), what));
+    return out;
+  }
+  if (py::isinstance<py::int_>(value) || py::hasattr(value, "__index__")) {  // int, numpy integers
+    try {
+      return py::int_(py::reinterpret_borrow<py::object>(value)).cast<int64_t>();
+    } catch (const py::cast_error&) {
+      throw refuse("integer out of range, got " + py::repr(value).cast<std::string>());
+    }
+  }
+  if (py::isinstance<py::float_>(value) || py::hasattr(value, "__float__")) {  // float, numpy floats
+    const double x = py::float_(py::reinterpret_borrow<py::object>(value)).cast<double>();
+    if (!std::isfinite(x)) throw refuse("expected a finite number, got " + py::repr(value).cast<std::string>());
+    return x;
+  }
+  throw refuse("cannot be sent as JSON (a " + py::str(py::type::of(value).attr("__name__")).cast<std::string>() + ")");
+}
 
 // The server's address, checked before any request: a bad URL or missing CA
 // bundle is a ValueError naming it (cpp-httplib would throw its own words).
@@ -195,11 +259,11 @@ void DefJobRequest(py::module_& m, const char* name, JobRequest method, std::str
         const std::string path = JobPath(job) + suffix;
         client::ServerApi api(CheckedAddress(server_url, token, ca_cert));
         switch (method) {
-          case JobRequest::kPost: return ToDict(Unwrap(api.Post(path, nlohmann::json::object())));
-          case JobRequest::kDelete: return ToDict(Unwrap(api.Delete(path)));
+          case JobRequest::kPost: return Reply([&] { return api.Post(path, nlohmann::json::object()); });
+          case JobRequest::kDelete: return Reply([&] { return api.Delete(path); });
           case JobRequest::kGet: break;
         }
-        return ToDict(Unwrap(api.Get(path)));
+        return Reply([&] { return api.Get(path); });
       },
       py::arg("server_url"), py::arg("job"), py::arg("token") = "", py::arg("ca_cert") = "", doc);
 }
@@ -252,11 +316,13 @@ void BindClient(py::module_& m) {
            py::arg("instruction"), "Call after each 'forward' or 'backward' (the same instruction as the begin).")
       .def("record_durations",
            [](PyRankClient& o, int64_t iteration, const std::vector<double>& seconds) {
-             o.c().RecordDurations(iteration, seconds);
+             Check(o.c().RecordDurations(iteration, seconds));
            },
            py::arg("iteration"), py::arg("seconds"),
            "With framework_durations=True: the durations (s) of iteration `iteration`'s computations in\n"
-           "hook order, measured by the framework (CUDA events), possibly a few iterations later. Never blocks.")
+           "hook order, measured by the framework (CUDA events), possibly a few iterations later. Never blocks.\n"
+           "ValueError for a negative iteration, no durations, or a negative, NaN or infinite one. A count\n"
+           "other than the hooks saw is warned about when the profiling window is reported.")
       .def("sync_wanted_at_next_step", [](PyRankClient& o) { return o.c().SyncWantedAtNextStep(); },
            "True when the next step starts or ends a profiling window: synchronise the device\n"
            "(torch.cuda.synchronize()) before on_step_begin so the window covers the GPU's work.")
@@ -290,15 +356,23 @@ void BindClient(py::module_& m) {
            "Returns the client; the with-block's end closes it.")
       .def("__exit__", [](PyRankClient& o, py::args) { o.Close(); }, "Closes the client.");
 
+  m.def(
+      "_validate_simulated_work",
+      [](double time_at_max_s, double busy_power_w, double compute_fraction) {
+        // compute_fraction -1: the model's default, filled in per instruction by simulate().
+        const KernelWork work{time_at_max_s, compute_fraction == -1 ? 0.5 : compute_fraction, busy_power_w};
+        Check(ValidateKernelWork(work, "SimulatedWork", kPythonWorkNames));
+      },
+      py::arg("time_at_max_s"), py::arg("busy_power_w"), py::arg("compute_fraction"),
+      "Raises ValueError naming the field unless simulate() would take this work (perseus.torch.SimulatedWork).");
   m.def("register_job",
         [](const std::string& server_url, const py::dict& spec, const std::string& token, const std::string& ca_cert) {
-          nlohmann::json body = nlohmann::json::parse(
-              py::str(py::module_::import("json").attr("dumps")(spec)).cast<std::string>());
+          const nlohmann::json body = PyToJson(spec, "", "job spec");
           // The server's own parser: a bad field is a ValueError naming it, before anything is sent.
           Result<protocol::JobSpec> parsed = protocol::ParseJobSpec(body);
           if (!parsed.ok()) throw py::value_error("job spec: " + parsed.status().message());
           client::ServerApi api(CheckedAddress(server_url, token, ca_cert));
-          return ToDict(Unwrap(api.Post("/jobs", body)));
+          return Reply([&] { return api.Post("/jobs", body); });
         },
         py::arg("server_url"), py::arg("spec"), py::arg("token") = "", py::arg("ca_cert") = "",
         "POST /jobs: registers a job (see docs/http_api.md for the fields). A spec the server would\n"
@@ -310,7 +384,8 @@ void BindClient(py::module_& m) {
           Result<protocol::StragglerDeclaration> checked = protocol::ParseStragglerDeclaration(body);
           if (!checked.ok()) throw py::value_error(checked.status().message());
           client::ServerApi api(CheckedAddress(server_url, token, ca_cert));
-          return ToDict(Unwrap(api.Post(JobPath(job) + "/stragglers", body)));
+          const std::string path = JobPath(job) + "/stragglers";
+          return Reply([&] { return api.Post(path, body); });
         },
         py::arg("server_url"), py::arg("job"), py::arg("pipeline"), py::arg("slowdown"), py::arg("token") = "",
         py::arg("ca_cert") = "",
@@ -323,7 +398,8 @@ void BindClient(py::module_& m) {
           Result<protocol::PowerCapRequest> checked = protocol::ParsePowerCapRequest(body, "");
           if (!checked.ok()) throw py::value_error(checked.status().message());
           client::ServerApi api(CheckedAddress(server_url, token, ca_cert));
-          return ToDict(Unwrap(api.Put(JobPath(job) + "/power-cap", body)));
+          const std::string path = JobPath(job) + "/power-cap";
+          return Reply([&] { return api.Put(path, body); });
         },
         py::arg("server_url"), py::arg("job"), py::arg("average_w"), py::arg("peak_w") = 0.0, py::arg("window_s") = 60.0,
         py::arg("token") = "", py::arg("ca_cert") = "",
@@ -339,7 +415,7 @@ void BindClient(py::module_& m) {
           Result<protocol::PowerCapRequest> checked = protocol::ParsePowerCapRequest(body, "");
           if (!checked.ok()) throw py::value_error(checked.status().message());
           client::ServerApi api(CheckedAddress(server_url, token, ca_cert));
-          return ToDict(Unwrap(api.Put("/power-cap", body)));
+          return Reply([&] { return api.Put("/power-cap", body); });
         },
         py::arg("server_url"), py::arg("average_w"), py::arg("window_s") = 60.0, py::arg("token") = "",
         py::arg("ca_cert") = "",
@@ -349,14 +425,14 @@ void BindClient(py::module_& m) {
   m.def("clear_server_power_cap",
         [](const std::string& server_url, const std::string& token, const std::string& ca_cert) {
           client::ServerApi api(CheckedAddress(server_url, token, ca_cert));
-          return ToDict(Unwrap(api.Delete("/power-cap")));
+          return Reply([&] { return api.Delete("/power-cap"); });
         },
         py::arg("server_url"), py::arg("token") = "", py::arg("ca_cert") = "",
         "DELETE /power-cap: lift the server's cap (the jobs' own caps stay).");
   m.def("server_power_cap",
         [](const std::string& server_url, const std::string& token, const std::string& ca_cert) {
           client::ServerApi api(CheckedAddress(server_url, token, ca_cert));
-          return ToDict(Unwrap(api.Get("/power-cap")));
+          return Reply([&] { return api.Get("/power-cap"); });
         },
         py::arg("server_url"), py::arg("token") = "", py::arg("ca_cert") = "",
         "GET /power-cap: the server's cap and each running job's share.");
@@ -365,7 +441,8 @@ void BindClient(py::module_& m) {
            const std::string& ca_cert) {
           if (pipeline < 0) throw py::value_error("pipeline: expected an integer >= 0, got " + std::to_string(pipeline));
           client::ServerApi api(CheckedAddress(server_url, token, ca_cert));
-          return ToDict(Unwrap(api.Delete(JobPath(job) + "/stragglers/" + std::to_string(pipeline))));
+          const std::string path = JobPath(job) + "/stragglers/" + std::to_string(pipeline);
+          return Reply([&] { return api.Delete(path); });
         },
         py::arg("server_url"), py::arg("job"), py::arg("pipeline"), py::arg("token") = "", py::arg("ca_cert") = "",
         "DELETE /jobs/{job}/stragglers/{pipeline}: the pipeline is no longer a straggler.");

@@ -3,6 +3,7 @@
 #include <pybind11/stl.h>
 
 #include "bindings.h"
+#include "common/strings.h"
 #include "perseus/frontier_io.h"
 #include "perseus/optimizer.h"
 #include "perseus/problem.h"
@@ -61,14 +62,16 @@ void BindOptimizer(py::module_& m) {
       .def_readonly("time_s", &FreqPoint::time_s, "Time of the computation at this clock (s).")
       .def_readonly("energy_j", &FreqPoint::energy_j, "Energy of the computation at this clock (J).")
       .def("__repr__", [](const FreqPoint& p) {
-        return "FreqPoint(freq_mhz=" + std::to_string(p.freq_mhz) + ", time_s=" + std::to_string(p.time_s) +
-               ", energy_j=" + std::to_string(p.energy_j) + ")";
+        return Format("FreqPoint(freq_mhz=%d, time_s=%.9g, energy_j=%.9g)", p.freq_mhz, p.time_s, p.energy_j);
       });
 
   py::class_<Profile>(m, "Profile", "Measured time and energy per stage, instruction and SM clock.")
       .def_property_readonly("num_stages", &Profile::num_stages, "Pipeline stages the profile covers.")
       .def("points", [](const Profile& p, int stage, const std::string& instruction) {
-        if (stage < 0 || stage >= p.num_stages()) throw py::index_error("stage " + std::to_string(stage));
+        if (stage < 0 || stage >= p.num_stages()) {
+          throw py::index_error(Format("stage: expected 0 to %d (the profile has %d stages), got %d", p.num_stages() - 1,
+                                       p.num_stages(), stage));
+        }
         Result<Instruction> ins = ParseInstruction(instruction);
         if (!ins.ok()) throw py::value_error("instruction: " + ins.status().message());
         return p.stages[stage].at(*ins);
@@ -119,7 +122,7 @@ void BindOptimizer(py::module_& m) {
                     "No plan of this time or less uses less energy (J); 0 when not computed.")
       .def_readonly("choice", &FrontierPlan::choice, "Per computation (problem node), the index of its FreqPoint.")
       .def("__repr__", [](const FrontierPlan& p) {
-        return "FrontierPlan(time_s=" + std::to_string(p.time_s) + ", energy_j=" + std::to_string(p.energy_j) + ")";
+        return Format("FrontierPlan(time_s=%.9g, energy_j=%.9g)", p.time_s, p.energy_j);
       });
   py::class_<Frontier>(m, "Frontier", "Pareto-optimal plans, time ascending, energy descending.")
       .def_readonly("all_max", &Frontier::all_max, "Every computation at the maximum clock (the baseline).")

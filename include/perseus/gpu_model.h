@@ -70,9 +70,16 @@ OperatingPoint ModelComputation(const GpuSpec& gpu, const KernelWork& work, int 
 inline constexpr double kTransformerForwardComputeFraction = 0.81;
 inline constexpr double kTransformerBackwardComputeFraction = 0.75;
 
-// Checks that `work` has a positive time and power and a compute-bound
-// fraction in [0, 1]; errors name `where` and the field.
-Status ValidateKernelWork(const KernelWork& work, const std::string& where);
+// What the caller calls KernelWork's fields, for messages (the Python API
+// says busy_power_w and compute_fraction).
+struct KernelWorkNames {
+  const char* time_at_max_s = "time_at_max_s";
+  const char* compute_bound_fraction = "compute_bound_fraction";
+  const char* busy_power_at_max_w = "busy_power_at_max_w";
+};
+// Checks that `work` has a positive, finite time and power and a
+// compute-bound fraction in [0, 1]; errors name `where` and the field.
+Status ValidateKernelWork(const KernelWork& work, const std::string& where, const KernelWorkNames& names = {});
 
 // A modelled profile: for every stage, forward ([0]) and backward ([1]) work at
 // every supported clock of `gpu` from the maximum down to `min_clock_mhz`

@@ -47,6 +47,8 @@ import time
 import urllib.error
 import urllib.request
 
+from ._argtypes import integer, integer_list, seconds
+
 NVML_SUCCESS = 0
 NVML_ERROR_NO_PERMISSION = 4
 NVML_CLOCK_SM = 1
@@ -675,7 +677,7 @@ def compare_plans(torch, layer, meter, gpu, args, rows, blocking_w, log):
     """Frontier from the offline profile; all-max vs no-slowdown, predicted and measured."""
     import perseus  # noqa: PLC0415 - the native module is only needed from here on
 
-    stage_layers = [int(k) for k in args.stage_layers.split(",")]
+    stage_layers = args.stage_layers
     problem = perseus.build_problem(perseus.parse_profile_csv(profile_csv(rows, stage_layers), "gpu_check profile"),
                                     schedule="1f1b", microbatches=args.microbatches, blocking_power_w=blocking_w)
     frontier = perseus.solve_frontier(problem)
@@ -1026,30 +1028,31 @@ def _wait_for_server(port_file, proc, timeout_s=15.0):
 def parse_args(argv):
     p = argparse.ArgumentParser(prog="python3 -m perseus.gpu_check", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--gpu", type=int, default=0, help="GPU index (NVML numbering, as nvidia-smi)")
+    p.add_argument("--gpu", type=integer(0), default=0, help="GPU index (NVML numbering, as nvidia-smi)")
     p.add_argument("--daemon", default="", help="lock clocks through the perseusd on this socket (no root needed)")
     p.add_argument("--nvml-library", default="", help="default: $PERSEUS_NVML_LIBRARY, else libnvidia-ml.so.1")
-    p.add_argument("--clocks", type=int, default=6, help="clocks to profile, from the highest down to half of it")
-    p.add_argument("--window-s", type=float, default=5.0, help="seconds per profiling window (>= 5 for 1%%)")
-    p.add_argument("--settle-s", type=float, default=1.0, help="warm-up after each clock change")
-    p.add_argument("--warmup-min-s", type=float, default=10.0)
-    p.add_argument("--warmup-max-s", type=float, default=120.0)
-    p.add_argument("--forward-ms", type=float, default=8.0, help="size the layer so a forward takes this long")
-    p.add_argument("--d-model", type=int, default=4096)
-    p.add_argument("--nhead", type=int, default=32)
-    p.add_argument("--ffn", type=int, default=16384)
-    p.add_argument("--seq", type=int, default=1024)
-    p.add_argument("--max-batch", type=int, default=64)
+    p.add_argument("--clocks", type=integer(2), default=6, help="clocks to profile, from the highest down to half of it")
+    p.add_argument("--window-s", type=seconds(), default=5.0, help="seconds per profiling window (>= 5 for 1%%)")
+    p.add_argument("--settle-s", type=seconds(inclusive=True), default=1.0, help="warm-up after each clock change")
+    p.add_argument("--warmup-min-s", type=seconds(inclusive=True), default=10.0)
+    p.add_argument("--warmup-max-s", type=seconds(), default=120.0)
+    p.add_argument("--forward-ms", type=seconds(), default=8.0, help="size the layer so a forward takes this long")
+    p.add_argument("--d-model", type=integer(1), default=4096)
+    p.add_argument("--nhead", type=integer(1), default=32)
+    p.add_argument("--ffn", type=integer(1), default=16384)
+    p.add_argument("--seq", type=integer(1), default=1024)
+    p.add_argument("--max-batch", type=integer(1), default=64)
     p.add_argument("--dtype", default="bfloat16", choices=["bfloat16", "float16", "float32"])
-    p.add_argument("--stage-layers", default="2,2,2,3", help="layers per emulated pipeline stage")
-    p.add_argument("--microbatches", type=int, default=8)
-    p.add_argument("--compare-window-s", type=float, default=20.0, help="seconds per all-max / plan window")
-    p.add_argument("--blocking-s", type=float, default=5.0, help="seconds to measure the idle power")
+    p.add_argument("--stage-layers", type=integer_list(1), default="2,2,2,3",
+                   help="layers per emulated pipeline stage")
+    p.add_argument("--microbatches", type=integer(1), default=8)
+    p.add_argument("--compare-window-s", type=seconds(), default=20.0, help="seconds per all-max / plan window")
+    p.add_argument("--blocking-s", type=seconds(), default=5.0, help="seconds to measure the idle power")
     p.add_argument("--perseus", default="", help="perseus binary for the online step (default: $PERSEUS_CLI)")
-    p.add_argument("--online-timeout-s", type=float, default=300.0,
+    p.add_argument("--online-timeout-s", type=seconds(), default=300.0,
                    help="time limit of the online step (also the server's profiling time budget)")
-    p.add_argument("--online-clocks", type=int, default=12, help="clocks the server profiles online")
-    p.add_argument("--online-window-s", type=float, default=1.0, help="about this long per online window")
+    p.add_argument("--online-clocks", type=integer(2), default=12, help="clocks the server profiles online")
+    p.add_argument("--online-window-s", type=seconds(), default=1.0, help="about this long per online window")
     p.add_argument("--skip-online", action="store_true")
     p.add_argument("--online-dir", default="",
                    help="keep the online step's server log and database, and its profile as profile.csv, here "
@@ -1060,6 +1063,8 @@ def parse_args(argv):
     p.add_argument("--quick", action="store_true", help="short windows: a smoke test, not figures to quote")
     p.add_argument("--json", default="", help="also write every figure to this file")
     args = p.parse_args(argv)
+    if args.warmup_max_s < args.warmup_min_s:
+        p.error("--warmup-max-s %g is below --warmup-min-s %g" % (args.warmup_max_s, args.warmup_min_s))
     if args.online_dir and os.path.isdir(args.online_dir) and os.listdir(args.online_dir):
         # An earlier run's database would hand back its job, already profiled.
         p.error("--online-dir %s is not empty: give an empty or new folder" % args.online_dir)
@@ -1166,7 +1171,7 @@ def main(argv=None, torch_module=None):
         dtype = getattr(torch, args.dtype)
         layer = Layer(torch, device, args.d_model, args.nhead, args.ffn, args.seq, 4, dtype)
         meter = Meter(gpu)
-        stage_layers = [int(k) for k in args.stage_layers.split(",")]
+        stage_layers = args.stage_layers
         inflight = max(min(len(stage_layers) - s, args.microbatches) * k for s, k in enumerate(stage_layers))
         forward_s = size_layer(torch, layer, args.forward_ms / 1e3, args.max_batch, inflight,
                                fixed_batch=offline[2].get("batch") if offline else None)
@@ -1222,7 +1227,7 @@ def main(argv=None, torch_module=None):
             log("  %d-stage 1F1B pipeline of %s layers, %d microbatches, emulated on this GPU (every computation runs "
                 "at its plan's clock, stage after stage; pipeline time replayed from the measured durations; a waiting "
                 "stage draws the blocking power); frontier of %d plan%s; 4 windows of %g s (ABBA)" % (
-                    len(stage_layers), args.stage_layers, args.microbatches, nplans, "" if nplans == 1 else "s",
+                    len(stage_layers), ",".join(map(str, stage_layers)), args.microbatches, nplans, "" if nplans == 1 else "s",
                     args.compare_window_s))
             log("  %-12s %-20s %-20s %-10s %-10s" % ("", "predicted s / J", "measured s / J", "switches", "bubbles ms"))
             for name in ("all-max", "no-slowdown"):

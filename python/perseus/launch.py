@@ -29,7 +29,7 @@ import os
 import sys
 import time
 
-from . import carbon_status, finish_job, register_job
+from . import _argtypes, carbon_status, finish_job, register_job
 
 # wait-resume's exit status when --timeout-s passes while the job is still paused.
 EXIT_STILL_PAUSED = 3
@@ -45,14 +45,26 @@ def _read_token(path):
     return token
 
 
+def _object_without_repeated_keys(pairs):
+    """json.load's object hook: a key given twice would otherwise be read as its last value."""
+    obj = {}
+    for key, value in pairs:
+        if key in obj:
+            raise ValueError(f"field '{key}': given twice in one object")
+        obj[key] = value
+    return obj
+
+
 def _read_spec(path):
     if not path:
         return {}
     with open(path, encoding="utf-8") as f:
         try:
-            spec = json.load(f)
+            spec = json.load(f, object_pairs_hook=_object_without_repeated_keys)
         except json.JSONDecodeError as e:
             raise ValueError(f"--spec {path}: line {e.lineno}: {e.msg}") from None
+        except ValueError as e:
+            raise ValueError(f"--spec {path}: {e}") from None
     if not isinstance(spec, dict):
         raise ValueError(f"--spec {path}: expected a JSON object")
     return spec
@@ -86,16 +98,14 @@ def _parser():
             s.add_argument("--schedule", default=None, choices=["1f1b", "gpipe", "interleaved-1f1b"])
             s.add_argument("--spec", default="", help="JSON file with further POST /jobs fields")
         if name == "wait-resume":
-            s.add_argument("--poll-s", type=float, default=60.0, help="seconds between checks (default 60)")
-            s.add_argument("--timeout-s", type=float, default=None, help="give up after this long (exit 3)")
+            s.add_argument("--poll-s", type=_argtypes.seconds(0), default=60.0,
+                           help="seconds between checks (default 60)")
+            s.add_argument("--timeout-s", type=_argtypes.seconds(0, inclusive=True), default=None,
+                           help="give up after this long (exit 3)")
     return p
 
 
 def _wait_resume(args, token):
-    if args.poll_s <= 0:
-        raise ValueError(f"--poll-s: expected a number > 0, got {args.poll_s}")
-    if args.timeout_s is not None and args.timeout_s < 0:
-        raise ValueError(f"--timeout-s: expected a number >= 0, got {args.timeout_s}")
     deadline = None if args.timeout_s is None else time.monotonic() + args.timeout_s
     while True:
         try:

@@ -54,7 +54,7 @@ import warnings
 
 import torch
 
-from . import JobPaused, PerseusWarning
+from . import JobPaused, PerseusWarning, _perseus
 
 __all__ = ["PipelineHooks", "SimulatedWork"]
 
@@ -74,6 +74,12 @@ class SimulatedWork:
     time_at_max_s: float
     busy_power_w: float = 300.0
     compute_fraction: float = None
+
+    def __post_init__(self):
+        # The checks simulate() makes, at construction: a NaN would otherwise
+        # surface at the first computation of the training loop.
+        _perseus._validate_simulated_work(self.time_at_max_s, self.busy_power_w,
+                                          -1.0 if self.compute_fraction is None else self.compute_fraction)
 
 
 class _Computation:

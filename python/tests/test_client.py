@@ -125,3 +125,112 @@ def test_register_job_errors(server):
         perseus.register_job(server, {"id": "bad", "dp": 1, "pp": 2})
     with pytest.raises(LookupError, match="job 'nope' is not registered"):
         perseus.job_status(server, "nope")
+
+
+def test_addresses_and_tokens_that_cannot_reach_the_server_are_named(monkeypatch):
+    # cpp-httplib takes no path: "http://h:7787/" failed later as "cannot connect", and a rank
+    # client with it never registered, silently.
+    with pytest.raises(ValueError, match="server_url: 'http://127.0.0.1:9/' ends in '/'"):
+        perseus.job_status("http://127.0.0.1:9/", "j")
+    with pytest.raises(ValueError, match="has a path, query or fragment"):
+        perseus.RankClient("http://127.0.0.1:9/api", "j", rank=0, gpu="simulated:A100")
+    with pytest.raises(ValueError, match=r"bad port in 'http://127.0.0.1:99999' \(expected 1 to 65535\)"):
+        perseus.finish_job("http://127.0.0.1:99999", "j")
+    # A token with a line break was sent as raw header text (an injected header).
+    with pytest.raises(ValueError, match=r"token: a line break at character 4 of 4 \(a file's trailing newline"):
+        perseus.job_status("http://127.0.0.1:9", "j", token="abc\n")
+    with pytest.raises(ValueError, match="token: a line break at character 2"):
+        perseus.RankClient("http://127.0.0.1:9", "j", rank=0, gpu="simulated:A100", token="a\r\nX-Evil: 1")
+    monkeypatch.setenv("PERSEUS_TOKEN", "t\x01")
+    with pytest.raises(ValueError, match=r"\$PERSEUS_TOKEN: a control character at character 2"):
+        perseus.job_status("http://127.0.0.1:9", "j")
+
+
+def test_a_spec_json_cannot_carry_is_a_field_error():
+    base = {"id": "j", "dp": 1, "pp": 2, "microbatches": 4}
+    with pytest.raises(ValueError, match=r"job spec: field 'carbon\.slowdown_budget': expected a finite number, "
+                                         r"got nan"):
+        perseus.register_job("http://127.0.0.1:9", dict(base, carbon={"source": "fixed", "slowdown_budget": float("nan")}))
+    with pytest.raises(ValueError, match=r"field 'profiling\.clocks_mhz\[1\]': expected a finite number, got inf"):
+        perseus.register_job("http://127.0.0.1:9", dict(base, profiling={"clocks_mhz": [1410, float("inf")]}))
+    with pytest.raises(ValueError, match=r"field 'extra': keys must be strings, got 1"):
+        perseus.register_job("http://127.0.0.1:9", dict(base, extra={1: 2}))
+    with pytest.raises(ValueError, match=r"field 'dp': cannot be sent as JSON \(a set\)"):
+        perseus.register_job("http://127.0.0.1:9", dict(base, dp={1}))
+    with pytest.raises(ValueError, match=r"field 'dp': integer out of range"):
+        perseus.register_job("http://127.0.0.1:9", dict(base, dp=2 ** 70))
+
+
+def test_a_reply_that_is_not_an_object_is_a_clear_error():
+    # The server below is a Python thread: it answers only because the call waits on the
+    # network without holding the GIL (before, every Python thread stopped for its 5 s timeout).
+    import http.server
+    import threading
+
+    class ListReplies(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_GET(self):
+            body = b"[1, 2]"
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    httpd = http.server.HTTPServer(("127.0.0.1", 0), ListReplies)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        with pytest.raises(RuntimeError, match=r"GET /jobs/j: reply: expected a JSON object, got \[1,2\]"):
+            perseus.job_status("http://127.0.0.1:%d" % httpd.server_address[1], "j")
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def test_rank_client_inputs_are_checked_when_given():
+    with pytest.raises(ValueError, match="poll_interval_ms: expected 1 to 3600000 ms, got 0"):
+        perseus.RankClient("http://127.0.0.1:9", "j", rank=0, gpu="simulated:A100", poll_interval_ms=0)
+    with perseus.RankClient("http://127.0.0.1:9", "j", rank=0, gpu="simulated:A100", framework_durations=True,
+                            restore_on_signal=False) as client:
+        with pytest.raises(ValueError, match=r"seconds\[1\]: expected a finite duration >= 0 s, got nan"):
+            client.record_durations(0, [0.01, float("nan")])
+        with pytest.raises(ValueError, match="iteration: expected >= 0, got -1"):
+            client.record_durations(-1, [0.01])
+        client.record_durations(0, [0.01])
+        for bad, match in (({"time_at_max_s": float("nan")}, "simulate: time_at_max_s: expected a positive number"),
+                           ({"busy_power_w": float("inf")}, "simulate: busy_power_w: expected a positive number"),
+                           ({"compute_fraction": 1.5}, "simulate: compute_fraction: expected 0..1, got 1.5")):
+            kwargs = dict({"time_at_max_s": 0.01}, **bad)
+            with pytest.raises(ValueError, match=match):
+                client.simulate("forward", **kwargs)
+        assert client.simulate("forward", 0.01) > 0
+
+
+def test_simulated_work_is_checked_when_made():
+    torch_module = pytest.importorskip("perseus.torch")
+    with pytest.raises(ValueError, match="SimulatedWork: busy_power_w: expected a positive number, got nan"):
+        torch_module.SimulatedWork(0.01, busy_power_w=float("nan"))
+    with pytest.raises(ValueError, match="SimulatedWork: compute_fraction: expected 0..1, got -0.5"):
+        torch_module.SimulatedWork(0.01, compute_fraction=-0.5)
+    assert torch_module.SimulatedWork(0.01).compute_fraction is None
+
+
+def test_a_warning_is_shown_once(server):
+    # The native client printed each warning to stderr, and Python's warnings module showed it again.
+    import subprocess
+    import sys
+    script = (
+        "import time, perseus\n"
+        "c = perseus.RankClient(%r, 'never-registered', rank=0, gpu='simulated:A100', poll_interval_ms=20,\n"
+        "                       restore_on_signal=False)\n"
+        "deadline = time.time() + 20\n"
+        "while c.warning_count == 0 and time.time() < deadline:\n"
+        "    c.on_step_begin(); c.on_step_end(); time.sleep(0.02)\n"
+        "c.close()\n" % server)
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.count("could not register") == 1, r.stderr

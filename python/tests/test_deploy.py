@@ -312,6 +312,20 @@ def test_launch_errors_are_clear(server, tmp_path):
     r = subprocess.run(run + ["register", "--server", server, "--job", "j", "--spec", str(spec)], env=env,
                        capture_output=True, text=True)
     assert r.returncode == 1 and f"--spec {spec}: line 2" in r.stderr, r.stderr
+    spec.write_text('{"dp": 1, "dp": 2}')  # the last would win silently
+    r = subprocess.run(run + ["register", "--server", server, "--job", "j", "--microbatches", "2", "--spec", str(spec)],
+                       env=env, capture_output=True, text=True)
+    assert r.returncode == 1 and f"--spec {spec}: field 'dp': given twice in one object" in r.stderr, r.stderr
+    spec.write_text('{"carbon": {"source": "fixed", "slowdown_budget": NaN}}')
+    r = subprocess.run(run + ["register", "--server", server, "--job", "j", "--microbatches", "2", "--spec", str(spec)],
+                       env=env, capture_output=True, text=True)
+    assert r.returncode == 1 and "field 'carbon.slowdown_budget': expected a finite number, got nan" in r.stderr, \
+        r.stderr
+    # NaN or infinity would busy-poll or never time out; argparse refuses them (exit 2).
+    for flag, value in (("--poll-s", "nan"), ("--poll-s", "0"), ("--timeout-s", "inf"), ("--timeout-s", "-1")):
+        r = subprocess.run(run + ["wait-resume", "--server", server, "--job", "j", flag, value], env=env,
+                           capture_output=True, text=True)
+        assert r.returncode == 2 and f"argument {flag}: expected a finite number" in r.stderr, r.stderr
     r = subprocess.run(run + ["register", "--server", server, "--job", "j"], env=env, capture_output=True, text=True)
     assert r.returncode == 1 and "--microbatches" in r.stderr
     ok = subprocess.run(run + ["register", "--server", server, "--job", "j", "--microbatches", "2"], env=env,

@@ -325,6 +325,32 @@ def test_a_used_online_dir_is_refused_before_any_gpu_work(tmp_path, capsys):
     assert gpu_check.parse_args(["--online-dir", str(tmp_path / "new")]).online_dir == str(tmp_path / "new")
 
 
+# Every option is checked when parsed, before the GPU's clock is locked: a NaN
+# window or zero clocks used to fail (or hang) with the clock locked.
+@pytest.mark.parametrize("argv, message", [
+    (["--window-s", "nan"], "argument --window-s: expected a finite number > 0, got 'nan'"),
+    (["--window-s", "0"], "argument --window-s: expected a finite number > 0, got '0'"),
+    (["--settle-s", "-1"], "argument --settle-s: expected a finite number >= 0, got '-1'"),
+    (["--online-timeout-s", "inf"], "argument --online-timeout-s: expected a finite number > 0, got 'inf'"),
+    (["--clocks", "1"], "argument --clocks: expected an integer >= 2, got '1'"),
+    (["--microbatches", "0"], "argument --microbatches: expected an integer >= 1, got '0'"),
+    (["--gpu", "-1"], "argument --gpu: expected an integer >= 0, got '-1'"),
+    (["--stage-layers", "2,0,2"], "argument --stage-layers: expected a comma-separated list of integers >= 1, "
+                                  "got '2,0,2'"),
+    (["--warmup-min-s", "30", "--warmup-max-s", "20"], "--warmup-max-s 20 is below --warmup-min-s 30"),
+])
+def test_bad_options_are_refused_before_any_gpu_work(argv, message, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        gpu_check.parse_args(argv)
+    assert exit_info.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_stage_layers_parse_into_a_list():
+    assert gpu_check.parse_args([]).stage_layers == [2, 2, 2, 3]
+    assert gpu_check.parse_args(["--stage-layers", "1,4"]).stage_layers == [1, 4]
+
+
 def _switch(old_s, new_s, latency_s, nvml_s, count=60, gap_s=50e-6):
     """Forwards after a lock call on a GPU that runs at the old speed for latency_s."""
     after, t = [], 0.0

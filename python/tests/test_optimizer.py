@@ -60,6 +60,19 @@ def test_errors_become_exceptions_with_the_message():
         perseus.load_profile("/nonexistent/profile.csv")
     with pytest.raises(ValueError, match="instruction"):
         perseus.parse_profile_csv(CSV).points(0, "sideways")
+    with pytest.raises(IndexError, match=r"stage: expected 0 to 1 \(the profile has 2 stages\), got 2"):
+        perseus.parse_profile_csv(CSV).points(2, "forward")
+    # More stages asked for than the file has: said so, not "stage 2: no 'forward' rows".
+    with pytest.raises(ValueError, match=r"p.csv: has rows for 2 stages \(0..1\), but the pipeline has 4"):
+        perseus.parse_profile_csv(CSV, "p.csv", 4)
+
+
+def test_reprs_keep_small_values():
+    # std::to_string's six decimals printed a 12 us computation as time_s=0.000012.
+    small = CSV.replace("0.010,3.0", "0.0000123456,3.0").replace("0.011,2.6", "0.0000135,2.6").replace(
+        "0.013,2.5", "0.000016,2.5")
+    point = perseus.parse_profile_csv(small).points(0, "forward")[0]
+    assert repr(point) == "FreqPoint(freq_mhz=1410, time_s=1.23456e-05, energy_j=3)"
 
 
 SPLIT_CSV = """stage,instruction,frequency,time,energy

@@ -199,7 +199,7 @@ def test_wait_resume_returns_when_the_job_runs_and_times_out_while_paused(stub):
     assert done.returncode == 1 and "job 'j' is done: it will not be resumed" in done.stderr
     stub.phase = "running"
     bad = launch("wait-resume", "--server", stub.url, "--job", "j", "--poll-s", "0")
-    assert bad.returncode == 1 and "--poll-s: expected a number > 0, got 0.0" in bad.stderr
+    assert bad.returncode == 2 and "argument --poll-s: expected a finite number > 0, got '0'" in bad.stderr
     unknown = launch("wait-resume", "--server", stub.url, "--job", "nope/x")
     assert unknown.returncode == 1 and "job: expected" in unknown.stderr
     # A server that is away is asked again until the timeout.

@@ -85,7 +85,7 @@ TEST(CarbonCli, InputsThatOnceCrashedOrHungAreErrors) {
   EXPECT_NE(r.err.find("unsupported URL scheme 'ftp'"), std::string::npos) << r.err;
   r = RunPerseus({"status", "--server", "ftp://x"});
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_EQ(r.err, "perseus: error: --server: unsupported URL scheme 'ftp' in 'ftp://x' (expected http:// or https://)\n");
+  EXPECT_EQ(r.err, "perseus: error: --server: unsupported URL scheme 'ftp' in 'ftp://x' (expected http:// or https://, in lower case)\n");
 
   r = RunPerseus({"status", "--ca-cert", tmp.Path("missing.pem")});  // was "Connection"
   EXPECT_EQ(r.exit_code, 1);

@@ -197,7 +197,7 @@ TEST(ElectricityMapsSource, AnUnsupportedUrlSchemeIsAnErrorNotACrash) {
   c.base_url = "ftp://x";
   ElectricityMapsSource src(c, [](const std::string&) {});
   EXPECT_EQ(src.FetchHistory().status().message(),
-            "ElectricityMaps base URL: unsupported URL scheme 'ftp' in 'ftp://x' (expected http:// or https://)");
+            "ElectricityMaps base URL: unsupported URL scheme 'ftp' in 'ftp://x' (expected http:// or https://, in lower case)");
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cli/carbon_command.h"
+#include "common/command_line.h"
 #include "cli/powercap_command.h"
 #include "cli/doctor_command.h"
 #include "cli/emulate_command.h"
@@ -24,12 +25,5 @@ int main(int argc, char** argv) {
   perseus::cli::RegisterCarbonCommand(app);
   perseus::cli::RegisterPowerCapCommand(app);
   perseus::cli::RegisterDoctorCommand(app);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::RuntimeError& e) {
-    return e.get_exit_code();
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  }
-  return 0;
+  return perseus::ParseCommandLine(app, argc, argv, "perseus").value_or(0);
 }

@@ -1,6 +1,7 @@
 // CSV parsing with line tracking.
 #include "common/csv_reader.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 
@@ -93,7 +94,7 @@ Result<double> CsvTable::Number(const CsvRow& row, int column) const {
   const std::string& s = row.fields[column];
   char* end = nullptr;
   double v = std::strtod(s.c_str(), &end);
-  if (end == s.c_str() || *end != '\0' || !std::isfinite(v)) {
+  if (end == s.c_str() || end != s.c_str() + s.size() || !std::isfinite(v)) {
     return Status::InvalidArgument(Where(row, name) + "expected a number, got '" + s + "'");
   }
   return v;
@@ -106,6 +107,12 @@ Result<CsvTable> ParseCsv(const std::string& text, const std::string& source) {
   int line = 1;
   std::vector<std::string> fields;
   if (text.size() >= 3 && text.compare(0, 3, "\xEF\xBB\xBF") == 0) pos = 3;  // UTF-8 BOM
+  // C string functions would read a field only up to a NUL byte, silently.
+  if (const size_t nul = text.find('\0'); nul != std::string::npos) {
+    const int nul_line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<ptrdiff_t>(nul), '\n'));
+    return Status::InvalidArgument(source + ":" + std::to_string(nul_line) +
+                                   ": a NUL byte; expected a text file (is it binary or UTF-16?)");
+  }
   while (pos < text.size() && table.header.empty()) {
     int at = line;
     PERSEUS_RETURN_IF_ERROR(SplitRecord(text, pos, line, source, fields));

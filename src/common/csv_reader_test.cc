@@ -39,6 +39,14 @@ TEST(CsvReader, RejectsEmptyAndUnterminated) {
   EXPECT_EQ(ParseCsv("a\n1\n", "m.csv")->RequireColumn("z").status().message(), "m.csv:1: missing column 'z'");
 }
 
+// A NUL byte cut a field short where C string functions read it ("1\0" + "9"
+// read as 1): any NUL is refused, with its line.
+TEST(CsvReader, ANulByteIsRefusedWithItsLine) {
+  EXPECT_EQ(ParseCsv(std::string("a,b\n1,2\n3,4\0" "9\n", 14), "n.csv").status().message(),
+            "n.csv:3: a NUL byte; expected a text file (is it binary or UTF-16?)");
+  EXPECT_FALSE(ParseCsv(std::string("\xff\xfe" "a\0,\0b\0", 9), "utf16.csv").ok());
+}
+
 TEST(CsvReader, RowsHaveTheHeadersFieldsAndTheHeaderNoNameTwice) {
   // A thousands separator shifts a row: rejected, not read as other values.
   EXPECT_EQ(ParseCsv("a,b,c\n1,2,3\n1,200,0.5,21\n", "x.csv").status().message(),

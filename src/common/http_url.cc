@@ -1,26 +1,53 @@
 // Server URL checks (see the header).
 #include "common/http_url.h"
 
-#include "common/strings.h"
+#include <cctype>
 
 namespace perseus {
 
 Status CheckHttpUrl(const std::string& url, const std::string& what) {
   const std::string shown = "'" + url.substr(0, 200) + "'";
+  const std::string example = " (expected e.g. http://127.0.0.1:7787)";
   std::string rest = url;
   const size_t scheme_end = url.find("://");
   if (scheme_end != std::string::npos) {
-    const std::string scheme = ToLower(url.substr(0, scheme_end));
+    // cpp-httplib reads the scheme in lower case only.
+    const std::string scheme = url.substr(0, scheme_end);
     if (scheme != "http" && scheme != "https") {
-      return Status::InvalidArgument(what + ": unsupported URL scheme '" + url.substr(0, scheme_end) + "' in " + shown +
-                                     " (expected http:// or https://)");
+      return Status::InvalidArgument(what + ": unsupported URL scheme '" + scheme + "' in " + shown +
+                                     " (expected http:// or https://, in lower case)");
     }
     rest = url.substr(scheme_end + 3);
   }
-  if (rest.empty() || rest[0] == '/' || rest[0] == ':') {
-    return Status::InvalidArgument(what + ": no host in " + shown + " (expected e.g. http://127.0.0.1:7787)");
+  size_t host_end = 0;
+  if (!rest.empty() && rest[0] == '[') {  // an IPv6 address: [::1]
+    host_end = rest.find(']');
+    if (host_end == std::string::npos || host_end == 1 ||
+        rest.find_first_not_of("0123456789abcdefABCDEF:.", 1) != host_end) {
+      return Status::InvalidArgument(what + ": bad IPv6 address in " + shown + example);
+    }
+    ++host_end;
+  } else {
+    host_end = std::min(rest.find_first_of(":/?#@ \t"), rest.size());
   }
-  return Status::Ok();
+  if (host_end == 0) return Status::InvalidArgument(what + ": no host in " + shown + example);
+  size_t end = host_end;
+  if (end < rest.size() && rest[end] == ':') {
+    const size_t digits_end = std::min(rest.find_first_not_of("0123456789", end + 1), rest.size());
+    const std::string digits = rest.substr(end + 1, digits_end - end - 1);
+    const long port = digits.empty() || digits.size() > 5 ? 0 : std::stol(digits);
+    if (port < 1 || port > 65535 || (digits_end < rest.size() && rest[digits_end] != '/')) {
+      return Status::InvalidArgument(what + ": bad port in " + shown + " (expected 1 to 65535)");
+    }
+    end = digits_end;
+  }
+  if (end == rest.size()) return Status::Ok();
+  if (rest.substr(end) == "/") {
+    return Status::InvalidArgument(what + ": " + shown + " ends in '/'; give the address alone" + example);
+  }
+  if (rest[end] == '@') return Status::InvalidArgument(what + ": user names in URLs are not supported: " + shown);
+  return Status::InvalidArgument(what + ": " + shown + " has a path, query or fragment; give the address alone" +
+                                 example);
 }
 
 }  // namespace perseus

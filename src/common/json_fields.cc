@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
+#include <vector>
 
 namespace perseus {
 
@@ -10,9 +12,11 @@ Status FieldError(const std::string& field, const std::string& what) {
 }
 
 std::string Quote(const Json& value) {
-  std::string text = value.dump();
-  if (text.size() > 40) text = text.substr(0, 37) + "...";
-  return text;
+  std::string text = value.dump(-1, ' ', false, Json::error_handler_t::replace);
+  if (text.size() <= 40) return text;
+  size_t cut = 37;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 character
+  return text.substr(0, cut) + "...";
 }
 
 namespace {
@@ -148,19 +152,34 @@ Status CheckKnownFields(const Json& object, const std::string& path, std::initia
   return Status::Ok();
 }
 
-Result<Json> ParseJsonObject(const std::string& body) {
+Result<Json> ParseJsonObject(std::string_view text, const std::string& what) {
+  // Keys seen in each object being read, innermost last: a key given twice
+  // would otherwise be read as its last value, silently.
+  std::vector<std::set<std::string>> open_objects;
+  std::optional<std::string> duplicate;
+  const Json::parser_callback_t track_keys = [&](int /*depth*/, Json::parse_event_t event, Json& parsed) {
+    if (event == Json::parse_event_t::object_start) {
+      open_objects.emplace_back();
+    } else if (event == Json::parse_event_t::object_end) {
+      open_objects.pop_back();
+    } else if (event == Json::parse_event_t::key && !duplicate && !open_objects.back().insert(parsed.get<std::string>()).second) {
+      duplicate = parsed.get<std::string>();
+    }
+    return true;
+  };
   Json j;
   try {
-    j = Json::parse(body);
+    j = Json::parse(text.begin(), text.end(), track_keys);
   } catch (const Json::parse_error& e) {
-    return Status::InvalidArgument("body: malformed JSON at byte " + std::to_string(e.byte));
+    return Status::InvalidArgument(what + ": malformed JSON at byte " + std::to_string(e.byte));
   } catch (const Json::out_of_range& e) {
     // A number beyond a double's range, such as 1e400 (nlohmann's 406).
-    const std::string what = e.what();
-    const size_t bracket = what.find("] ");
-    return Status::InvalidArgument("body: " + (bracket == std::string::npos ? what : what.substr(bracket + 2)));
+    const std::string message = e.what();
+    const size_t bracket = message.find("] ");
+    return Status::InvalidArgument(what + ": " + (bracket == std::string::npos ? message : message.substr(bracket + 2)));
   }
-  if (!j.is_object()) return Status::InvalidArgument("body: expected a JSON object, got " + Quote(j));
+  if (duplicate) return FieldError(*duplicate, "given twice in one object");
+  if (!j.is_object()) return Status::InvalidArgument(what + ": expected a JSON object, got " + Quote(j));
   return j;
 }
 

@@ -10,6 +10,7 @@
 #include <initializer_list>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -21,7 +22,8 @@ using Json = nlohmann::json;
 
 // "field 'a.b': <what>".
 Status FieldError(const std::string& field, const std::string& what);
-// The JSON text of `value`, shortened to 40 characters for messages.
+// The JSON text of `value`, shortened to 40 characters for messages; never
+// throws (invalid UTF-8 is replaced, no character is cut in two).
 std::string Quote(const Json& value);
 
 // REQUIRES: `object` is a JSON object. Absent fields are errors unless the
@@ -57,7 +59,9 @@ std::string FieldPath(const std::string& path, size_t index);
 // The path ("state.carbon.plan_power_w[3]") of the first NaN or infinity in
 // `value`, or nullopt when every number is finite.
 std::optional<std::string> FindNonFinite(const Json& value, const std::string& path);
-// Parses a request body; the error names the byte offset of the syntax error.
-Result<Json> ParseJsonObject(const std::string& body);
+// Parses one JSON object (a request body, a daemon request line). Errors name
+// `what` and the byte offset of a syntax error; a key given twice in one
+// object is an error naming it, not a silent "last one wins".
+Result<Json> ParseJsonObject(std::string_view text, const std::string& what = "body");
 
 }  // namespace perseus

@@ -35,6 +35,28 @@ TEST(JsonFields, OptionalFieldsAndLongValues) {
   // Was an uncaught out_of_range: a 500 from the server.
   EXPECT_EQ(ParseJsonObject("{\"microbatches\": 1e400}").status().message(), "body: number overflow parsing '1e400'");
   EXPECT_EQ(ParseJsonObject("{\"microbatches\": 1e400}").status().code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(ParseJsonObject("x", "request").status().message(), "request: malformed JSON at byte 1");
+}
+
+// Two values for one key would otherwise be read as the last, silently; the
+// same key in different objects is fine.
+TEST(JsonFields, AKeyGivenTwiceInOneObjectIsRefused) {
+  EXPECT_EQ(ParseJsonObject(R"({"pp": 4, "pp": 8})").status().message(), "field 'pp': given twice in one object");
+  EXPECT_EQ(ParseJsonObject(R"({"a": {"k": 1}, "b": [{"k": 1}, {"k": 2, "k": 3}]})").status().message(),
+            "field 'k': given twice in one object");
+  Result<Json> fine = ParseJsonObject(R"({"a": {"k": 1}, "b": [{"k": 1}, {"k": 2}], "k": 0})");
+  ASSERT_TRUE(fine.ok()) << fine.status().ToString();
+  EXPECT_EQ((*fine)["b"][1]["k"], 2);
+}
+
+// Messages quote values; a long one is cut without splitting a character, so
+// the message can itself be sent as JSON.
+TEST(JsonFields, QuotesAreShortAndValidUtf8) {
+  const Json accents = std::string(36, 'a') + "\u00e9\u00e9\u00e9";
+  const std::string quoted = Quote(accents);
+  EXPECT_EQ(quoted, "\"" + std::string(36, 'a') + "...");
+  EXPECT_NO_THROW(Json(quoted).dump());
+  EXPECT_NO_THROW(Quote(Json(std::string("\xff\xfe"))));
 }
 
 }  // namespace

@@ -76,17 +76,17 @@ OperatingPoint ModelComputation(const GpuSpec& gpu, const KernelWork& work, int 
   return op;
 }
 
-Status ValidateKernelWork(const KernelWork& work, const std::string& where) {
+Status ValidateKernelWork(const KernelWork& work, const std::string& where, const KernelWorkNames& names) {
   if (!(work.time_at_max_s > 0) || !std::isfinite(work.time_at_max_s)) {
-    return Status::InvalidArgument(where + ": time_at_max_s: expected a positive number, got " +
+    return Status::InvalidArgument(where + ": " + names.time_at_max_s + ": expected a positive number, got " +
                                    Num(work.time_at_max_s));
   }
   if (!(work.compute_bound_fraction >= 0 && work.compute_bound_fraction <= 1)) {
-    return Status::InvalidArgument(where + ": compute_bound_fraction: expected 0..1, got " +
+    return Status::InvalidArgument(where + ": " + names.compute_bound_fraction + ": expected 0..1, got " +
                                    Num(work.compute_bound_fraction));
   }
   if (!(work.busy_power_at_max_w > 0) || !std::isfinite(work.busy_power_at_max_w)) {
-    return Status::InvalidArgument(where + ": busy_power_at_max_w: expected a positive number, got " +
+    return Status::InvalidArgument(where + ": " + names.busy_power_at_max_w + ": expected a positive number, got " +
                                    Num(work.busy_power_at_max_w));
   }
   return Status::Ok();

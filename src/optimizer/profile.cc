@@ -183,7 +183,12 @@ Result<Profile> ParseProfileCsv(const std::string& text, const std::string& sour
     if (p->stage >= profile.num_stages()) profile.stages.resize(p->stage + 1);
     profile.stages[p->stage].at(p->ins).push_back(p->point);
   }
-  if (expected_stages > 0) profile.stages.resize(expected_stages);
+  if (expected_stages > profile.num_stages()) {
+    return Status::InvalidArgument(source + ": has rows for " + std::to_string(profile.num_stages()) + " stage" +
+                                   (profile.num_stages() == 1 ? "" : "s") + " (0.." +
+                                   std::to_string(profile.num_stages() - 1) + "), but the pipeline has " +
+                                   std::to_string(expected_stages));
+  }
   profile.source = source;
   if (origin == ProfileOrigin::kUserFile) PERSEUS_RETURN_IF_ERROR(CheckPlausibleTimes(profile, seen, source));
   PERSEUS_RETURN_IF_ERROR(CompleteStages(profile, source));

@@ -168,6 +168,16 @@ TEST_F(PerseusdTest, SigtermResetsEveryGpuAndRemovesTheSocket) {
   EXPECT_NE(ReadText(log_).find("exiting on Terminated"), std::string::npos) << ReadText(log_);
 }
 
+// The allow lists reach the policy: the start-up line names them.
+TEST_F(PerseusdTest, AllowedUsersAndGroupsAreLoggedAtStartUp) {
+  pid_ = Spawn({"--socket", socket_, "--nvml-library", FAKE_NVML_PATH, "--allow-uid", "4242", "--allow-group", "4343",
+                "--allow-group", "0"},
+               {});
+  ASSERT_TRUE(WaitFor([&] { return ReadText(log_).find("listening on") != std::string::npos; })) << ReadText(log_);
+  EXPECT_NE(ReadText(log_).find("allowed users: root, uid 4242, group 0, group 4343"), std::string::npos)
+      << ReadText(log_);
+}
+
 TEST_F(PerseusdTest, OneClientPerGpu) {
   StartDaemon();
   Result<std::unique_ptr<GpuControl>> first = OpenDaemonGpu(socket_, 0);
@@ -214,10 +224,75 @@ TEST_F(PerseusdTest, StartupErrorsAreReportedAndLeaveNoSocket) {
   pid_ = Spawn({"--socket", socket_, "--nvml-library", FAKE_NVML_PATH, "--allow-user", "no-such-user-perseus"}, {});
   EXPECT_EQ(WaitForExit(), 1);
   EXPECT_EQ(ReadText(log_), "perseusd: error: --allow-user: user 'no-such-user-perseus': no such user\n");
-
-  pid_ = Spawn({"--socket", socket_, "--nvml-library", FAKE_NVML_PATH, "--socket-mode", "rw"}, {});
+  pid_ = Spawn({"--socket", socket_, "--nvml-library", FAKE_NVML_PATH, "--allow-group", "no-such-group-perseus"}, {});
   EXPECT_EQ(WaitForExit(), 1);
-  EXPECT_EQ(ReadText(log_), "perseusd: error: --socket-mode rw: expected an octal mode such as 0660\n");
+  EXPECT_EQ(ReadText(log_), "perseusd: error: --allow-group: group 'no-such-group-perseus': no such group\n");
+
+  for (const char* mode : {"rw", "-0", "+660", "06600"}) {
+    pid_ = Spawn({"--socket", socket_, "--nvml-library", FAKE_NVML_PATH, "--socket-mode", mode}, {});
+    EXPECT_EQ(WaitForExit(), 1);
+    EXPECT_EQ(ReadText(log_), std::string("perseusd: error: --socket-mode ") + mode +
+                                  ": expected an octal mode such as 0660\n");
+  }
+  pid_ = Spawn({"--socket", socket_, "--nvml-library", FAKE_NVML_PATH, "--socket-mode", "0600"}, {});
+  EXPECT_EQ(WaitForExit(), 1);
+  EXPECT_EQ(ReadText(log_), "perseusd: error: --socket-mode 0600: lets no training user connect (no group or other "
+                            "read-write bits); expected a mode such as 0660\n");
+  pid_ = Spawn({"--socket", socket_, "--nvml-library", FAKE_NVML_PATH, "--allow-uid", "99999999999"}, {});
+  EXPECT_EQ(WaitForExit(), 1);
+  EXPECT_EQ(ReadText(log_), "perseusd: error: --allow-uid: uid 99999999999: out of range (0 to 4294967294)\n");
+  std::ofstream(dir_ + "/file") << "not a folder";
+  pid_ = Spawn({"--socket", dir_ + "/file/perseusd.sock", "--nvml-library", FAKE_NVML_PATH}, {});
+  EXPECT_EQ(WaitForExit(), 1);
+  EXPECT_NE(ReadText(log_).find("perseusd: error: socket " + dir_ + "/file/perseusd.sock: cannot create its folder: "),
+            std::string::npos)
+      << ReadText(log_);
+  // Usage errors: CLI11's words with the program's prefix, and exit status 2.
+  pid_ = Spawn({"--bogus"}, {});
+  EXPECT_EQ(WaitForExit(), 2);
+  EXPECT_EQ(ReadText(log_), "perseusd: error: The following argument was not expected: --bogus\n"
+                            "Run with --help for more information.\n");
+  pid_ = Spawn({"--max-clients", "0"}, {});
+  EXPECT_EQ(WaitForExit(), 2);
+  EXPECT_EQ(ReadText(log_).rfind("perseusd: error: --max-clients: ", 0), 0u) << ReadText(log_);
+}
+
+// A second daemon started on the same socket (a restart racing the old one,
+// an operator's mistake) fails, and leaves the running daemon's GPUs as its
+// clients set them: it resets clocks only once it owns the socket.
+TEST_F(PerseusdTest, ASecondDaemonThatCannotStartLeavesTheRunningOnesClocksAlone) {
+  StartDaemon();
+  Result<std::unique_ptr<GpuControl>> gpu = OpenDaemonGpu(socket_, 1);
+  ASSERT_TRUE(gpu.ok()) << gpu.status().ToString();
+  ASSERT_TRUE((*gpu)->SetSmClockMhz(1200).ok());
+  const int resets_before = State()[1].resets;
+  const std::string second_log = dir_ + "/second.log";
+  pid_t second = e2e::SpawnChild(PERSEUSD_PATH, {"perseusd", "--socket", socket_, "--nvml-library", FAKE_NVML_PATH},
+                                 {"FAKE_NVML_STATE=" + state_, "FAKE_NVML_GPUS=2"}, second_log);
+  int status = 0;
+  ASSERT_EQ(waitpid(second, &status, 0), second);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+  EXPECT_EQ(ReadText(second_log), "perseusd: error: " + socket_ + ": another perseusd is already listening there\n");
+  EXPECT_EQ(Locked(1), 1200);
+  EXPECT_EQ(State()[1].resets, resets_before);
+  EXPECT_TRUE((*gpu)->SetSmClockMhz(1005).ok());  // the first daemon still serves
+  EXPECT_EQ(Locked(1), 1005);
+}
+
+// Started with stdin, stdout and stderr closed (as some supervisors do), the
+// daemon's log lines must not land on a client's socket.
+TEST_F(PerseusdTest, StartedWithoutStandardStreamsItsLogStaysOffClientSockets) {
+  pid_ = e2e::SpawnChild("/bin/sh",
+                         {"sh", "-c", "exec \"$0\" \"$@\" 0<&- 1>&- 2>&-", PERSEUSD_PATH, "--socket", socket_,
+                          "--nvml-library", FAKE_NVML_PATH},
+                         {"FAKE_NVML_STATE=" + state_, "FAKE_NVML_GPUS=2"}, log_);
+  ASSERT_TRUE(WaitFor([&] { return std::filesystem::exists(socket_); }));
+  for (int gpu_index = 0; gpu_index < 2; ++gpu_index) {
+    Result<std::unique_ptr<GpuControl>> gpu = OpenDaemonGpu(socket_, gpu_index);
+    ASSERT_TRUE(gpu.ok()) << gpu.status().ToString();
+    ASSERT_TRUE((*gpu)->SetSmClockMhz(1200).ok());  // a log line in the reply stream would break this
+    EXPECT_TRUE((*gpu)->TotalEnergyJ().ok());
+  }
 }
 
 }  // namespace

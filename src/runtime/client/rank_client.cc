@@ -3,10 +3,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <random>
 
 #include "common/job_id.h"
+#include "common/strings.h"
 
 namespace perseus::client {
 namespace {
@@ -39,6 +41,18 @@ Result<std::unique_ptr<RankClient>> RankClient::Create(RankClientOptions options
   PERSEUS_RETURN_IF_ERROR(CheckServerAddress(options.server, "rank client: server", "rank client: ca_cert"));
   if (id.rank < 0 || id.dp_rank < 0 || id.pp_rank < 0 || id.tp_rank < 0) {
     return Status::InvalidArgument("rank client: rank, dp_rank, pp_rank and tp_rank must be >= 0");
+  }
+  // 0 or less would poll the server in a busy loop.
+  for (const auto& [name, ms] : {std::pair{"poll_interval_ms", options.poll_interval_ms},
+                                 std::pair{"retry_interval_ms", options.retry_interval_ms}}) {
+    if (ms < 1 || ms > 3600 * 1000) {
+      return Status::InvalidArgument(std::string("rank client: ") + name + ": expected 1 to 3600000 ms, got " +
+                                     std::to_string(ms));
+    }
+  }
+  if (!(options.energy_poll_interval_s > 0 && options.energy_poll_interval_s <= 1)) {
+    return Status::InvalidArgument("rank client: energy_poll_interval_s: expected a number in (0, 1] s, got " +
+                                   Format("%g", options.energy_poll_interval_s));
   }
   return std::unique_ptr<RankClient>(new RankClient(std::move(options), std::move(gpu), std::move(*clocks)));
 }
@@ -73,16 +87,25 @@ void RankClient::Close() {
   controller_->Restore();
 }
 
-void RankClient::RecordDurations(int64_t iteration, const std::vector<double>& seconds) {
+Status RankClient::RecordDurations(int64_t iteration, const std::vector<double>& seconds) {
+  if (iteration < 0) return Status::InvalidArgument("iteration: expected >= 0, got " + std::to_string(iteration));
+  if (seconds.empty()) return Status::InvalidArgument("seconds: expected one duration per computation, got none");
+  for (size_t i = 0; i < seconds.size(); ++i) {
+    if (!(std::isfinite(seconds[i]) && seconds[i] >= 0)) {
+      return Status::InvalidArgument("seconds[" + std::to_string(i) + "]: expected a finite duration >= 0 s, got " +
+                                     Format("%g", seconds[i]));
+    }
+  }
   std::lock_guard<std::mutex> lock(mu_);
   if (framework_durations_.size() >= 1024) framework_durations_.erase(framework_durations_.begin());
   framework_durations_[iteration] = seconds;
+  return Status::Ok();
 }
 
 void RankClient::RaiseWarning(const std::string& key, std::string message) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!warned_.insert(key).second) return;
-  std::fprintf(stderr, "perseus: warning: %s\n", message.c_str());
+  if (options_.warnings_to_stderr) std::fprintf(stderr, "perseus: warning: %s\n", message.c_str());
   if (warnings_.size() >= kMaxQueuedWarnings) warnings_.pop_front();
   warnings_.push_back(std::move(message));
   warning_count_.fetch_add(1, std::memory_order_relaxed);

@@ -67,6 +67,10 @@ struct RankClientOptions {
   // asynchronous GPU measure launches, not work.
   bool framework_durations = false;
   double energy_poll_interval_s = 0.002;  // EnergyMeter poll period (GPUs that do not report counter steps)
+  // Each warning is also written to stderr once ("perseus: warning: ...").
+  // The Python binding turns it off: it hands warnings to Python's warnings
+  // module, which shows them once itself.
+  bool warnings_to_stderr = true;
   SecondsClock now_s;                     // empty: steady_clock
 };
 
@@ -116,7 +120,11 @@ class RankClient {
   // order, measured by the framework (CUDA events read once they completed,
   // possibly several iterations later). Only needed with
   // options.framework_durations; never blocks. Extra or late calls are ignored.
-  void RecordDurations(int64_t iteration, const std::vector<double>& seconds);
+  // kInvalidArgument (nothing recorded) for a negative iteration, no
+  // durations, or a duration that is negative, NaN or infinite. A count
+  // other than the hooks saw in that iteration is found when its profiling
+  // window is reported: a warning names it and the hooks' timestamps are used.
+  Status RecordDurations(int64_t iteration, const std::vector<double>& seconds);
   // True when the step about to begin starts or ends a measured profiling
   // window: a framework with an asynchronous GPU should synchronise the device
   // before OnStepBegin then (once per window boundary), so that the window's
@@ -125,7 +133,7 @@ class RankClient {
   // Warnings raised since the last call, oldest first (unknown job or rank, a
   // schedule that differs from the declared one, clock-set errors, an achieved
   // clock other than the locked one, the server's warnings about this rank's
-  // job). Each is also logged to stderr once. Thread-safe.
+  // job). Each is also logged to stderr once (options.warnings_to_stderr). Thread-safe.
   std::vector<std::string> TakeWarnings();
   // Pausing (docs/carbon.md, "Pausing in the server"). The carbon policy may
   // pause a job: its ranks then get a "pause" plan, which takes effect before
@@ -176,6 +184,14 @@ class RankClient {
     int64_t plan_version;
     int64_t schedule_mismatches;
   };
+
+  // The framework's durations of a window's iterations, in hook order.
+  struct FrameworkDurations {
+    bool complete = false;               // every iteration of the window has them
+    std::optional<std::string> mismatch; // an iteration whose count differs from the hooks'
+    std::vector<double> seconds;
+  };
+  FrameworkDurations CollectFrameworkDurations(const WindowRecord& record);
 
   RankClient(RankClientOptions options, std::shared_ptr<runtime::GpuControl> gpu, std::vector<int> clocks);
   double Now() const { return now_s_(); }

@@ -123,6 +123,34 @@ constexpr double kGiveUpOnWindowS = 30;   // a window is reported as unmeasured 
 
 }  // namespace
 
+RankClient::FrameworkDurations RankClient::CollectFrameworkDurations(const WindowRecord& record) {
+  const size_t iterations = record.step_begin_s.size() - 1;
+  // The hooks' computations of each iteration, told apart by the steps' start times.
+  std::vector<size_t> hooks_per_iteration(iterations, 0);
+  size_t k = 0;
+  for (const ComputationTiming& c : record.computations) {
+    while (k + 1 < iterations && c.begin_s >= record.step_begin_s[k + 1]) ++k;
+    ++hooks_per_iteration[k];
+  }
+  FrameworkDurations out;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (size_t i = 0; i < iterations; ++i) {
+    const int64_t iteration = record.first_iteration + static_cast<int64_t>(i);
+    auto it = framework_durations_.find(iteration);
+    if (it == framework_durations_.end()) return out;
+    if (it->second.size() != hooks_per_iteration[i] && !out.mismatch) {
+      out.mismatch = "rank " + std::to_string(options_.identity.rank) + ": record_durations gave " +
+                     std::to_string(it->second.size()) + " durations for iteration " + std::to_string(iteration) +
+                     ", whose hooks saw " + std::to_string(hooks_per_iteration[i]) +
+                     " computations; profiling uses the hooks' timestamps instead (pass one duration per "
+                     "on_instruction_begin/end pair, in the same order)";
+    }
+    out.seconds.insert(out.seconds.end(), it->second.begin(), it->second.end());
+  }
+  out.complete = true;
+  return out;
+}
+
 // Durations come from the hooks' timestamps, or from the framework when it
 // measures them (all iterations of the window must have arrived).
 std::optional<Json> RankClient::WindowReport(const WindowRecord& record, bool give_up_waiting) {
@@ -133,19 +161,11 @@ std::optional<Json> RankClient::WindowReport(const WindowRecord& record, bool gi
   std::vector<double> seconds;
   bool framework = options_.framework_durations;
   if (framework) {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (int i = 0; i < iterations; ++i) {
-      auto it = framework_durations_.find(record.first_iteration + i);
-      if (it == framework_durations_.end()) {
-        seconds.clear();
-        break;
-      }
-      seconds.insert(seconds.end(), it->second.begin(), it->second.end());
-    }
-    if (seconds.size() != record.computations.size()) {
-      if (!give_up_waiting) return std::nullopt;
-      framework = false;
-    }
+    const FrameworkDurations found = CollectFrameworkDurations(record);
+    if (!found.complete && !give_up_waiting) return std::nullopt;
+    if (found.mismatch) RaiseWarning("framework_durations_count", *found.mismatch);
+    framework = found.complete && !found.mismatch;
+    if (framework) seconds = found.seconds;
   }
   protocol::WindowReport report;
   for (size_t i = 0; i < record.computations.size(); ++i) {

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <functional>
 #include <future>
@@ -30,6 +31,7 @@ struct SimRank {
   std::vector<Computation> order;
   std::vector<int> last_clocks;  // the clock each computation of the last step ran at
   bool framework = false;        // report durations as a framework would (x0.9, to tell them apart)
+  size_t durations_missing = 0;  // a framework that passes this many durations too few each step
   int64_t iteration = 0, sync_wanted = 0;
 
   void Settle() {
@@ -52,7 +54,10 @@ struct SimRank {
       now_s = now_s + 0.002;
     }
     client->OnStepEnd();
-    if (framework) client->RecordDurations(iteration, durations);
+    durations.resize(durations.size() - std::min(durations_missing, durations.size() - 1));
+    if (framework) {
+      EXPECT_TRUE(client->RecordDurations(iteration, durations).ok());
+    }
     ++iteration;
   }
 };
@@ -237,6 +242,38 @@ TEST_F(RankClientFrameworkTest, WindowsReportTheFrameworksDurations) {
   const SimRank& r = *ranks_[0];
   EXPECT_GT(r.sync_wanted, 0);
   EXPECT_LT(r.sync_wanted * 2, r.iteration);  // window boundaries only
+}
+
+// A framework that passes the wrong number of durations: each window is
+// reported as soon as its durations are in, with the hooks' timestamps and a
+// warning that says what differs. (Before, every window waited 30 s for
+// durations that matched and then fell back silently.)
+TEST_F(RankClientFrameworkTest, AWrongNumberOfDurationsIsNamedAndNotWaitedOn) {
+  for (auto& r : ranks_) r->durations_missing = 1;
+  ASSERT_TRUE(RunUntil([&] { return Phase() == "running"; })) << (*service_->JobSummary("job")).dump();
+  Result<Profile> profile = ParseProfileCsv(*service_->ProfileCsv("job"), "profile", 2);
+  ASSERT_TRUE(profile.ok());
+  EXPECT_NEAR(profile->stages[0].at(Instruction::kForward).front().time_s, 0.01, 1e-6);  // the hooks' own
+  // Profiling took as many steps as with matching durations: no window waited.
+  EXPECT_LT(ranks_[0]->iteration, 200);
+  const std::vector<std::string> warnings = ranks_[0]->client->TakeWarnings();
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("rank 0: record_durations gave 7 durations for iteration "), std::string::npos)
+      << warnings[0];
+  EXPECT_NE(warnings[0].find("whose hooks saw 8 computations; profiling uses the hooks' timestamps"),
+            std::string::npos)
+      << warnings[0];
+}
+
+TEST_F(RankClientFrameworkTest, BadDurationsAreRefusedWhenPassed) {
+  RankClient& c = *ranks_[0]->client;
+  const double nan = std::nan("");
+  EXPECT_EQ(c.RecordDurations(0, {0.01, nan}).message(), "seconds[1]: expected a finite duration >= 0 s, got nan");
+  EXPECT_EQ(c.RecordDurations(0, {-0.01}).message(), "seconds[0]: expected a finite duration >= 0 s, got -0.01");
+  EXPECT_EQ(c.RecordDurations(0, {1.0 / 0.0}).message(), "seconds[0]: expected a finite duration >= 0 s, got inf");
+  EXPECT_EQ(c.RecordDurations(0, {}).message(), "seconds: expected one duration per computation, got none");
+  EXPECT_EQ(c.RecordDurations(-1, {0.01}).message(), "iteration: expected >= 0, got -1");
+  EXPECT_EQ(c.RecordDurations(0, {0.01}).code(), Status::Code::kOk);
 }
 
 TEST_F(RankClientTest, ClosingUnlocksTheClock) {

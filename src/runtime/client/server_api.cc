@@ -34,8 +34,31 @@ ServerApi::ServerApi(ServerAddress address)
   http_->enable_server_certificate_verification(true);
 }
 
+namespace {
+
+Status CheckToken(const ServerAddress& address) {
+  const char* env = address.token.empty() ? std::getenv("PERSEUS_TOKEN") : nullptr;
+  const std::string token = env != nullptr ? env : address.token;
+  const std::string what = env != nullptr ? "$PERSEUS_TOKEN" : "token";
+  for (size_t i = 0; i < token.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(token[i]);
+    if (c < 0x20 || c == 0x7f) {
+      const bool line_break = c == '\n' || c == '\r';
+      return Status::InvalidArgument(
+          what + ": " + (line_break ? "a line break" : "a control character") + " at character " + std::to_string(i + 1) +
+          " of " + std::to_string(token.size()) +
+          (line_break && i + 2 >= token.size() ? " (a file's trailing newline? strip it)" : "") +
+          "; a token is sent as one header line");
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status CheckServerAddress(const ServerAddress& address, const std::string& url_what, const std::string& ca_what) {
   PERSEUS_RETURN_IF_ERROR(CheckHttpUrl(address.url, url_what));
+  PERSEUS_RETURN_IF_ERROR(CheckToken(address));
   if (!address.ca_cert_path.empty() && !std::filesystem::is_regular_file(address.ca_cert_path)) {
     return Status::InvalidArgument(ca_what + " " + address.ca_cert_path + ": no such file");
   }
@@ -123,8 +146,9 @@ Result<Json> ServerApi::SendJson(const std::string& method, const std::string& p
   const std::string text = body != nullptr ? body->dump() : std::string();
   Result<std::string> reply = Send(method, path, body != nullptr ? &text : nullptr);
   if (!reply.ok()) return reply.status();
-  Json j = Json::parse(*reply, nullptr, false);
-  if (j.is_discarded()) return Status::Internal(method + " " + path + ": reply is not JSON");
+  // Every reply of the server is one object; anything else is not a perseus server.
+  Result<Json> j = ParseJsonObject(*reply, method + " " + path + ": reply");
+  if (!j.ok()) return Status::Internal(j.status().message());
   return j;
 }
 

@@ -42,9 +42,12 @@ struct ServerAddress {
 };
 
 // Ok when `address` can make a client: its URL is one cpp-httplib takes
-// (CheckHttpUrl; any other scheme would throw) and its CA bundle, when given,
-// is a file. Every caller checks here first: `url_what` and `ca_what` name
-// where the two came from in errors ("--server", "--ca-cert").
+// (CheckHttpUrl; any other scheme would throw), its CA bundle, when given,
+// is a file, and its token (or $PERSEUS_TOKEN) has no control character: a
+// line break would be sent as raw header text (another header, injected) and
+// a file's trailing newline would otherwise fail as "Authorization missing".
+// Every caller checks here first: `url_what` and `ca_what` name where the
+// two came from in errors ("--server", "--ca-cert").
 Status CheckServerAddress(const ServerAddress& address, const std::string& url_what, const std::string& ca_what);
 
 class ServerApi {

@@ -8,6 +8,7 @@
 #include <sys/un.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cerrno>
 #include <cstdio>
@@ -19,8 +20,9 @@
 namespace perseus::runtime {
 namespace {
 
-// Stop reading from a client whose replies pile up unread beyond this.
-constexpr size_t kMaxPendingOutputBytes = 1 << 20;
+// A client whose replies pile up unread beyond this has no more of its
+// requests handled, and none read, until it reads them.
+constexpr size_t kMaxPendingOutputBytes = 64 * 1024;
 
 std::string Errno(const std::string& what) { return what + ": " + std::strerror(errno); }
 
@@ -49,11 +51,20 @@ Status RemoveStaleSocket(const std::string& path, const sockaddr_un& addr) {
     return errno == ENOENT ? Status::Ok() : Status::IoError(Errno(path));
   }
   if (!S_ISSOCK(st.st_mode)) return Status::InvalidArgument(path + ": exists and is not a socket; not replacing it");
-  int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  // Non-blocking: a blocking connect to a daemon that is stopped (SIGSTOP)
+  // with a full backlog would wait forever, with SIGTERM already blocked.
+  int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (probe < 0) return Status::IoError(Errno("socket"));
-  bool live = connect(probe, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) == 0;
+  const int connected = connect(probe, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr));
+  const int connect_errno = errno;
   close(probe);
-  if (live) return Status::Unavailable(path + ": another perseusd is already listening there");
+  if (connected == 0 || connect_errno == EAGAIN || connect_errno == EINPROGRESS) {
+    return Status::Unavailable(path + ": another perseusd is already listening there" +
+                               (connected == 0 ? "" : " (its queue of new connections is full: is it stopped?)"));
+  }
+  if (connect_errno != ECONNREFUSED && connect_errno != ENOENT) {
+    return Status::IoError("connect(" + path + "), to see whether a daemon listens there: " + std::strerror(connect_errno));
+  }
   if (unlink(path.c_str()) != 0) return Status::IoError(Errno("unlink(" + path + ")"));
   return Status::Ok();
 }
@@ -63,7 +74,10 @@ Result<int> BindSocket(const DaemonServerOptions& options) {
   Result<sockaddr_un> addr = SocketAddress(path);
   if (!addr.ok()) return addr.status();
   std::string parent = std::filesystem::path(path).parent_path().string();
-  if (!parent.empty()) PERSEUS_RETURN_IF_ERROR(MakeDirs(parent));
+  if (!parent.empty()) {
+    Status made = MakeDirs(parent);
+    if (!made.ok()) return made.WithContext("socket " + path + ": cannot create its folder");
+  }
   PERSEUS_RETURN_IF_ERROR(RemoveStaleSocket(path, *addr));
   int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) return Status::IoError(Errno("socket"));
@@ -126,13 +140,18 @@ void DaemonServer::LogLimited(const std::string& key, const std::string& line) {
     ++l.held_back;
     return;
   }
-  Log(l.held_back > 0 ? line + " (and " + std::to_string(l.held_back) + " more like it in the last second)" : line);
+  Log(l.held_back > 0 ? line + " (and " + std::to_string(l.held_back) + " more like it since the last one logged)" : line);
   l.last_s = now;
   l.held_back = 0;
 }
 
 bool DaemonServer::HasWaitingLine(const Connection& c) const {
-  return !c.closing && c.in.find('\n') != std::string::npos;
+  return !c.closing && c.out.size() < kMaxPendingOutputBytes && c.in.find('\n') != std::string::npos;
+}
+
+bool DaemonServer::WantsInput(const Connection& c) const {
+  return !c.closing && !c.peer_done_sending && c.out.size() < kMaxPendingOutputBytes && c.in.size() <= kMaxDaemonLineBytes &&
+         c.in.find('\n') == std::string::npos;
 }
 
 Status DaemonServer::Serve(int stop_fd) {
@@ -145,15 +164,20 @@ Status DaemonServer::Serve(int stop_fd) {
     fds.push_back(pollfd{accepting ? listen_fd_ : -1, POLLIN, 0});
     bool work_waiting = false;
     double next_deadline_s = accepting ? 1e300 : accept_paused_until_s_;
+    size_t buffered_bytes = 0;
     for (const Connection& c : connections_) {
       short events = 0;
-      // A client with requests still waiting their turn is not read from.
-      const bool waiting = HasWaitingLine(c);
-      work_waiting = work_waiting || waiting;
-      if (c.closing ? c.out.empty() : (c.out.size() < kMaxPendingOutputBytes && !waiting)) events |= POLLIN;
+      buffered_bytes += c.in.size() + c.out.size();
+      // A client with requests still waiting their turn, or replies it has
+      // not read, is not read from.
+      work_waiting = work_waiting || HasWaitingLine(c);
+      if (c.closing ? c.out.empty() : WantsInput(c)) events |= POLLIN;
       if (!c.out.empty()) events |= POLLOUT;
       if (c.closing) next_deadline_s = std::min(next_deadline_s, c.closing_since_s + options_.refused_linger_s);
       fds.push_back(pollfd{c.fd, events, 0});
+    }
+    if (buffered_bytes > peak_buffered_bytes_.load(std::memory_order_relaxed)) {
+      peak_buffered_bytes_.store(buffered_bytes, std::memory_order_relaxed);
     }
     const int timeout_ms = work_waiting ? 0
                            : next_deadline_s > 1e299
@@ -246,7 +270,7 @@ void DaemonServer::Service(Connection& c, short revents) {
     c.dead = true;
     return;
   }
-  if (!c.closing && (revents & (POLLIN | POLLHUP | POLLERR))) {
+  if (WantsInput(c) && (revents & (POLLIN | POLLHUP | POLLERR))) {
     ReadRequests(c);
   } else if (HasWaitingLine(c)) {
     HandleLines(c);  // its next turn
@@ -255,20 +279,30 @@ void DaemonServer::Service(Connection& c, short revents) {
   // A closing connection's reply is out and its write side shut; once the
   // client reads it and hangs up (or sends more), close.
   if (c.closing && c.out.empty() && (revents & (POLLIN | POLLHUP | POLLERR))) c.dead = true;
+  // A client that said it sends nothing more (shutdown(SHUT_WR), the end of
+  // a pipe into socat) has every request answered before it is released.
+  if (c.peer_done_sending && !c.closing && c.out.empty() && c.in.find('\n') == std::string::npos) c.dead = true;
 }
 
 void DaemonServer::ReadRequests(Connection& c) {
   char buffer[16384];
-  for (;;) {
+  // At most one line's worth past the longest line: the buffered input of a
+  // client stays under kMaxDaemonLineBytes + sizeof(buffer).
+  while (c.in.size() <= kMaxDaemonLineBytes) {
     ssize_t n = recv(c.fd, buffer, sizeof(buffer), 0);
     if (n > 0) {
       c.in.append(buffer, static_cast<size_t>(n));
-      if (c.in.size() > kMaxDaemonLineBytes + sizeof(buffer)) break;  // handle what we have first
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
-    c.dead = true;  // end of stream or a reset connection: the client is gone
+    if (n < 0) {
+      c.dead = true;  // a reset connection: the client is gone
+      return;
+    }
+    // End of stream: the client may still read. Its last line may lack the newline.
+    c.peer_done_sending = true;
+    if (!c.in.empty() && c.in.back() != '\n') c.in += '\n';
     break;
   }
   HandleLines(c);
@@ -277,7 +311,8 @@ void DaemonServer::ReadRequests(Connection& c) {
 void DaemonServer::HandleLines(Connection& c) {
   size_t start = 0, handled = 0;
   bool too_long = false;
-  for (size_t newline; handled < options_.max_requests_per_turn && (newline = c.in.find('\n', start)) != std::string::npos;
+  for (size_t newline; handled < options_.max_requests_per_turn && c.out.size() < kMaxPendingOutputBytes &&
+                       (newline = c.in.find('\n', start)) != std::string::npos;
        start = newline + 1) {
     std::string_view line(c.in.data() + start, newline - start);
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
@@ -326,7 +361,8 @@ void DaemonServer::Drop(Connection& c) {
       Log(Who(c.client) + " gone: GPU " + std::to_string(r.gpu) + " clock NOT reset: " + r.status.message());
     }
   }
-  Log(Who(c.client) + " disconnected");
+  // A refused connection was logged (rate-limited) when it was refused.
+  if (c.admitted) Log(Who(c.client) + " disconnected");
   // Read what the client sent before closing: closing a Unix socket with
   // unread data makes the peer's recv fail with ECONNRESET, and a refused
   // client would then see that instead of the refusal it was sent.

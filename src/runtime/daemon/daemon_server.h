@@ -21,6 +21,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -64,6 +65,14 @@ class DaemonServer {
   // connections. Returns an error only if poll() itself fails.
   Status Serve(int stop_fd);
 
+  // The most bytes of requests and unread replies held for all clients at
+  // once so far. Each client's share is bounded (kMaxBufferedBytesPerClient),
+  // so this stays under max_clients times that. Safe to call from any thread.
+  size_t peak_buffered_bytes() const { return peak_buffered_bytes_.load(std::memory_order_relaxed); }
+  // Unread requests (one line past the longest allowed) plus unread replies
+  // (64 KiB, plus the replies of one turn).
+  static constexpr size_t kMaxBufferedBytesPerClient = 64 * 1024 + 16384 + 64 * 1024 + 16384;
+
  private:
   struct Connection {
     int fd = -1;
@@ -74,6 +83,7 @@ class DaemonServer {
     bool admitted = false; // counts against the client limits
     double closing_since_s = 0;
     bool dead = false;
+    bool peer_done_sending = false;  // end of stream read: answer what is buffered, then close
   };
 
   DaemonServer(DaemonServerOptions options, GpuBroker* broker, int listen_fd);
@@ -82,7 +92,10 @@ class DaemonServer {
   void LogLimited(const std::string& key, const std::string& line);
   // Handles complete request lines of `c`, at most max_requests_per_turn.
   void HandleLines(Connection& c);
+  // A complete request waits and the client's unread replies leave room.
   bool HasWaitingLine(const Connection& c) const;
+  // Reading more from `c` now keeps its buffers within their bounds.
+  bool WantsInput(const Connection& c) const;
   void AcceptAll();
   void Admit(int fd);
   void Service(Connection& c, short revents);
@@ -102,6 +115,7 @@ class DaemonServer {
     int64_t held_back = 0;
   };
   std::map<std::string, Limited> limited_logs_;
+  std::atomic<size_t> peak_buffered_bytes_{0};
 };
 
 }  // namespace perseus::runtime

@@ -101,12 +101,13 @@ class DaemonServerTest : public ::testing::Test {
   // Everything received until `lines` newlines arrived or the peer closed (2 s at most).
   static std::string Receive(int fd, int lines) {
     std::string text;
-    while (std::count(text.begin(), text.end(), '\n') < lines) {
+    for (int seen = 0; seen < lines;) {
       pollfd p = {fd, POLLIN, 0};
       if (poll(&p, 1, 2000) <= 0) break;
-      char buffer[4096];
+      char buffer[65536];
       ssize_t n = recv(fd, buffer, sizeof(buffer), 0);
       if (n <= 0) break;
+      seen += static_cast<int>(std::count(buffer, buffer + n, '\n'));
       text.append(buffer, static_cast<size_t>(n));
     }
     return text;
@@ -180,14 +181,14 @@ TEST_F(DaemonServerTest, StopResetsEveryGpuAndRemovesTheSocket) {
 TEST_F(DaemonServerTest, RefusesAUidNotOnTheAllowList) {
   DaemonServerOptions options = Options();
   options.policy = PeerPolicy({1000}, 0);
-  options.read_peer = [](int) -> Result<PeerCredentials> { return PeerCredentials{4321, 4242, 4242}; };
+  options.read_peer = [](int) -> Result<PeerCredentials> { return PeerCredentials{4321, 4242, 4242, {}}; };
   Start(std::move(options));
   Result<std::unique_ptr<GpuControl>> gpu = OpenDaemonGpu(socket_path_, 0);
   ASSERT_FALSE(gpu.ok());
   EXPECT_EQ(gpu.status().code(), Status::Code::kUnavailable);
   EXPECT_EQ(gpu.status().message(),
             "perseusd: uid 4242 (pid 4321) is not allowed to use perseusd (allowed: root, uid 1000); restart "
-            "perseusd with --allow-uid 4242 or --allow-user <name>");
+            "perseusd with --allow-uid 4242, --allow-user <name> or --allow-group <group>");
   EXPECT_EQ(fakes_[0]->SetCount() + fakes_[0]->ResetCount(), 0);
   EXPECT_TRUE(WaitFor([&] { return Log().find("refused client pid 4321 uid 4242") != std::string::npos; })) << Log();
 }
@@ -195,7 +196,7 @@ TEST_F(DaemonServerTest, RefusesAUidNotOnTheAllowList) {
 TEST_F(DaemonServerTest, AdmitsAUidOnTheAllowList) {
   DaemonServerOptions options = Options();
   options.policy = PeerPolicy({4242}, 0);
-  options.read_peer = [](int) -> Result<PeerCredentials> { return PeerCredentials{4321, 4242, 4242}; };
+  options.read_peer = [](int) -> Result<PeerCredentials> { return PeerCredentials{4321, 4242, 4242, {}}; };
   Start(std::move(options));
   Result<std::unique_ptr<GpuControl>> gpu = OpenDaemonGpu(socket_path_, 0);
   ASSERT_TRUE(gpu.ok()) << gpu.status().ToString();
@@ -240,7 +241,7 @@ TEST_F(DaemonServerTest, RefusedConnectionsDoNotLockAllowedUsersOut) {
   std::atomic<int> accepted{0};
   options.read_peer = [&accepted](int) -> Result<PeerCredentials> {
     const uid_t uid = accepted++ < 300 ? 4242 : 1000;
-    return PeerCredentials{1, uid, uid};
+    return PeerCredentials{1, uid, uid, {}};
   };
   Start(std::move(options));
   std::vector<int> refused;
@@ -253,6 +254,68 @@ TEST_F(DaemonServerTest, RefusedConnectionsDoNotLockAllowedUsersOut) {
   for (size_t at = 0; (at = log.find("refused client", at)) != std::string::npos; ++at) ++refusal_lines;
   EXPECT_LE(refusal_lines, 5u) << log;
   for (int fd : refused) close(fd);
+  // Their hang-ups are not logged one by one either (a flood of them would
+  // stall the loop on a slow journal).
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(Log().find("uid 4242 disconnected"), std::string::npos) << Log();
+}
+
+// A client that sends requests and never reads the replies: the daemon stops
+// handling its requests once 64 KiB of replies wait, and stops reading once a
+// line's worth waits, so its memory stays bounded (before, about 2.6 MB per
+// connection, and 63 connections took a 128 MiB pod down). Everything sent is
+// still answered once the client reads, and others are served meanwhile.
+TEST_F(DaemonServerTest, AClientThatNeverReadsHoldsBoundedMemory) {
+  Start(Options());
+  constexpr int kClients = 4;
+  constexpr int kRequests = 40000;  // 1.4 MB of requests, about 3 MB of replies per client
+  std::vector<int> floods;
+  std::vector<std::thread> senders;
+  for (int i = 0; i < kClients; ++i) {
+    floods.push_back(Connect());
+    senders.emplace_back([fd = floods.back()] {
+      std::string burst;
+      for (int r = 0; r < kRequests; ++r) burst += "{\"op\":\"supported_clocks\",\"gpu\":0}\n";
+      for (size_t sent = 0; sent < burst.size();) {
+        ssize_t n = send(fd, burst.data() + sent, burst.size() - sent, MSG_NOSIGNAL);
+        if (n <= 0) return;
+        sent += static_cast<size_t>(n);
+      }
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the senders block: nothing is read
+  Result<std::unique_ptr<GpuControl>> other = OpenDaemonGpu(socket_path_, 1);
+  ASSERT_TRUE(other.ok()) << other.status().ToString();
+  EXPECT_TRUE((*other)->SetSmClockMhz(1200).ok());
+  EXPECT_GT(server_->peak_buffered_bytes(), 0u);
+  EXPECT_LE(server_->peak_buffered_bytes(), (kClients + 1) * DaemonServer::kMaxBufferedBytesPerClient);
+  for (int fd : floods) {
+    const std::string replies = Receive(fd, kRequests);
+    EXPECT_EQ(std::count(replies.begin(), replies.end(), '\n'), kRequests);
+    EXPECT_EQ(replies.find("\"ok\":false"), std::string::npos);
+  }
+  for (std::thread& t : senders) t.join();
+  EXPECT_LE(server_->peak_buffered_bytes(), (kClients + 1) * DaemonServer::kMaxBufferedBytesPerClient);
+  for (int fd : floods) close(fd);
+}
+
+// `printf '...' | socat - UNIX:...` sends its requests and then shuts its
+// write side: every request is still answered (the last one even without
+// its newline), and the GPU is released once the replies are out.
+TEST_F(DaemonServerTest, AClientThatStopsSendingStillGetsEveryReply) {
+  Start(Options());
+  int fd = Connect();
+  Send(fd, "{\"op\":\"hello\",\"gpu\":0}\n{\"op\":\"set_clock\",\"gpu\":0,\"sm_clock_mhz\":1110}\n"
+           "{\"op\":\"power\",\"gpu\":0}");
+  ASSERT_EQ(shutdown(fd, SHUT_WR), 0);
+  const std::string replies = Receive(fd, 4);  // three lines, then the daemon closes
+  EXPECT_EQ(std::count(replies.begin(), replies.end(), '\n'), 3) << replies;
+  EXPECT_NE(replies.find("\"sm_clock_mhz\":1110"), std::string::npos) << replies;
+  EXPECT_NE(replies.find("\"power_w\""), std::string::npos) << replies;
+  char c;
+  EXPECT_EQ(recv(fd, &c, 1, 0), 0);  // closed by the daemon
+  EXPECT_TRUE(WaitFor([&] { return fakes_[0]->LockedSmClockMhz() == 0; }));
+  close(fd);
 }
 
 TEST_F(DaemonServerTest, OneUserCannotTakeEverySlot) {
@@ -261,7 +324,7 @@ TEST_F(DaemonServerTest, OneUserCannotTakeEverySlot) {
   options.max_clients_per_uid = 2;
   std::atomic<int> uid{1000};
   options.read_peer = [&uid](int) -> Result<PeerCredentials> {
-    return PeerCredentials{1, static_cast<uid_t>(uid.load()), static_cast<gid_t>(uid.load())};
+    return PeerCredentials{1, static_cast<uid_t>(uid.load()), static_cast<gid_t>(uid.load()), {}};
   };
   Start(std::move(options));
   std::vector<std::unique_ptr<GpuControl>> held;
@@ -399,6 +462,36 @@ TEST_F(DaemonServerTest, SocketIsGroupOnlyAndStaleFilesAreReplaced) {
   Result<std::unique_ptr<DaemonServer>> second = DaemonServer::Listen(Options(), &other);
   ASSERT_FALSE(second.ok());
   EXPECT_EQ(second.status().message(), socket_path_ + ": another perseusd is already listening there");
+}
+
+// A daemon that is stopped (SIGSTOP, a debugger) with its queue of new
+// connections full: the probe of a new daemon must not wait on it forever.
+TEST_F(DaemonServerTest, ADaemonWhoseQueueIsFullIsNotWaitedFor) {
+  std::filesystem::create_directories(dir_ + "/run");
+  int stopped = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un addr = {};
+  addr.sun_family = AF_UNIX;
+  std::strcpy(addr.sun_path, socket_path_.c_str());
+  ASSERT_EQ(bind(stopped, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(listen(stopped, 0), 0);
+  std::vector<int> queued;
+  for (int i = 0; i < 64; ++i) {  // fill the queue; nobody accepts
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    const bool full = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 && errno == EAGAIN;
+    queued.push_back(fd);
+    if (full) break;
+  }
+  GpuBroker other({});
+  const auto start = std::chrono::steady_clock::now();
+  Result<std::unique_ptr<DaemonServer>> second = DaemonServer::Listen(Options(), &other);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().message(), socket_path_ +
+                                           ": another perseusd is already listening there (its queue of new "
+                                           "connections is full: is it stopped?)");
+  EXPECT_TRUE(std::filesystem::exists(socket_path_));  // not taken over
+  for (int fd : queued) close(fd);
+  close(stopped);
 }
 
 TEST_F(DaemonServerTest, RefusesToReplaceAFileThatIsNotASocket) {

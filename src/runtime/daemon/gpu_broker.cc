@@ -4,6 +4,7 @@
 #include <climits>
 #include <nlohmann/json.hpp>
 
+#include "common/json_fields.h"
 #include "runtime/gpu/daemon_protocol.h"
 
 namespace perseus::runtime {
@@ -14,11 +15,6 @@ using nlohmann::json;
 // Never throws: invalid UTF-8 from a client is replaced, not rejected.
 std::string Dump(const json& value) { return value.dump(-1, ' ', false, json::error_handler_t::replace); }
 
-// A value as it appears in an error message, shortened.
-std::string Show(const json& value) {
-  std::string text = Dump(value);
-  return text.size() <= 40 ? text : text.substr(0, 37) + "...";
-}
 
 struct OpSpec {
   const char* name;
@@ -34,19 +30,15 @@ struct Request {
   int sm_clock_mhz = 0;
 };
 
-Status FieldError(const std::string& field, const std::string& problem) {
-  return Status::InvalidArgument("field '" + field + "': " + problem);
-}
-
 Result<const OpSpec*> ParseOp(const json& request) {
   auto it = request.find("op");
   if (it == request.end()) return FieldError("op", "missing");
-  if (!it->is_string()) return FieldError("op", "expected a string, got " + Show(*it));
+  if (!it->is_string()) return FieldError("op", "expected a string, got " + Quote(*it));
   const std::string& op = it->get_ref<const std::string&>();
   for (const OpSpec& spec : kOps) {
     if (op == spec.name) return &spec;
   }
-  return FieldError("op", "unknown operation " + Show(*it) +
+  return FieldError("op", "unknown operation " + Quote(*it) +
                               " (expected hello, set_clock, reset, supported_clocks, energy or power)");
 }
 
@@ -62,14 +54,14 @@ Result<int> ParseInt(const json& request, const std::string& field, int min, con
   } else {
     value = int64_t{min} - 1;  // not an integer: always out of range
   }
-  if (value < min || value > INT_MAX) return FieldError(field, "expected " + expected + ", got " + Show(*it));
+  if (value < min || value > INT_MAX) return FieldError(field, "expected " + expected + ", got " + Quote(*it));
   return static_cast<int>(value);
 }
 
 Result<Request> ParseRequest(std::string_view line, int gpu_count) {
-  json request = json::parse(line.begin(), line.end(), nullptr, /*allow_exceptions=*/false);
-  if (request.is_discarded()) return Status::InvalidArgument("request is not valid JSON");
-  if (!request.is_object()) return Status::InvalidArgument("request must be a JSON object, got " + Show(request));
+  Result<Json> parsed = ParseJsonObject(line, "request");
+  if (!parsed.ok()) return parsed.status();
+  const Json& request = *parsed;
   Result<const OpSpec*> op = ParseOp(request);
   if (!op.ok()) return op.status();
   for (const auto& [key, value] : request.items()) {

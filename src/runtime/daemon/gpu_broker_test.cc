@@ -109,8 +109,11 @@ TEST_F(GpuBrokerTest, GpuErrorsPassThroughWithTheirCode) {
 
 TEST_F(GpuBrokerTest, BadRequestsNameTheField) {
   Ask(alice_, R"({"op":"hello","gpu":0})");
-  EXPECT_EQ(Error("set_clock 1200"), "request is not valid JSON");
-  EXPECT_EQ(Error("[1,2]"), "request must be a JSON object, got [1,2]");
+  EXPECT_EQ(Error("set_clock 1200"), "request: malformed JSON at byte 1");
+  EXPECT_EQ(Error("[1,2]"), "request: expected a JSON object, got [1,2]");
+  // The last of two values would otherwise win silently.
+  EXPECT_EQ(Error(R"({"op":"set_clock","gpu":0,"sm_clock_mhz":1200,"sm_clock_mhz":210})"),
+            "field 'sm_clock_mhz': given twice in one object");
   EXPECT_EQ(Error(R"({"gpu":0})"), "field 'op': missing");
   EXPECT_EQ(Error(R"({"op":7,"gpu":0})"), "field 'op': expected a string, got 7");
   EXPECT_EQ(Error(R"({"op":"overclock","gpu":0})"),

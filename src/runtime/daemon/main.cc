@@ -2,6 +2,7 @@
 // processes, so they need no root. Flags are parsed here; everything else
 // lives in the daemon library (gpu_broker, daemon_server, peer_policy).
 // See docs/gpu_control.md for the protocol, security model and a systemd unit.
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
@@ -13,6 +14,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "common/command_line.h"
 #include "perseus/version.h"
 #include "runtime/daemon/daemon_server.h"
 #include "runtime/daemon/gpu_broker.h"
@@ -28,6 +30,7 @@ struct Flags {
   std::string socket_group;
   std::vector<std::string> allow_uids;
   std::vector<std::string> allow_users;
+  std::vector<std::string> allow_groups;
   std::string nvml_library;
   size_t max_clients = 256;
   size_t max_clients_per_user = 64;
@@ -64,16 +67,28 @@ Result<PeerPolicy> BuildPolicy(const Flags& flags) {
     if (!resolved.ok()) return resolved.status().WithContext("--allow-user");
     uids.push_back(*resolved);
   }
-  return PeerPolicy(std::move(uids), geteuid());
+  std::vector<gid_t> gids;
+  for (const std::string& group : flags.allow_groups) {
+    Result<gid_t> resolved = ResolveGroup(group);
+    if (!resolved.ok()) return resolved.status().WithContext("--allow-group");
+    gids.push_back(*resolved);
+  }
+  return PeerPolicy(std::move(uids), geteuid(), std::move(gids));
 }
 
 Result<DaemonServerOptions> BuildServerOptions(const Flags& flags) {
   DaemonServerOptions options;
   options.socket_path = flags.socket_path;
-  char* end = nullptr;
-  long mode = std::strtol(flags.socket_mode.c_str(), &end, 8);
-  if (flags.socket_mode.empty() || *end != '\0' || mode < 0 || mode > 0777) {
-    return Status::InvalidArgument("--socket-mode " + flags.socket_mode + ": expected an octal mode such as 0660");
+  const std::string& text = flags.socket_mode;
+  if (text.empty() || text.size() > 4 || text.find_first_not_of("01234567") != std::string::npos) {
+    return Status::InvalidArgument("--socket-mode " + text + ": expected an octal mode such as 0660");
+  }
+  const long mode = std::strtol(text.c_str(), nullptr, 8);
+  if (mode > 0777) return Status::InvalidArgument("--socket-mode " + text + ": only permission bits (at most 0777)");
+  if ((mode & 0066) == 0) {
+    return Status::InvalidArgument("--socket-mode " + text +
+                                   ": lets no training user connect (no group or other read-write bits); "
+                                   "expected a mode such as 0660");
   }
   options.socket_mode = static_cast<mode_t>(mode);
   if (!flags.socket_group.empty()) {
@@ -110,13 +125,15 @@ Status Run(const Flags& flags) {
   Result<std::vector<std::unique_ptr<GpuControl>>> gpus = OpenAllGpus(flags.nvml_library);
   if (!gpus.ok()) return gpus.status();
   GpuBroker broker(std::move(gpus).value());
+  std::string policy = options->policy.Describe();
+  // Listen first: a second daemon that cannot take the socket must not
+  // touch the GPUs whose clocks the running one's clients have set.
+  Result<std::unique_ptr<DaemonServer>> server = DaemonServer::Listen(std::move(options).value(), &broker);
+  if (!server.ok()) return server.status();
   // A daemon killed with SIGKILL cannot reset; its successor does.
   for (const GpuReset& r : broker.ResetAll()) {
     if (!r.status.ok()) Log("warning: cannot reset GPU " + std::to_string(r.gpu) + ": " + r.status.message());
   }
-  std::string policy = options->policy.Describe();
-  Result<std::unique_ptr<DaemonServer>> server = DaemonServer::Listen(std::move(options).value(), &broker);
-  if (!server.ok()) return server.status();
   Log("listening on " + flags.socket_path + " for " + std::to_string(broker.gpu_count()) + " GPU(s) (" +
       broker.gpu(0).Name() + "); allowed users: " + policy);
   Status served = (*server)->Serve(*stop_fd);
@@ -132,6 +149,11 @@ Status Run(const Flags& flags) {
 }  // namespace perseus::runtime
 
 int main(int argc, char** argv) {
+  // Started with stdin, stdout or stderr closed, the first socket would take
+  // that number and log lines would go to a client: fill them with /dev/null.
+  int fd = open("/dev/null", O_RDWR);
+  while (fd >= 0 && fd <= 2) fd = open("/dev/null", O_RDWR);
+  if (fd > 2) close(fd);
   perseus::runtime::Flags flags;
   CLI::App app{"perseusd: sets GPU SM clocks on behalf of perseus training processes (run as root)"};
   app.set_version_flag("--version", std::string("perseusd ") + perseus::kVersion);
@@ -140,6 +162,8 @@ int main(int argc, char** argv) {
   app.add_option("--socket-group", flags.socket_group, "Group that owns the socket (name or gid)");
   app.add_option("--allow-uid", flags.allow_uids, "Numeric uid allowed to connect (repeatable; root always is)");
   app.add_option("--allow-user", flags.allow_users, "User allowed to connect (repeatable)");
+  app.add_option("--allow-group", flags.allow_groups,
+                 "Group whose members (primary or supplementary) may connect (repeatable)");
   app.add_option("--nvml-library", flags.nvml_library,
                  "NVML library to load (default: $PERSEUS_NVML_LIBRARY, else libnvidia-ml.so.1)");
   app.add_option("--max-clients", flags.max_clients, "Clients served at once (refused ones do not count)")
@@ -149,7 +173,7 @@ int main(int argc, char** argv) {
                  "Clients of one user served at once, so one user cannot lock the others out")
       ->capture_default_str()
       ->check(CLI::Range(1, 65536));
-  CLI11_PARSE(app, argc, argv);
+  if (std::optional<int> exit_status = perseus::ParseCommandLine(app, argc, argv, "perseusd")) return *exit_status;
   perseus::Status status = perseus::runtime::Run(flags);
   if (!status.ok()) {
     std::fprintf(stderr, "perseusd: error: %s\n", status.message().c_str());

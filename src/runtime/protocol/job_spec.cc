@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iterator>
 
+#include "common/http_url.h"
 #include "common/job_id.h"
 
 namespace perseus::protocol {
@@ -177,6 +178,7 @@ Status ParseCarbon(const Json& body, bool strict, std::optional<CarbonConfig>* o
       if (url->rfind("http://", 0) != 0 && url->rfind("https://", 0) != 0) {
         return FieldError("carbon.base_url", "expected http://host[:port] or https://host[:port], got " + Quote(*url));
       }
+      PERSEUS_RETURN_IF_ERROR(CheckHttpUrl(*url, "field 'carbon.base_url'"));
       cfg.base_url = *url;
     }
   } else {
