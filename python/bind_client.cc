@@ -64,14 +64,22 @@ void EmitWarnings(const std::vector<std::string>& texts) {
   }
 }
 
+// The server's address, checked before any request: a bad URL or missing CA
+// bundle is a ValueError naming it (cpp-httplib would throw its own words).
+client::ServerAddress CheckedAddress(const std::string& url, const std::string& token, const std::string& ca_cert) {
+  client::ServerAddress address{url, token, ca_cert};
+  if (Status st = client::CheckServerAddress(address, "server_url", "ca_cert"); !st.ok()) throw py::value_error(st.message());
+  return address;
+}
+
 class PyRankClient {
  public:
   PyRankClient(const std::string& server_url, const std::string& job, int rank, int dp_rank, int pp_rank, int tp_rank,
                int gpu_index, const std::string& gpu, const std::string& token, int poll_interval_ms,
                bool restore_on_signal, bool framework_durations, const std::string& ca_cert) {
-    gpu_ = Unwrap(client::OpenRankGpu(gpu, gpu_index, nullptr));
     client::RankClientOptions o;
-    o.server = {server_url, token, ca_cert};
+    o.server = CheckedAddress(server_url, token, ca_cert);  // errors name server_url, token, ca_cert
+    gpu_ = Unwrap(client::OpenRankGpu(gpu, gpu_index, nullptr));
     o.identity = {job, rank, dp_rank, pp_rank, tp_rank};
     o.poll_interval_ms = poll_interval_ms;
     o.restore_on_signal = restore_on_signal;
@@ -237,14 +245,6 @@ nlohmann::json PyToJson(py::handle value, const std::string& path, const std::st
     return x;
   }
   throw refuse("cannot be sent as JSON (a " + py::str(py::type::of(value).attr("__name__")).cast<std::string>() + ")");
-}
-
-// The server's address, checked before any request: a bad URL or missing CA
-// bundle is a ValueError naming it (cpp-httplib would throw its own words).
-client::ServerAddress CheckedAddress(const std::string& url, const std::string& token, const std::string& ca_cert) {
-  client::ServerAddress address{url, token, ca_cert};
-  if (Status st = client::CheckServerAddress(address, "server_url", "ca_cert"); !st.ok()) throw py::value_error(st.message());
-  return address;
 }
 
 enum class JobRequest { kGet, kPost, kDelete };

@@ -114,7 +114,7 @@ def test_server_addresses_are_checked_and_transport_errors_explained(tmp_path):
         perseus.register_job("ftp://x", {"id": "j", "microbatches": 4})
     with pytest.raises(ValueError, match="ca_cert .*missing.pem: no such file"):
         perseus.job_status("https://127.0.0.1:9", "j", ca_cert=str(tmp_path / "missing.pem"))
-    with pytest.raises(ValueError, match="rank client: server: unsupported URL scheme 'ftp'"):
+    with pytest.raises(ValueError, match="server_url: unsupported URL scheme 'ftp'"):
         perseus.RankClient("ftp://x", "j", rank=0, gpu="simulated:A100")
     with pytest.raises(ConnectionError, match=r"GET http://127.0.0.1:9/jobs/j: cannot connect \(is the server running"):
         perseus.job_status("http://127.0.0.1:9", "j")
