@@ -10,6 +10,7 @@
 #include <pybind11/stl.h>
 
 #include <cmath>
+#include <cstdio>
 
 #include "bindings.h"
 #include "common/job_id.h"
@@ -107,6 +108,15 @@ class PyRankClient {
     warnings_seen_ = c().WarningCount();
     return client_->TakeWarnings();
   }
+  // Dropped without close(): the client stops as close() would, and warnings
+  // Python has not been handed yet go to stderr (a destructor calls no Python).
+  ~PyRankClient() {
+    if (!client_) return;
+    client_->Close();
+    for (const std::string& text : client_->TakeWarnings()) std::fprintf(stderr, "perseus: warning: %s\n", text.c_str());
+  }
+  PyRankClient(const PyRankClient&) = delete;
+  PyRankClient& operator=(const PyRankClient&) = delete;
   void Close() {
     if (!client_) return;
     {
@@ -210,37 +220,64 @@ py::dict Reply(Request request) {
 // infinity (which JSON cannot carry), keys that are not strings and values
 // JSON has no place for are ValueErrors naming the field ("job spec: field
 // 'carbon.slowdown_budget': expected a finite number, got nan").
-nlohmann::json PyToJson(py::handle value, const std::string& path, const std::string& what) {
+nlohmann::json PyToJson(py::handle value, const std::string& path, const std::string& what, int depth = 0) {
   auto refuse = [&](const std::string& problem) -> py::value_error {
     return py::value_error(what + ": " + FieldError(path.empty() ? "(top level)" : path, problem).message());
   };
+  constexpr int kMaxDepth = 64;  // a spec is a few levels deep; a circular one would overflow the stack
+  if (depth > kMaxDepth) throw refuse("nested more than 64 levels deep (a container that contains itself?)");
   if (value.is_none()) return nullptr;
   if (py::isinstance<py::bool_>(value)) return value.cast<bool>();
   if (py::isinstance<py::str>(value)) return value.cast<std::string>();
+  // numpy and torch scalars: a bool dtype is a bool; an integer one an int;
+  // anything else goes by float() below (their __index__ would truncate a
+  // float array, and int() of it would too).
+  if (py::hasattr(value, "dtype") && py::hasattr(value.attr("dtype"), "kind")) {
+    const std::string kind = py::str(value.attr("dtype").attr("kind"));
+    if (kind == "b") {
+      try {
+        return py::bool_(py::reinterpret_borrow<py::object>(value)).cast<bool>();
+      } catch (const py::error_already_set&) {
+        throw refuse("cannot be sent as JSON (a " + py::str(py::type::of(value).attr("__name__")).cast<std::string>() +
+                     " of more than one value)");
+      }
+    }
+  }
   if (py::isinstance<py::dict>(value)) {
     nlohmann::json out = nlohmann::json::object();
     for (auto [key, item] : py::reinterpret_borrow<py::dict>(value)) {
       if (!py::isinstance<py::str>(key)) throw refuse("keys must be strings, got " + py::repr(key).cast<std::string>());
       const std::string name = key.cast<std::string>();
-      out[name] = PyToJson(item, FieldPath(path, name), what);
+      out[name] = PyToJson(item, FieldPath(path, name), what, depth + 1);
     }
     return out;
   }
   if (py::isinstance<py::list>(value) || py::isinstance<py::tuple>(value)) {
     nlohmann::json out = nlohmann::json::array();
     size_t i = 0;
-    for (py::handle item : value) out.push_back(PyToJson(item, FieldPath(path, i++), what));
+    for (py::handle item : value) out.push_back(PyToJson(item, FieldPath(path, i++), what, depth + 1));
     return out;
   }
-  if (py::isinstance<py::int_>(value) || py::hasattr(value, "__index__")) {  // int, numpy integers
-    try {
-      return py::int_(py::reinterpret_borrow<py::object>(value)).cast<int64_t>();
-    } catch (const py::cast_error&) {
-      throw refuse("integer out of range, got " + py::repr(value).cast<std::string>());
+  if (!py::isinstance<py::float_>(value)) {
+    // operator.index(): int and integer scalars; a TypeError for anything else.
+    py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(value.ptr()));
+    if (index) {
+      try {
+        return index.cast<int64_t>();
+      } catch (const py::cast_error&) {
+        throw refuse("integer out of range, got " + py::repr(value).cast<std::string>());
+      }
     }
+    PyErr_Clear();
   }
-  if (py::isinstance<py::float_>(value) || py::hasattr(value, "__float__")) {  // float, numpy floats
-    const double x = py::float_(py::reinterpret_borrow<py::object>(value)).cast<double>();
+  if (py::isinstance<py::float_>(value) || py::hasattr(value, "__float__")) {  // float, numpy and torch floats
+    py::object as_float = py::reinterpret_steal<py::object>(PyNumber_Float(value.ptr()));
+    if (!as_float) {
+      PyErr_Clear();
+      throw refuse("cannot be sent as JSON (a " + py::str(py::type::of(value).attr("__name__")).cast<std::string>() +
+                   " that is not one number)");
+    }
+    const double x = as_float.cast<double>();
     if (!std::isfinite(x)) throw refuse("expected a finite number, got " + py::repr(value).cast<std::string>());
     return x;
   }

@@ -159,6 +159,35 @@ def test_a_spec_json_cannot_carry_is_a_field_error():
         perseus.register_job("http://127.0.0.1:9", dict(base, dp={1}))
     with pytest.raises(ValueError, match=r"field 'dp': integer out of range"):
         perseus.register_job("http://127.0.0.1:9", dict(base, dp=2 ** 70))
+    looped = dict(base)
+    looped["carbon"] = looped  # json.dumps said "Circular reference"; a depth-first walk must not crash
+    with pytest.raises(ValueError, match="nested more than 64 levels deep"):
+        perseus.register_job("http://127.0.0.1:9", looped)
+
+
+def test_numpy_and_torch_numbers_keep_their_type():
+    # Their __index__ would truncate a float array to an int: 0.05 went out as 0.
+    np = pytest.importorskip("numpy")
+
+    def sent(spec):
+        try:
+            perseus.register_job("http://127.0.0.1:9", spec)
+        except ConnectionError:
+            return True  # the spec passed every check and was sent
+        return False
+    base = {"id": "j", "dp": np.int64(1), "pp": 2, "microbatches": 4}
+
+    def carbon(budget):
+        return dict(base, carbon={"source": "fixed", "value_g_per_kwh": np.float64(400), "slowdown_budget": budget})
+    assert sent(carbon(np.array(0.05)))
+    out_of_range = r"field 'carbon\.slowdown_budget': expected a number in \[0, 10\], got 12\.5"
+    with pytest.raises(ValueError, match=out_of_range):
+        sent(carbon(np.array(12.5)))
+    with pytest.raises(ValueError, match=r"field 'dp': cannot be sent as JSON \(a ndarray that is not one number\)"):
+        sent(dict(base, dp=np.array([1.0, 2.0])))
+    torch = pytest.importorskip("torch")
+    with pytest.raises(ValueError, match=out_of_range):
+        sent(carbon(torch.tensor(12.5)))
 
 
 def test_a_reply_that_is_not_an_object_is_a_clear_error():
@@ -201,6 +230,7 @@ def test_rank_client_inputs_are_checked_when_given():
         with pytest.raises(ValueError, match="iteration: expected >= 0, got -1"):
             client.record_durations(-1, [0.01])
         client.record_durations(0, [0.01])
+        client.record_durations(1, [])  # a step that ran none of this rank's computations (PipelineHooks sends it)
         for bad, match in (({"time_at_max_s": float("nan")}, "simulate: time_at_max_s: expected a positive number"),
                            ({"busy_power_w": float("inf")}, "simulate: busy_power_w: expected a positive number"),
                            ({"compute_fraction": 1.5}, "simulate: compute_fraction: expected 0..1, got 1.5")):

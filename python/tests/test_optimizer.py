@@ -63,7 +63,7 @@ def test_errors_become_exceptions_with_the_message():
     with pytest.raises(IndexError, match=r"stage: expected 0 to 1 \(the profile has 2 stages\), got 2"):
         perseus.parse_profile_csv(CSV).points(2, "forward")
     # More stages asked for than the file has: said so, not "stage 2: no 'forward' rows".
-    with pytest.raises(ValueError, match=r"p.csv: has rows for 2 stages \(0..1\), but the pipeline has 4"):
+    with pytest.raises(ValueError, match=r"p.csv: its highest stage is 1, but the pipeline has 4 stages \(0..3\)"):
         perseus.parse_profile_csv(CSV, "p.csv", 4)
 
 

@@ -22,9 +22,10 @@ Status CheckHttpUrl(const std::string& url, const std::string& what) {
   size_t host_end = 0;
   if (!rest.empty() && rest[0] == '[') {  // an IPv6 address: [::1]
     host_end = rest.find(']');
-    if (host_end == std::string::npos || host_end == 1 ||
-        rest.find_first_not_of("0123456789abcdefABCDEF:.", 1) != host_end) {
-      return Status::InvalidArgument(what + ": bad IPv6 address in " + shown + example);
+    // cpp-httplib 0.11 reads only digits and colons between the brackets.
+    if (host_end == std::string::npos || host_end == 1 || rest.find_first_not_of("0123456789:", 1) != host_end) {
+      return Status::InvalidArgument(what + ": an IPv6 address in brackets may hold only digits and colons here "
+                                            "(cpp-httplib 0.11; give a host name instead) in " + shown);
     }
     ++host_end;
   } else {

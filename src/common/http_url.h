@@ -12,7 +12,8 @@
 namespace perseus {
 
 // OK for "http://host[:port]", "https://host[:port]" and "host[:port]"
-// (host: a name, an IPv4 address or [an IPv6 address]; port 1-65535), which
+// (host: a name, an IPv4 address or [an IPv6 address of digits and colons,
+// such as ::1]; port 1-65535), which
 // is all cpp-httplib takes: it has no place for a path, and one given would
 // make it try to connect to a host named like the whole URL. Else
 // InvalidArgument "<what>: ..." naming the URL and what is wrong with it.

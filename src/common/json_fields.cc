@@ -153,17 +153,41 @@ Status CheckKnownFields(const Json& object, const std::string& path, std::initia
 }
 
 Result<Json> ParseJsonObject(std::string_view text, const std::string& what) {
-  // Keys seen in each object being read, innermost last: a key given twice
-  // would otherwise be read as its last value, silently.
-  std::vector<std::set<std::string>> open_objects;
+  // The objects and arrays being read, innermost last, with the keys seen
+  // and where each is: a key given twice would otherwise be read as its last
+  // value, silently. The error names its full path ("carbon.zone").
+  struct Open {
+    bool array = false;
+    std::string key;   // an object's current member
+    size_t index = 0;  // an array's current element
+    std::set<std::string> keys;
+  };
+  std::vector<Open> open;
   std::optional<std::string> duplicate;
+  auto path_to = [&open](const std::string& key) {
+    std::string path;
+    for (size_t i = 0; i + 1 < open.size(); ++i) path = open[i].array ? FieldPath(path, open[i].index) : FieldPath(path, open[i].key);
+    return FieldPath(path, key);
+  };
+  auto element_done = [&open] {
+    if (!open.empty() && open.back().array) ++open.back().index;
+  };
   const Json::parser_callback_t track_keys = [&](int /*depth*/, Json::parse_event_t event, Json& parsed) {
-    if (event == Json::parse_event_t::object_start) {
-      open_objects.emplace_back();
-    } else if (event == Json::parse_event_t::object_end) {
-      open_objects.pop_back();
-    } else if (event == Json::parse_event_t::key && !duplicate && !open_objects.back().insert(parsed.get<std::string>()).second) {
-      duplicate = parsed.get<std::string>();
+    switch (event) {
+      case Json::parse_event_t::object_start: open.push_back(Open{}); break;
+      case Json::parse_event_t::array_start: open.push_back(Open{true, "", 0, {}}); break;
+      case Json::parse_event_t::object_end:
+      case Json::parse_event_t::array_end:
+        open.pop_back();
+        element_done();
+        break;
+      case Json::parse_event_t::value: element_done(); break;
+      case Json::parse_event_t::key: {
+        Open& object = open.back();
+        object.key = parsed.get<std::string>();
+        if (!duplicate && !object.keys.insert(object.key).second) duplicate = path_to(object.key);
+        break;
+      }
     }
     return true;
   };

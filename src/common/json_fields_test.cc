@@ -42,8 +42,10 @@ TEST(JsonFields, OptionalFieldsAndLongValues) {
 // same key in different objects is fine.
 TEST(JsonFields, AKeyGivenTwiceInOneObjectIsRefused) {
   EXPECT_EQ(ParseJsonObject(R"({"pp": 4, "pp": 8})").status().message(), "field 'pp': given twice in one object");
-  EXPECT_EQ(ParseJsonObject(R"({"a": {"k": 1}, "b": [{"k": 1}, {"k": 2, "k": 3}]})").status().message(),
-            "field 'k': given twice in one object");
+  EXPECT_EQ(ParseJsonObject(R"({"a": {"k": 1}, "b": [{"k": 1}, [0, 0], 7, {"k": 2, "k": 3}]})").status().message(),
+            "field 'b[3].k': given twice in one object");
+  EXPECT_EQ(ParseJsonObject(R"({"carbon": {"zone": "a", "zone": "b"}})").status().message(),
+            "field 'carbon.zone': given twice in one object");
   Result<Json> fine = ParseJsonObject(R"({"a": {"k": 1}, "b": [{"k": 1}, {"k": 2}], "k": 0})");
   ASSERT_TRUE(fine.ok()) << fine.status().ToString();
   EXPECT_EQ((*fine)["b"][1]["k"], 2);

@@ -184,10 +184,9 @@ Result<Profile> ParseProfileCsv(const std::string& text, const std::string& sour
     profile.stages[p->stage].at(p->ins).push_back(p->point);
   }
   if (expected_stages > profile.num_stages()) {
-    return Status::InvalidArgument(source + ": has rows for " + std::to_string(profile.num_stages()) + " stage" +
-                                   (profile.num_stages() == 1 ? "" : "s") + " (0.." +
-                                   std::to_string(profile.num_stages() - 1) + "), but the pipeline has " +
-                                   std::to_string(expected_stages));
+    return Status::InvalidArgument(source + ": its highest stage is " + std::to_string(profile.num_stages() - 1) +
+                                   ", but the pipeline has " + std::to_string(expected_stages) + " stages (0.." +
+                                   std::to_string(expected_stages - 1) + ")");
   }
   profile.source = source;
   if (origin == ProfileOrigin::kUserFile) PERSEUS_RETURN_IF_ERROR(CheckPlausibleTimes(profile, seen, source));

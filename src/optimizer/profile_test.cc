@@ -251,7 +251,7 @@ TEST(ProfileParse, StageOutOfRange) {
 
 TEST(ProfileParse, StageMissingEntirely) {
   // Expected three stages, the file has two.
-  EXPECT_EQ(ParseError(TwoStageText(), 3), "x.csv: has rows for 2 stages (0..1), but the pipeline has 3");
+  EXPECT_EQ(ParseError(TwoStageText(), 3), "x.csv: its highest stage is 1, but the pipeline has 3 stages (0..2)");
   // Inferred count: stage 2 present, stage 1 absent.
   const std::string gap = std::string(kHeader) +
                           "0,forward,1410,0.01,2.0\n"

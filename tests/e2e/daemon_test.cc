@@ -76,18 +76,24 @@ class PerseusdTest : public ::testing::Test {
     ASSERT_GT(pid_, 0);
     bool exited = false;
     bool up = WaitFor([&] {
-      sockaddr_un addr = {};
-      addr.sun_family = AF_UNIX;
-      std::strcpy(addr.sun_path, socket_.c_str());
-      int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-      bool ok = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
-      close(fd);
+      const bool ok = Connectable();
       exited = !ok && waitpid(pid_, nullptr, WNOHANG) == pid_;
       return ok || exited;
     });
     if (exited) pid_ = -1;  // reaped: nothing to kill in TearDown
     ASSERT_FALSE(exited) << "perseusd exited: " << ReadText(log_);
     ASSERT_TRUE(up) << "perseusd did not come up: " << ReadText(log_);
+  }
+
+  // The daemon accepts connections (the socket file appears at bind, before listen).
+  bool Connectable() {
+    sockaddr_un addr = {};
+    addr.sun_family = AF_UNIX;
+    std::strcpy(addr.sun_path, socket_.c_str());
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    const bool ok = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+    close(fd);
+    return ok;
   }
 
   // Sends `sig` and returns the daemon's exit status (-1 if it did not exit in 3 s).
@@ -234,10 +240,13 @@ TEST_F(PerseusdTest, StartupErrorsAreReportedAndLeaveNoSocket) {
     EXPECT_EQ(ReadText(log_), std::string("perseusd: error: --socket-mode ") + mode +
                                   ": expected an octal mode such as 0660\n");
   }
-  pid_ = Spawn({"--socket", socket_, "--nvml-library", FAKE_NVML_PATH, "--socket-mode", "0600"}, {});
-  EXPECT_EQ(WaitForExit(), 1);
-  EXPECT_EQ(ReadText(log_), "perseusd: error: --socket-mode 0600: lets no training user connect (no group or other "
-                            "read-write bits); expected a mode such as 0660\n");
+  for (const char* mode : {"0600", "0640", "0604"}) {
+    pid_ = Spawn({"--socket", socket_, "--nvml-library", FAKE_NVML_PATH, "--socket-mode", mode}, {});
+    EXPECT_EQ(WaitForExit(), 1);
+    EXPECT_EQ(ReadText(log_), std::string("perseusd: error: --socket-mode ") + mode +
+                                  ": lets no training user connect (connecting needs the group or others write bit); "
+                                  "expected a mode such as 0660\n");
+  }
   pid_ = Spawn({"--socket", socket_, "--nvml-library", FAKE_NVML_PATH, "--allow-uid", "99999999999"}, {});
   EXPECT_EQ(WaitForExit(), 1);
   EXPECT_EQ(ReadText(log_), "perseusd: error: --allow-uid: uid 99999999999: out of range (0 to 4294967294)\n");
@@ -286,7 +295,7 @@ TEST_F(PerseusdTest, StartedWithoutStandardStreamsItsLogStaysOffClientSockets) {
                          {"sh", "-c", "exec \"$0\" \"$@\" 0<&- 1>&- 2>&-", PERSEUSD_PATH, "--socket", socket_,
                           "--nvml-library", FAKE_NVML_PATH},
                          {"FAKE_NVML_STATE=" + state_, "FAKE_NVML_GPUS=2"}, log_);
-  ASSERT_TRUE(WaitFor([&] { return std::filesystem::exists(socket_); }));
+  ASSERT_TRUE(WaitFor([&] { return Connectable(); }));
   for (int gpu_index = 0; gpu_index < 2; ++gpu_index) {
     Result<std::unique_ptr<GpuControl>> gpu = OpenDaemonGpu(socket_, gpu_index);
     ASSERT_TRUE(gpu.ok()) << gpu.status().ToString();

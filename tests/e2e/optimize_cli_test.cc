@@ -417,7 +417,7 @@ TEST_F(OptimizeCli, ProfileWithTooFewStages) {
   CliRun r = Perseus({"optimize", profile, "--stages", "3", "--microbatches", "4", "--blocking-power", "60", "--out",
                    out_.string()});
   EXPECT_NE(r.exit_code, 0);
-  EXPECT_EQ(r.err, "perseus: error: " + profile + ": has rows for 2 stages (0..1), but the pipeline has 3\n");
+  EXPECT_EQ(r.err, "perseus: error: " + profile + ": its highest stage is 1, but the pipeline has 3 stages (0..2)\n");
   EXPECT_TRUE(FilesUnder(out_).empty());
 }
 

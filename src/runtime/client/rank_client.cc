@@ -89,7 +89,6 @@ void RankClient::Close() {
 
 Status RankClient::RecordDurations(int64_t iteration, const std::vector<double>& seconds) {
   if (iteration < 0) return Status::InvalidArgument("iteration: expected >= 0, got " + std::to_string(iteration));
-  if (seconds.empty()) return Status::InvalidArgument("seconds: expected one duration per computation, got none");
   for (size_t i = 0; i < seconds.size(); ++i) {
     if (!(std::isfinite(seconds[i]) && seconds[i] >= 0)) {
       return Status::InvalidArgument("seconds[" + std::to_string(i) + "]: expected a finite duration >= 0 s, got " +
@@ -210,6 +209,7 @@ void RankClient::BeginWindowStep(double now_s) {
       record_->step_begin_s.reserve(static_cast<size_t>(w.iterations) + 1);
     }
     record_->step_begin_s.push_back(now_s);
+    record_->step_first_computation.push_back(record_->computations.size());
   }
 }
 

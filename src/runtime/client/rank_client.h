@@ -120,8 +120,9 @@ class RankClient {
   // order, measured by the framework (CUDA events read once they completed,
   // possibly several iterations later). Only needed with
   // options.framework_durations; never blocks. Extra or late calls are ignored.
-  // kInvalidArgument (nothing recorded) for a negative iteration, no
-  // durations, or a duration that is negative, NaN or infinite. A count
+  // kInvalidArgument (nothing recorded) for a negative iteration or a
+  // duration that is negative, NaN or infinite (an empty list is fine: a
+  // step that ran no computation of this rank). A count
   // other than the hooks saw in that iteration is found when its profiling
   // window is reported: a warning names it and the hooks' timestamps are used.
   Status RecordDurations(int64_t iteration, const std::vector<double>& seconds);
@@ -175,6 +176,7 @@ class RankClient {
     PlanWindow window;
     int64_t first_iteration = 0;
     std::vector<double> step_begin_s;  // iterations + 1 boundaries
+    std::vector<size_t> step_first_computation;  // index into `computations` of each iteration's first
     std::vector<ComputationTiming> computations;
     int64_t late_clocks = 0;  // computations that began before their clock was applied
   };

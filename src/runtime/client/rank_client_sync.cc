@@ -125,12 +125,12 @@ constexpr double kGiveUpOnWindowS = 30;   // a window is reported as unmeasured 
 
 RankClient::FrameworkDurations RankClient::CollectFrameworkDurations(const WindowRecord& record) {
   const size_t iterations = record.step_begin_s.size() - 1;
-  // The hooks' computations of each iteration, told apart by the steps' start times.
+  // The hooks' computations of each iteration (recorded at each step's start).
   std::vector<size_t> hooks_per_iteration(iterations, 0);
-  size_t k = 0;
-  for (const ComputationTiming& c : record.computations) {
-    while (k + 1 < iterations && c.begin_s >= record.step_begin_s[k + 1]) ++k;
-    ++hooks_per_iteration[k];
+  for (size_t i = 0; i < iterations; ++i) {
+    const size_t end = i + 1 < record.step_first_computation.size() ? record.step_first_computation[i + 1]
+                                                                     : record.computations.size();
+    hooks_per_iteration[i] = end - record.step_first_computation[i];
   }
   FrameworkDurations out;
   std::lock_guard<std::mutex> lock(mu_);

@@ -282,7 +282,7 @@ TEST_F(RankClientFrameworkTest, BadDurationsAreRefusedWhenPassed) {
   EXPECT_EQ(c.RecordDurations(0, {0.01, nan}).message(), "seconds[1]: expected a finite duration >= 0 s, got nan");
   EXPECT_EQ(c.RecordDurations(0, {-0.01}).message(), "seconds[0]: expected a finite duration >= 0 s, got -0.01");
   EXPECT_EQ(c.RecordDurations(0, {1.0 / 0.0}).message(), "seconds[0]: expected a finite duration >= 0 s, got inf");
-  EXPECT_EQ(c.RecordDurations(0, {}).message(), "seconds: expected one duration per computation, got none");
+  EXPECT_TRUE(c.RecordDurations(0, {}).ok());  // a step that ran none of this rank's computations
   EXPECT_EQ(c.RecordDurations(-1, {0.01}).message(), "iteration: expected >= 0, got -1");
   EXPECT_EQ(c.RecordDurations(0, {0.01}).code(), Status::Code::kOk);
 }

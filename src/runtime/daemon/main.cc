@@ -85,10 +85,11 @@ Result<DaemonServerOptions> BuildServerOptions(const Flags& flags) {
   }
   const long mode = std::strtol(text.c_str(), nullptr, 8);
   if (mode > 0777) return Status::InvalidArgument("--socket-mode " + text + ": only permission bits (at most 0777)");
-  if ((mode & 0066) == 0) {
+  // Connecting to a Unix socket needs write permission on it.
+  if ((mode & 0022) == 0) {
     return Status::InvalidArgument("--socket-mode " + text +
-                                   ": lets no training user connect (no group or other read-write bits); "
-                                   "expected a mode such as 0660");
+                                   ": lets no training user connect (connecting needs the group or others write "
+                                   "bit); expected a mode such as 0660");
   }
   options.socket_mode = static_cast<mode_t>(mode);
   if (!flags.socket_group.empty()) {

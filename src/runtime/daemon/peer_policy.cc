@@ -55,6 +55,10 @@ Result<PeerCredentials> ReadPeerCredentials(int fd) {
       peer.groups.resize(groups_len / sizeof(gid_t));
       return peer;
     }
+    if (errno == ENOPROTOOPT || errno == EINVAL) {  // a kernel before 4.13: the primary group only
+      peer.groups.clear();
+      return peer;
+    }
     if (errno != ERANGE) return Status::IoError(std::string("getsockopt(SO_PEERGROUPS): ") + std::strerror(errno));
     peer.groups.resize(groups_len / sizeof(gid_t) + 1);  // the kernel said how many
   }
