@@ -264,3 +264,23 @@ def test_a_warning_is_shown_once(server):
     r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     assert r.stderr.count("could not register") == 1, r.stderr
+
+
+def test_a_client_dropped_without_close_still_shows_its_warnings(server):
+    # Warnings reach Python at on_step_end, stats() and close(); one raised after the last of
+    # those, in a client garbage-collected without close(), is printed by the destructor.
+    import subprocess
+    import sys
+    script = (
+        "import gc, time, perseus\n"
+        "c = perseus.RankClient(%r, 'never-registered', rank=0, gpu='simulated:A100', poll_interval_ms=20,\n"
+        "                       restore_on_signal=False)\n"
+        "deadline = time.time() + 20\n"
+        "while c.warning_count == 0 and time.time() < deadline:\n"
+        "    time.sleep(0.02)\n"
+        "del c\n"
+        "gc.collect()\n"
+        "print('dropped', flush=True)\n" % server)
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and r.stdout == "dropped\n", r.stderr
+    assert r.stderr.count("perseus: warning: rank 0 could not register") == 1, r.stderr
