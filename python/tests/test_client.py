@@ -284,3 +284,40 @@ def test_a_client_dropped_without_close_still_shows_its_warnings(server):
     r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and r.stdout == "dropped\n", r.stderr
     assert r.stderr.count("perseus: warning: rank 0 could not register") == 1, r.stderr
+
+
+def test_perseus_status_refuses_a_reply_of_another_shape():
+    # A job id that is a number made `perseus status` abort on nlohmann's type_error (exit 134).
+    import http.server
+    import os
+    import subprocess
+    import threading
+
+    class OddJobs(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_GET(self):
+            body = b'{"jobs": [{"id": 5, "phase": "running", "ranks_registered": 2, "world_size": 2}]}'
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    cli = os.environ.get("PERSEUS_CLI")
+    if not cli:
+        pytest.skip("PERSEUS_CLI is not set (ctest sets it)")
+    httpd = http.server.HTTPServer(("127.0.0.1", 0), OddJobs)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        r = subprocess.run([cli, "status", "--server", "http://127.0.0.1:%d" % httpd.server_address[1]],
+                           capture_output=True, text=True, timeout=30)
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    assert r.returncode == 1, r.stderr
+    assert r.stderr.startswith("perseus: error: the server's reply to GET /jobs lacks a field this perseus reads"), \
+        r.stderr

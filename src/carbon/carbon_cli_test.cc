@@ -79,6 +79,25 @@ TEST(CarbonCli, InputsThatOnceCrashedOrHungAreErrors) {
                        ":2: column 'window_name': power limit 99999999999 W: expected 1 to 10000 W\n");
   EXPECT_FALSE(std::filesystem::exists(out));
 
+  // A token file with a line break inside was sent as raw header text (an
+  // injected header); an empty one sent no token at all.
+  { std::ofstream(tmp.Path("tok")) << "abc\r\nX-Evil: 1\r\n"; }
+  { std::ofstream(tmp.Path("empty_tok")) << "\n"; }
+  for (const auto& [file, message] : {std::pair{std::string("tok"), std::string(": a line break at character 4 of 14")},
+                                      std::pair{std::string("empty_tok"), std::string(": empty")}}) {
+    r = RunPerseus({"carbon", "--example", "gpt3-xl-a100", "--electricitymaps-zone", "Z", "--electricitymaps-url",
+                    "http://127.0.0.1:9", "--electricitymaps-token-file", tmp.Path(file), "--out", out});
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_NE(r.err.find("--electricitymaps-token-file " + tmp.Path(file) + message), std::string::npos) << r.err;
+  }
+
+  // Start hours past INT_MAX overflowed (a segfault): the flag is capped at a century.
+  r = RunPerseus({"carbon", "--example", "gpt3-xl-a100", "--quiet", "--fixed", "400", "--start-stride-h",
+                  "2147483144", "--out", out});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.err.rfind("perseus: error: --start-stride-h: ", 0), 0u) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(out));
+
   r = RunPerseus({"carbon", "--example", "gpt3-xl-a100", "--electricitymaps-zone", "Z", "--electricitymaps-url",
                   "ftp://x", "--out", out});  // cpp-httplib threw on the scheme
   EXPECT_NE(r.exit_code, 0);

@@ -55,10 +55,9 @@ Result<IntensityTrace> ResolveTrace(const CarbonArgs& a) {
     config.base_url = a.em_url;
     config.zone = a.em_zone;
     if (!a.em_token_file.empty()) {
-      Result<std::string> token = ReadFile(a.em_token_file);
+      Result<std::string> token = ReadToken(a.em_token_file, "--electricitymaps-token-file");
       if (!token.ok()) return token.status();
       config.token = *token;
-      while (!config.token.empty() && std::isspace(static_cast<unsigned char>(config.token.back()))) config.token.pop_back();
     }
     ElectricityMapsSource source(config, [](const std::string& l) { std::fprintf(stderr, "%s\n", l.c_str()); });
     return source.FetchHistory();
@@ -262,7 +261,9 @@ void RegisterCarbonCommand(CLI::App& app) {
       ->transform(kNonNegativeInt);
   cmd->add_option("--start-stride-h", a->start_stride_h,
                   "Evaluate a job started every this many hours (from three weeks into the trace)")
-      ->transform(kPositiveInt)->capture_default_str();
+      ->transform(kPositiveInt)
+      ->check(CLI::Range(1, 24 * 366 * 100))  // a century of hours; more would overflow the hour arithmetic
+      ->capture_default_str();
   cmd->add_option("--deadline-slack", a->deadline_slack,
                   "Also evaluate deadline mode: finish within all-max time x (1 + this); may pause (0.25 = 25%)")
       ->check(NumberIn(0, 1));

@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "common/file_util.h"
+#include "common/http_url.h"
 
 namespace perseus::cli {
 
@@ -59,7 +60,7 @@ Status WriteOutputs(const std::string& dir, const std::vector<OutputFile>& files
   return Status::Ok();
 }
 
-Result<std::string> ReadToken(const std::string& token_file) {
+Result<std::string> ReadToken(const std::string& token_file, const std::string& flag) {
   if (token_file.empty()) {
     const char* env = std::getenv("PERSEUS_TOKEN");
     return std::string(env ? env : "");
@@ -68,7 +69,8 @@ Result<std::string> ReadToken(const std::string& token_file) {
   if (!text.ok()) return text.status();
   std::string token = *text;
   while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ')) token.pop_back();
-  if (token.empty()) return Status::InvalidArgument("--token-file " + token_file + ": empty");
+  if (token.empty()) return Status::InvalidArgument(flag + " " + token_file + ": empty");
+  PERSEUS_RETURN_IF_ERROR(CheckHeaderValue(token, flag + " " + token_file));
   return token;
 }
 

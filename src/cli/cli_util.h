@@ -29,8 +29,9 @@ Status WriteOutputs(const std::string& dir, const std::vector<OutputFile>& files
 Status WriteOutputs(const std::string& dir, const std::vector<std::pair<std::string, std::string>>& files);
 
 // The server's bearer token: the contents of `token_file` (trailing
-// whitespace dropped; empty is an error naming the file) or, without one,
-// $PERSEUS_TOKEN; "" when neither is set.
-Result<std::string> ReadToken(const std::string& token_file);
+// whitespace dropped; empty, or a control character left inside, is an error
+// naming `flag` and the file) or, without one, $PERSEUS_TOKEN; "" when
+// neither is set.
+Result<std::string> ReadToken(const std::string& token_file, const std::string& flag = "--token-file");
 
 }  // namespace perseus::cli

@@ -31,8 +31,10 @@ Result<std::vector<double>> Slowdowns(const PowerCapArgs& a) {
     const size_t colon = text.find(':');
     char* end = nullptr;
     const long pipeline = colon == std::string::npos ? -1 : std::strtol(text.c_str(), &end, 10);
-    const bool pipeline_ok = colon != std::string::npos && end == text.c_str() + colon && pipeline >= 0 &&
-                             pipeline < a.pipelines;
+    // Digits only before the colon: strtol would also take "", " 0", "-0" and "+0".
+    const bool digits = colon != std::string::npos && colon > 0 &&
+                        text.find_first_not_of("0123456789") >= colon;
+    const bool pipeline_ok = digits && end == text.c_str() + colon && pipeline >= 0 && pipeline < a.pipelines;
     const double slowdown = pipeline_ok ? std::strtod(text.c_str() + colon + 1, &end) : 0;
     if (!pipeline_ok || *end != '\0' || !(slowdown >= 1 && slowdown <= 100)) {
       return Status::InvalidArgument("--straggler " + text + ": expected PIPELINE:SLOWDOWN with PIPELINE in [0, " +

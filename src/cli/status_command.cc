@@ -184,12 +184,29 @@ int RunStatus(const StatusArgs& args) {
   }
   if (args.json) {
     std::cout << reply->dump(2) << "\n";
-  } else if (args.job.empty()) {
-    std::cout << FormatJobList(*reply);
-    Result<Json> cap = api.Get("/power-cap");  // an older server has none: nothing to show
-    if (cap.ok()) std::cout << FormatServerPowerCap(cap->value("power_cap", Json()));
-  } else {
-    std::cout << FormatJobStatus(*reply);
+    return 0;
+  }
+  // The tables read the fields a perseus server sends; a reply of another
+  // shape (another program on that port, a server from a future release) is
+  // an error, not a crash.
+  try {
+    std::string text;
+    if (args.job.empty()) {
+      text = FormatJobList(*reply);
+      Result<Json> cap = api.Get("/power-cap");  // an older server has none: nothing to show
+      if (cap.ok()) text += FormatServerPowerCap(cap->value("power_cap", Json()));
+    } else {
+      text = FormatJobStatus(*reply);
+    }
+    std::cout << text;
+  } catch (const Json::exception& e) {
+    const std::string what = e.what();
+    const size_t bracket = what.find("] ");
+    std::cerr << "perseus: error: the server's reply to GET " << (args.job.empty() ? "/jobs" : "/jobs/" + args.job)
+              << " lacks a field this perseus reads, or has it of another type ("
+              << (bracket == std::string::npos ? what : what.substr(bracket + 2))
+              << "); is it a perseus server of this release? (--json prints the reply as it is)\n";
+    return 1;
   }
   return 0;
 }

@@ -51,4 +51,19 @@ Status CheckHttpUrl(const std::string& url, const std::string& what) {
                                  example);
 }
 
+Status CheckHeaderValue(const std::string& value, const std::string& what) {
+  for (size_t i = 0; i < value.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(value[i]);
+    if (c < 0x20 || c == 0x7f) {
+      const bool line_break = c == '\n' || c == '\r';
+      return Status::InvalidArgument(
+          what + ": " + (line_break ? "a line break" : "a control character") + " at character " + std::to_string(i + 1) +
+          " of " + std::to_string(value.size()) +
+          (line_break && i + 2 >= value.size() ? " (a file's trailing newline? strip it)" : "") +
+          "; a token is sent as one header line");
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace perseus

@@ -19,4 +19,10 @@ namespace perseus {
 // InvalidArgument "<what>: ..." naming the URL and what is wrong with it.
 Status CheckHttpUrl(const std::string& url, const std::string& what);
 
+// OK unless `value` (a token sent in a header) holds a line break or another
+// control character, which would be sent as raw header text (another header,
+// injected); InvalidArgument "<what>: a line break at character 4 of 4 (a
+// file's trailing newline? strip it); a token is sent as one header line".
+Status CheckHeaderValue(const std::string& value, const std::string& what);
+
 }  // namespace perseus

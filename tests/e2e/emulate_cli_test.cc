@@ -223,6 +223,12 @@ TEST(PowerCapCli, StragglerFlagsAreCheckedAndEachPipelineGivenOnce) {
   r = RunPerseus({"powercap", "--example", "gpt3-xl-a100", "--pipelines", "4", "--straggler", "4:1.2", "--out", out});
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("--straggler 4:1.2: expected PIPELINE:SLOWDOWN with PIPELINE in [0, 3]"), std::string::npos) << r.err;
+  // strtol read ":1.5" as pipeline 0 (no digits) and took " 0", "-0" and "+0".
+  for (const char* bad : {":1.5", " 0:1.2", "-0:1.2", "+1:1.2"}) {
+    r = RunPerseus({"powercap", "--example", "gpt3-xl-a100", "--pipelines", "4", "--straggler", bad, "--out", out});
+    EXPECT_NE(r.exit_code, 0) << bad;
+    EXPECT_NE(r.err.find("expected PIPELINE:SLOWDOWN"), std::string::npos) << bad << ": " << r.err;
+  }
   EXPECT_FALSE(fs::exists(out));
   r = RunPerseus({"powercap", "--example", "gpt3-xl-a100", "--pipelines", "4", "--straggler", "1:1.2",
                   "--straggler", "2:1.1", "--caps", "4", "--out", out});

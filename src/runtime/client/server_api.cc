@@ -39,19 +39,7 @@ namespace {
 Status CheckToken(const ServerAddress& address) {
   const char* env = address.token.empty() ? std::getenv("PERSEUS_TOKEN") : nullptr;
   const std::string token = env != nullptr ? env : address.token;
-  const std::string what = env != nullptr ? "$PERSEUS_TOKEN" : "token";
-  for (size_t i = 0; i < token.size(); ++i) {
-    const unsigned char c = static_cast<unsigned char>(token[i]);
-    if (c < 0x20 || c == 0x7f) {
-      const bool line_break = c == '\n' || c == '\r';
-      return Status::InvalidArgument(
-          what + ": " + (line_break ? "a line break" : "a control character") + " at character " + std::to_string(i + 1) +
-          " of " + std::to_string(token.size()) +
-          (line_break && i + 2 >= token.size() ? " (a file's trailing newline? strip it)" : "") +
-          "; a token is sent as one header line");
-    }
-  }
-  return Status::Ok();
+  return CheckHeaderValue(token, env != nullptr ? "$PERSEUS_TOKEN" : "token");
 }
 
 }  // namespace
