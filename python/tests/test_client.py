@@ -1,4 +1,10 @@
 """perseus.RankClient against a real server, with simulated GPUs."""
+import contextlib
+import http.server
+import os
+import subprocess
+import sys
+import threading
 import time
 
 import pytest
@@ -190,17 +196,13 @@ def test_numpy_and_torch_numbers_keep_their_type():
         sent(carbon(torch.tensor(12.5)))
 
 
-def test_a_reply_that_is_not_an_object_is_a_clear_error():
-    # The server below is a Python thread: it answers only because the call waits on the
-    # network without holding the GIL (before, every Python thread stopped for its 5 s timeout).
-    import http.server
-    import threading
-
-    class ListReplies(http.server.BaseHTTPRequestHandler):
+@contextlib.contextmanager
+def _json_server(body):
+    """A Python-thread HTTP server that answers every GET with `body`; yields its URL."""
+    class Replies(http.server.BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
         def do_GET(self):
-            body = b"[1, 2]"
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))
@@ -210,14 +212,21 @@ def test_a_reply_that_is_not_an_object_is_a_clear_error():
         def log_message(self, *args):
             pass
 
-    httpd = http.server.HTTPServer(("127.0.0.1", 0), ListReplies)
+    httpd = http.server.HTTPServer(("127.0.0.1", 0), Replies)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     try:
-        with pytest.raises(RuntimeError, match=r"GET /jobs/j: reply: expected a JSON object, got \[1,2\]"):
-            perseus.job_status("http://127.0.0.1:%d" % httpd.server_address[1], "j")
+        yield "http://127.0.0.1:%d" % httpd.server_address[1]
     finally:
         httpd.shutdown()
         httpd.server_close()
+
+
+def test_a_reply_that_is_not_an_object_is_a_clear_error():
+    # The server is a Python thread: it answers only because the call waits on the
+    # network without holding the GIL (before, every Python thread stopped for its 5 s timeout).
+    with _json_server(b"[1, 2]") as url:
+        with pytest.raises(RuntimeError, match=r"GET /jobs/j: reply: expected a JSON object, got \[1,2\]"):
+            perseus.job_status(url, "j")
 
 
 def test_rank_client_inputs_are_checked_when_given():
@@ -251,8 +260,6 @@ def test_simulated_work_is_checked_when_made():
 
 def test_a_warning_is_shown_once(server):
     # The native client printed each warning to stderr, and Python's warnings module showed it again.
-    import subprocess
-    import sys
     script = (
         "import time, perseus\n"
         "c = perseus.RankClient(%r, 'never-registered', rank=0, gpu='simulated:A100', poll_interval_ms=20,\n"
@@ -269,8 +276,6 @@ def test_a_warning_is_shown_once(server):
 def test_a_client_dropped_without_close_still_shows_its_warnings(server):
     # Warnings reach Python at on_step_end, stats() and close(); one raised after the last of
     # those, in a client garbage-collected without close(), is printed by the destructor.
-    import subprocess
-    import sys
     script = (
         "import gc, time, perseus\n"
         "c = perseus.RankClient(%r, 'never-registered', rank=0, gpu='simulated:A100', poll_interval_ms=20,\n"
@@ -288,36 +293,12 @@ def test_a_client_dropped_without_close_still_shows_its_warnings(server):
 
 def test_perseus_status_refuses_a_reply_of_another_shape():
     # A job id that is a number made `perseus status` abort on nlohmann's type_error (exit 134).
-    import http.server
-    import os
-    import subprocess
-    import threading
-
-    class OddJobs(http.server.BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def do_GET(self):
-            body = b'{"jobs": [{"id": 5, "phase": "running", "ranks_registered": 2, "world_size": 2}]}'
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args):
-            pass
-
     cli = os.environ.get("PERSEUS_CLI")
     if not cli:
         pytest.skip("PERSEUS_CLI is not set (ctest sets it)")
-    httpd = http.server.HTTPServer(("127.0.0.1", 0), OddJobs)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    try:
-        r = subprocess.run([cli, "status", "--server", "http://127.0.0.1:%d" % httpd.server_address[1]],
-                           capture_output=True, text=True, timeout=30)
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    body = b'{"jobs": [{"id": 5, "phase": "running", "ranks_registered": 2, "world_size": 2}]}'
+    with _json_server(body) as url:
+        r = subprocess.run([cli, "status", "--server", url], capture_output=True, text=True, timeout=30)
     assert r.returncode == 1, r.stderr
     assert r.stderr.startswith("perseus: error: the server's reply to GET /jobs lacks a field this perseus reads"), \
         r.stderr
