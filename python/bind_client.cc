@@ -27,8 +27,19 @@ namespace {
 
 using client::RankClient;
 
-// KernelWork's fields as simulate() and perseus.torch.SimulatedWork name them.
-constexpr KernelWorkNames kPythonWorkNames{"time_at_max_s", "compute_fraction", "busy_power_w"};
+// The work simulate() and perseus.torch.SimulatedWork describe, checked with
+// their names for the fields; compute_fraction -1 is the model's transformer
+// figure for `ins`.
+KernelWork PythonKernelWork(double time_at_max_s, double busy_power_w, double compute_fraction, Instruction ins,
+                            const std::string& where) {
+  if (compute_fraction == -1) {
+    compute_fraction = ins == Instruction::kForward ? kTransformerForwardComputeFraction
+                                                    : kTransformerBackwardComputeFraction;
+  }
+  const KernelWork work{time_at_max_s, compute_fraction, busy_power_w};
+  Check(ValidateKernelWork(work, where, KernelWorkNames{"time_at_max_s", "compute_fraction", "busy_power_w"}));
+  return work;
+}
 
 // The _perseus module (lives as long as the interpreter); set by BindClient.
 PyObject* g_module = nullptr;
@@ -131,13 +142,7 @@ class PyRankClient {
     Instruction ins = ParseInstruction(instruction);
     auto* sim = dynamic_cast<runtime::SimulatedGpu*>(gpu_.get());
     if (sim == nullptr) throw py::value_error("simulate: the GPU is not simulated (gpu='simulated:<name>')");
-    if (compute_fraction == -1) {  // the default: the model's transformer figure
-      compute_fraction = ins == Instruction::kForward ? kTransformerForwardComputeFraction
-                                                      : kTransformerBackwardComputeFraction;
-    }
-    const KernelWork work{time_at_max_s, compute_fraction, busy_power_w};
-    Check(ValidateKernelWork(work, "simulate", kPythonWorkNames));
-    return sim->Run(work).time_s;
+    return sim->Run(PythonKernelWork(time_at_max_s, busy_power_w, compute_fraction, ins, "simulate")).time_s;
   }
   py::dict Stats() {
     client::RankClientStats s = c().Stats();
@@ -224,6 +229,7 @@ nlohmann::json PyToJson(py::handle value, const std::string& path, const std::st
   auto refuse = [&](const std::string& problem) -> py::value_error {
     return py::value_error(what + ": " + FieldError(path.empty() ? "(top level)" : path, problem).message());
   };
+  auto type_name = [&] { return py::str(py::type::of(value).attr("__name__")).cast<std::string>(); };
   constexpr int kMaxDepth = 64;  // a spec is a few levels deep; a circular one would overflow the stack
   if (depth > kMaxDepth) throw refuse("nested more than 64 levels deep (a container that contains itself?)");
   if (value.is_none()) return nullptr;
@@ -238,7 +244,7 @@ nlohmann::json PyToJson(py::handle value, const std::string& path, const std::st
       try {
         return py::bool_(py::reinterpret_borrow<py::object>(value)).cast<bool>();
       } catch (const py::error_already_set&) {
-        throw refuse("cannot be sent as JSON (a " + py::str(py::type::of(value).attr("__name__")).cast<std::string>() +
+        throw refuse("cannot be sent as JSON (a " + type_name() +
                      " of more than one value)");
       }
     }
@@ -274,14 +280,14 @@ nlohmann::json PyToJson(py::handle value, const std::string& path, const std::st
     py::object as_float = py::reinterpret_steal<py::object>(PyNumber_Float(value.ptr()));
     if (!as_float) {
       PyErr_Clear();
-      throw refuse("cannot be sent as JSON (a " + py::str(py::type::of(value).attr("__name__")).cast<std::string>() +
+      throw refuse("cannot be sent as JSON (a " + type_name() +
                    " that is not one number)");
     }
     const double x = as_float.cast<double>();
     if (!std::isfinite(x)) throw refuse("expected a finite number, got " + py::repr(value).cast<std::string>());
     return x;
   }
-  throw refuse("cannot be sent as JSON (a " + py::str(py::type::of(value).attr("__name__")).cast<std::string>() + ")");
+  throw refuse("cannot be sent as JSON (a " + type_name() + ")");
 }
 
 enum class JobRequest { kGet, kPost, kDelete };
@@ -358,7 +364,7 @@ void BindClient(py::module_& m) {
            py::arg("iteration"), py::arg("seconds"),
            "With framework_durations=True: the durations (s) of iteration `iteration`'s computations in\n"
            "hook order, measured by the framework (CUDA events), possibly a few iterations later. Never blocks.\n"
-           "ValueError for a negative iteration, no durations, or a negative, NaN or infinite one. A count\n"
+           "ValueError for a negative iteration or a negative, NaN or infinite duration ([] is fine). A count\n"
            "other than the hooks saw is warned about when the profiling window is reported.")
       .def("sync_wanted_at_next_step", [](PyRankClient& o) { return o.c().SyncWantedAtNextStep(); },
            "True when the next step starts or ends a profiling window: synchronise the device\n"
@@ -396,9 +402,7 @@ void BindClient(py::module_& m) {
   m.def(
       "_validate_simulated_work",
       [](double time_at_max_s, double busy_power_w, double compute_fraction) {
-        // compute_fraction -1: the model's default, filled in per instruction by simulate().
-        const KernelWork work{time_at_max_s, compute_fraction == -1 ? 0.5 : compute_fraction, busy_power_w};
-        Check(ValidateKernelWork(work, "SimulatedWork", kPythonWorkNames));
+        PythonKernelWork(time_at_max_s, busy_power_w, compute_fraction, Instruction::kForward, "SimulatedWork");
       },
       py::arg("time_at_max_s"), py::arg("busy_power_w"), py::arg("compute_fraction"),
       "Raises ValueError naming the field unless simulate() would take this work (perseus.torch.SimulatedWork).");

@@ -200,11 +200,8 @@ int RunStatus(const StatusArgs& args) {
     }
     std::cout << text;
   } catch (const Json::exception& e) {
-    const std::string what = e.what();
-    const size_t bracket = what.find("] ");
     std::cerr << "perseus: error: the server's reply to GET " << (args.job.empty() ? "/jobs" : "/jobs/" + args.job)
-              << " lacks a field this perseus reads, or has it of another type ("
-              << (bracket == std::string::npos ? what : what.substr(bracket + 2))
+              << " lacks a field this perseus reads, or has it of another type (" << JsonErrorText(e)
               << "); is it a perseus server of this release? (--json prints the reply as it is)\n";
     return 1;
   }

@@ -1,7 +1,8 @@
 // Server URL checks (see the header).
 #include "common/http_url.h"
 
-#include <cctype>
+#include <algorithm>
+#include <string>
 
 namespace perseus {
 

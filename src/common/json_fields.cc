@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <set>
 #include <vector>
 
 namespace perseus {
@@ -152,6 +151,12 @@ Status CheckKnownFields(const Json& object, const std::string& path, std::initia
   return Status::Ok();
 }
 
+std::string JsonErrorText(const Json::exception& e) {
+  const std::string message = e.what();
+  const size_t bracket = message.find("] ");
+  return bracket == std::string::npos ? message : message.substr(bracket + 2);
+}
+
 Result<Json> ParseJsonObject(std::string_view text, const std::string& what) {
   // The objects and arrays being read, innermost last, with the keys seen
   // and where each is: a key given twice would otherwise be read as its last
@@ -160,13 +165,15 @@ Result<Json> ParseJsonObject(std::string_view text, const std::string& what) {
     bool array = false;
     std::string key;   // an object's current member
     size_t index = 0;  // an array's current element
-    std::set<std::string> keys;
+    std::vector<std::string> keys;  // a few per object: a linear search beats a set's allocations
   };
   std::vector<Open> open;
   std::optional<std::string> duplicate;
   auto path_to = [&open](const std::string& key) {
     std::string path;
-    for (size_t i = 0; i + 1 < open.size(); ++i) path = open[i].array ? FieldPath(path, open[i].index) : FieldPath(path, open[i].key);
+    for (size_t i = 0; i + 1 < open.size(); ++i) {
+      path = open[i].array ? FieldPath(path, open[i].index) : FieldPath(path, open[i].key);
+    }
     return FieldPath(path, key);
   };
   auto element_done = [&open] {
@@ -184,8 +191,11 @@ Result<Json> ParseJsonObject(std::string_view text, const std::string& what) {
       case Json::parse_event_t::value: element_done(); break;
       case Json::parse_event_t::key: {
         Open& object = open.back();
-        object.key = parsed.get<std::string>();
-        if (!duplicate && !object.keys.insert(object.key).second) duplicate = path_to(object.key);
+        object.key = parsed.get_ref<const std::string&>();
+        if (!duplicate && std::find(object.keys.begin(), object.keys.end(), object.key) != object.keys.end()) {
+          duplicate = path_to(object.key);
+        }
+        object.keys.push_back(object.key);
         break;
       }
     }
@@ -198,9 +208,7 @@ Result<Json> ParseJsonObject(std::string_view text, const std::string& what) {
     return Status::InvalidArgument(what + ": malformed JSON at byte " + std::to_string(e.byte));
   } catch (const Json::out_of_range& e) {
     // A number beyond a double's range, such as 1e400 (nlohmann's 406).
-    const std::string message = e.what();
-    const size_t bracket = message.find("] ");
-    return Status::InvalidArgument(what + ": " + (bracket == std::string::npos ? message : message.substr(bracket + 2)));
+    return Status::InvalidArgument(what + ": " + JsonErrorText(e));
   }
   if (duplicate) return FieldError(*duplicate, "given twice in one object");
   if (!j.is_object()) return Status::InvalidArgument(what + ": expected a JSON object, got " + Quote(j));

@@ -59,6 +59,8 @@ std::string FieldPath(const std::string& path, size_t index);
 // The path ("state.carbon.plan_power_w[3]") of the first NaN or infinity in
 // `value`, or nullopt when every number is finite.
 std::optional<std::string> FindNonFinite(const Json& value, const std::string& path);
+// nlohmann's message of `e` without its "[json.exception.type_error.302] " prefix.
+std::string JsonErrorText(const Json::exception& e);
 // Parses one JSON object (a request body, a daemon request line). Errors name
 // `what` and the byte offset of a syntax error; a key given twice in one
 // object is an error naming it, not a silent "last one wins".
