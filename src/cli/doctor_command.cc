@@ -2,12 +2,17 @@
 #include "cli/doctor_command.h"
 
 #include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
+#include <cstdio>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -34,6 +39,7 @@ using runtime::GpuControl;
 constexpr double kLockReadbackS = 0.5;     // wait for the locked clock to show
 constexpr double kSwitchTimeoutS = 0.2;    // per switch
 constexpr int kSwitches = 6;
+constexpr double kSwitchBudgetS = 2.0;     // no further switch starts after this long (slow lock calls)
 constexpr double kSwitchWarnS = control::kSlowClockSwitchS;  // slower switches lag short computations
 constexpr double kClockPollS = 0.0001;
 constexpr double kEnergyPollS = 0.001;
@@ -112,25 +118,79 @@ int NearestClock(const std::vector<int>& clocks_mhz, double mhz) {
                            [&](int a, int b) { return std::abs(a - mhz) < std::abs(b - mhz); });
 }
 
-// Blocks SIGINT, SIGTERM and SIGHUP while a clock may be locked, so an
-// interrupted doctor still unlocks it: a signal that arrives meanwhile ends
-// the process when the destructor unblocks it, after the restore.
-class SignalBlock {
- public:
-  SignalBlock() {
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGHUP);
-    pthread_sigmask(SIG_BLOCK, &set, &old_);
+// The first SIGINT, SIGTERM or SIGHUP while doctor runs: doctor stops after
+// the NVML call in progress (which nothing can cut short), unlocks the clock
+// and reports what it checked. A second one ends it at once, for a call that
+// never returns; the message then says how to unlock the clock by hand. A
+// signal within a second of the first is the same interruption: `timeout`
+// signals its child and then the child's process group, and a terminal's
+// Ctrl-C may reach a wrapper that forwards it too.
+volatile sig_atomic_t g_interrupt_signal = 0;
+std::atomic<int64_t> g_interrupt_ns{0};
+char g_second_signal_text[160];
+size_t g_second_signal_size = 0;
+constexpr int64_t kSameInterruptNs = 1'000'000'000;
+
+int64_t MonotonicNs() {  // async-signal-safe
+  timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
+}
+
+extern "C" void OnInterruptSignal(int signo) {
+  if (g_interrupt_signal != 0) {
+    if (MonotonicNs() - g_interrupt_ns.load() < kSameInterruptNs) return;
+    (void)!write(STDERR_FILENO, g_second_signal_text, g_second_signal_size);
+    signal(signo, SIG_DFL);
+    raise(signo);
+    return;
   }
-  ~SignalBlock() { pthread_sigmask(SIG_SETMASK, &old_, nullptr); }
-  SignalBlock(const SignalBlock&) = delete;
-  SignalBlock& operator=(const SignalBlock&) = delete;
+  g_interrupt_ns.store(MonotonicNs());
+  g_interrupt_signal = signo;
+  static const char kText[] =
+      "perseus doctor: interrupted: finishing the NVML call in progress, then unlocking the clock "
+      "(a second signal exits at once)\n";
+  (void)!write(STDERR_FILENO, kText, sizeof(kText) - 1);
+}
+
+bool Interrupted() { return g_interrupt_signal != 0; }
+
+const char* SignalName(int signo) {
+  switch (signo) {
+    case SIGINT: return "SIGINT";
+    case SIGTERM: return "SIGTERM";
+    case SIGHUP: return "SIGHUP";
+  }
+  return "a signal";
+}
+
+std::string InterruptedReason() { return std::string("interrupted by ") + SignalName(g_interrupt_signal); }
+
+// Installs OnInterruptSignal for SIGINT, SIGTERM and SIGHUP; restores the
+// previous handlers when destroyed.
+class InterruptHandlers {
+ public:
+  explicit InterruptHandlers(int gpu) {
+    g_interrupt_signal = 0;
+    int n = std::snprintf(g_second_signal_text, sizeof(g_second_signal_text),
+                          "perseus doctor: second signal: exiting now; the SM clock may still be locked: "
+                          "unlock it with `nvidia-smi -rgc -i %d`\n", gpu);
+    g_second_signal_size = static_cast<size_t>(std::clamp(n, 0, static_cast<int>(sizeof(g_second_signal_text)) - 1));
+    struct sigaction action = {};
+    action.sa_handler = OnInterruptSignal;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESTART;
+    for (size_t i = 0; i < kSignals.size(); ++i) sigaction(kSignals[i], &action, &old_[i]);
+  }
+  ~InterruptHandlers() {
+    for (size_t i = 0; i < kSignals.size(); ++i) sigaction(kSignals[i], &old_[i], nullptr);
+  }
+  InterruptHandlers(const InterruptHandlers&) = delete;
+  InterruptHandlers& operator=(const InterruptHandlers&) = delete;
 
  private:
-  sigset_t old_;
+  static constexpr std::array<int, 3> kSignals = {SIGINT, SIGTERM, SIGHUP};
+  std::array<struct sigaction, 3> old_;
 };
 
 // Runs the checks on one GPU. The GPU is read through NVML in this process
@@ -170,32 +230,34 @@ class Doctor {
   bool achieved_readable_ = false;
   int ceiling_mhz_ = 0;                     // the clock reached when locked to the maximum
   std::optional<CounterEstimate> counter_;
+  Check restore_ = MakeCheck("restore", Verdict::kSkip, "no clock was locked");
 };
+
+// Appends a skip for each check from the next one up to, not including, `name`.
+void SkipUntil(std::vector<Check>& checks, const std::string& name, const std::string& reason) {
+  const auto& titles = CheckTitles();
+  while (checks.size() < titles.size() && titles[checks.size()].first != name) {
+    checks.push_back(MakeCheck(titles[checks.size()].first, Verdict::kSkip, reason));
+  }
+}
 
 std::vector<Check> Doctor::Run() {
   std::vector<Check> checks;
-  auto skip_rest = [&](const std::string& reason) {
-    for (size_t i = checks.size(); i < CheckTitles().size(); ++i) {
-      checks.push_back(MakeCheck(CheckTitles()[i].first, Verdict::kSkip, reason));
-    }
-    return checks;
-  };
   checks.push_back(CheckNvml());
-  if (checks.back().verdict == Verdict::kFail) return skip_rest("NVML did not load");
-  checks.push_back(CheckGpus());
-  if (checks.back().verdict == Verdict::kFail) return skip_rest("no GPU to check");
-  checks.push_back(CheckClocks());
-  Check restore;
-  {
-    SignalBlock block;
-    checks.push_back(CheckClockControl());
-    checks.push_back(CheckLockedClock());
-    checks.push_back(CheckSwitchLatency());
-    restore = Restore();  // as soon as the clock checks are done; reported last
+  if (checks.back().verdict == Verdict::kFail) return SkipUntil(checks, "", "NVML did not load"), checks;
+  if (!Interrupted()) checks.push_back(CheckGpus());
+  if (checks.back().verdict == Verdict::kFail) return SkipUntil(checks, "", "no GPU to check"), checks;
+  if (!Interrupted()) checks.push_back(CheckClocks());
+  // The clock checks, each only if no signal came, then the restore as soon as they are done (reported last).
+  for (Check (Doctor::*check)() : {&Doctor::CheckClockControl, &Doctor::CheckLockedClock, &Doctor::CheckSwitchLatency,
+                                   &Doctor::CheckEnergyCounter, &Doctor::CheckPower}) {
+    if (Interrupted()) break;
+    if (check == &Doctor::CheckEnergyCounter) restore_ = Restore();
+    checks.push_back((this->*check)());
   }
-  checks.push_back(CheckEnergyCounter());
-  checks.push_back(CheckPower());
-  checks.push_back(restore);
+  if (locked_) restore_ = Restore();
+  if (Interrupted()) SkipUntil(checks, "restore", InterruptedReason());
+  checks.push_back(restore_);
   return checks;
 }
 
@@ -305,6 +367,7 @@ Check Doctor::CheckLockedClock() {
                        "the achieved clock cannot be read: " + r.status().message());
     }
     achieved = *r;
+    if (Interrupted()) return MakeCheck("locked_clock", Verdict::kSkip, InterruptedReason());
     if (achieved == target || NowS() - start > kLockReadbackS) break;
     SleepS(kClockPollS);
   }
@@ -338,13 +401,18 @@ Check Doctor::CheckSwitchLatency() {
   }
   std::vector<double> settle_s, call_s;
   int timeouts = 0;
-  for (int i = 0; i < kSwitches; ++i) {
+  const double begin_s = NowS();
+  for (int i = 0; i < kSwitches && (i == 0 || NowS() - begin_s < kSwitchBudgetS); ++i) {
     int target = i % 2 == 0 ? a : b;
     std::vector<ClockSample> samples;
     double start = NowS();
     Status st = control_->SetSmClockMhz(target);
     call_s.push_back(NowS() - start);
     if (!st.ok()) return MakeCheck("switch_latency", Verdict::kFail, "switching clocks: " + st.message());
+    if (Interrupted()) {
+      return MakeCheck("switch_latency", Verdict::kSkip,
+                       InterruptedReason() + Format(" after %d of %d switches", i + 1, kSwitches));
+    }
     while (NowS() - start < kSwitchTimeoutS) {
       Result<int> r = nvml_gpu_->AchievedSmClockMhz();
       if (!r.ok()) return MakeCheck("switch_latency", Verdict::kFail, "reading the achieved clock: " + r.status().message());
@@ -361,11 +429,16 @@ Check Doctor::CheckSwitchLatency() {
   const double call_median = Median(call_s);
   const double call_lo = *std::min_element(call_s.begin(), call_s.end());
   const double call_hi = *std::max_element(call_s.begin(), call_s.end());
-  std::string text = Format("lock calls take %.2f ms (median of %d switches between %d and %d MHz: %.2f-%.2f ms)",
-                            call_median * 1000, kSwitches, a, b, call_lo * 1000, call_hi * 1000);
+  const int switches = static_cast<int>(call_s.size());
+  std::string text = Format("lock calls take %.2f ms (median of %d switch%s between %d and %d MHz: %.2f-%.2f ms)",
+                            call_median * 1000, switches, switches == 1 ? "" : "es", a, b, call_lo * 1000,
+                            call_hi * 1000);
+  if (switches < kSwitches) {
+    text += Format("; stopped after %d of %d switches: they took over %.0f s", switches, kSwitches, kSwitchBudgetS);
+  }
   Verdict v = Verdict::kOk;
   nlohmann::json values = {{"median_ms", call_median * 1000}, {"min_ms", call_lo * 1000}, {"max_ms", call_hi * 1000},
-                            {"switches", kSwitches}, {"timeouts", timeouts}, {"clocks_mhz", {a, b}}};
+                            {"switches", switches}, {"timeouts", timeouts}, {"clocks_mhz", {a, b}}};
   if (settle_s.empty()) {
     v = Verdict::kWarn;
     text += Format("; NVML never showed the new clock within %.0f ms of the lock call", kSwitchTimeoutS * 1000);
@@ -379,7 +452,7 @@ Check Doctor::CheckSwitchLatency() {
     values["shown_median_ms"] = median * 1000;
     if (timeouts > 0) {
       v = Verdict::kWarn;
-      text += Format("; %d of %d switches did not show within %.0f ms", timeouts, kSwitches, kSwitchTimeoutS * 1000);
+      text += Format("; %d of %d switches did not show within %.0f ms", timeouts, switches, kSwitchTimeoutS * 1000);
     }
   }
   if (call_median > kSwitchWarnS) {
@@ -418,6 +491,7 @@ Check Doctor::CheckEnergyCounter() {
       return MakeCheck("energy_counter", Verdict::kFail,
                        "no energy counter: " + e.status().message() + "; perseus measures energy with it (Volta or newer)");
     }
+    if (Interrupted()) return MakeCheck("energy_counter", Verdict::kSkip, InterruptedReason());
     if (!samples.empty() && *e != samples.back().energy_j) ++changes;
     samples.push_back({t, *e});
     double elapsed = t - start;
@@ -487,16 +561,22 @@ int RunDoctor(const DoctorArgs& args, std::ostream& out) {
   }
   std::vector<Check> checks;
   std::string library;
+  int interrupt_signal = 0;
   {
-    Doctor doctor(args);
-    checks = doctor.Run();
-    library = doctor.library();
+    InterruptHandlers handlers(args.gpu);
+    {
+      Doctor doctor(args);
+      checks = doctor.Run();
+      library = doctor.library();
+    }
+    interrupt_signal = g_interrupt_signal;
   }
   std::map<Verdict, int> n = Count(checks);
   bool failed = n.at(Verdict::kFail) > 0;
   if (args.json) {
     Json report = {{"schema", "perseus.doctor/v1"}, {"gpu", args.gpu}, {"nvml_library", library},
-                   {"daemon_socket", args.daemon_socket}, {"ok", !failed}};
+                   {"daemon_socket", args.daemon_socket}, {"ok", !failed && interrupt_signal == 0},
+                   {"interrupted", interrupt_signal == 0 ? Json(nullptr) : Json(SignalName(interrupt_signal))}};
     report["checks"] = Json::array();
     for (const Check& c : checks) {
       report["checks"].push_back(
@@ -510,11 +590,14 @@ int RunDoctor(const DoctorArgs& args, std::ostream& out) {
         << (args.daemon_socket.empty() ? "" : ", perseusd " + args.daemon_socket) << "\n";
     for (const Check& c : checks) out << Format("%-5s %-21s ", VerdictName(c.verdict), c.title.c_str()) << c.reason << "\n";
     out << "summary: " << Summary(n)
-        << (failed ? ": not ready for perseus (see the failed checks)"
-                   : n.at(Verdict::kWarn) > 0 ? ": ready, with warnings" : ": ready for perseus")
+        << (interrupt_signal != 0 ? ": " + InterruptedReason() + ": run doctor again for a verdict"
+            : failed              ? ": not ready for perseus (see the failed checks)"
+            : n.at(Verdict::kWarn) > 0 ? ": ready, with warnings"
+                                       : ": ready for perseus")
         << "\n";
   }
   out.flush();
+  if (interrupt_signal != 0) return 128 + interrupt_signal;
   return failed ? 1 : 0;
 }
 

@@ -23,6 +23,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -375,6 +376,103 @@ TEST(DoctorTest, LocksThroughPerseusd) {
     EXPECT_EQ(r.Check("restore")["verdict"], "ok");
     EXPECT_NE(ReadText(state).find("locked_sm_clock_mhz 0 "), std::string::npos) << ReadText(state);
   }
+}
+
+// Doctor started through a shell that execs it, so the pid is doctor's and
+// its report goes to `out` and its messages to `err`.
+struct SpawnedDoctor {
+  pid_t pid;
+  fs::path out, err;
+};
+
+SpawnedDoctor SpawnDoctorJson(const fs::path& dir, const std::vector<std::string>& env) {
+  SpawnedDoctor d{-1, dir / "out", dir / "err"};
+  std::string cmd = "exec " + Quote(PERSEUS_CLI_PATH) + " doctor --json --nvml-library " + Quote(FAKE_NVML_PATH) + " >" +
+                    Quote(d.out.string()) + " 2>" + Quote(d.err.string());
+  d.pid = perseus::e2e::SpawnChild("/bin/sh", {"sh", "-c", cmd}, env, (dir / "sh.log").string());
+  return d;
+}
+
+// The wait status of `pid`, or -1 if it did not end within `limit_s`.
+int WaitFor(pid_t pid, double limit_s) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(limit_s);
+  while (std::chrono::steady_clock::now() < deadline) {
+    int status = 0;
+    if (waitpid(pid, &status, WNOHANG) == pid) return status;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  return -1;
+}
+
+void SleepForS(double s) { std::this_thread::sleep_for(std::chrono::duration<double>(s)); }
+
+// A signal while a lock call is slow ends doctor once that call returns, not
+// after every remaining switch: the clock is unlocked and the report says it
+// was interrupted. `timeout` signals its child and then the child's group, so
+// two signals close together are one interruption.
+TEST(DoctorTest, ASignalEndsDoctorAfterTheSlowCallAndUnlocksTheClock) {
+  ScopedTempDir tmp;
+  const fs::path state = fs::path(tmp.path()) / "fake_nvml_state";
+  auto start = std::chrono::steady_clock::now();
+  SpawnedDoctor d = SpawnDoctorJson(fs::path(tmp.path()), {"FAKE_NVML_LOCK_CALL_MS=1500", "FAKE_NVML_STATE=" + state.string()});
+  SleepForS(2.0);  // the lock at 0-1.5 s, then the first switch's call at 1.5-3 s
+  kill(d.pid, SIGTERM);
+  kill(d.pid, SIGTERM);
+  int status = WaitFor(d.pid, 20);
+  double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_TRUE(WIFEXITED(status)) << "wait status " << status << ": " << ReadText(d.err);
+  EXPECT_EQ(WEXITSTATUS(status), 128 + SIGTERM) << ReadText(d.err);
+  EXPECT_LT(wall_s, 6.0) << "all six switches ran after the signal";
+  json report = json::parse(ReadText(d.out), nullptr, false);
+  ASSERT_FALSE(report.is_discarded()) << ReadText(d.out) << ReadText(d.err);
+  EXPECT_EQ(report["interrupted"], "SIGTERM");
+  EXPECT_EQ(report["ok"], false);
+  std::map<std::string, json> checks;
+  for (const json& c : report["checks"]) checks[c["name"].get<std::string>()] = c;
+  ASSERT_EQ(checks.size(), 9u) << report.dump();
+  EXPECT_EQ(checks["locked_clock"]["verdict"], "ok");
+  EXPECT_EQ(checks["switch_latency"]["verdict"], "skip");
+  EXPECT_EQ(checks["switch_latency"]["reason"], "interrupted by SIGTERM after 1 of 6 switches");
+  EXPECT_EQ(checks["energy_counter"]["reason"], "interrupted by SIGTERM");
+  EXPECT_EQ(checks["restore"]["verdict"], "ok") << checks["restore"].dump();
+  EXPECT_NE(ReadText(state).find("locked_sm_clock_mhz 0 "), std::string::npos) << ReadText(state);
+  EXPECT_NE(ReadText(d.err).find("interrupted: finishing the NVML call in progress, then unlocking the clock"),
+            std::string::npos)
+      << ReadText(d.err);
+}
+
+// A call that never returns: a second signal, a while after the first, ends
+// doctor at once and says how to unlock the clock by hand.
+TEST(DoctorTest, ASecondSignalEndsAStuckCallAtOnce) {
+  ScopedTempDir tmp;
+  SpawnedDoctor d = SpawnDoctorJson(fs::path(tmp.path()), {"FAKE_NVML_LOCK_CALL_MS=60000"});
+  SleepForS(0.5);
+  kill(d.pid, SIGINT);
+  SleepForS(1.5);
+  kill(d.pid, SIGINT);
+  int status = WaitFor(d.pid, 5);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "wait status " << status << ": " << ReadText(d.err);
+  EXPECT_EQ(WTERMSIG(status), SIGINT);
+  EXPECT_NE(ReadText(d.err).find("second signal: exiting now; the SM clock may still be locked: unlock it with "
+                                 "`nvidia-smi -rgc -i 0`"),
+            std::string::npos)
+      << ReadText(d.err);
+}
+
+// Lock calls of a second: the switch test stops starting switches after 2 s
+// instead of running all six.
+TEST(DoctorTest, SlowLockCallsEndTheSwitchTestEarly) {
+  Report r = DoctorJson({"FAKE_NVML_LOCK_CALL_MS=1000"});
+  EXPECT_EQ(r.run.exit_code, 0) << r.run.out << r.run.err;
+  const json& latency = r.Check("switch_latency");
+  EXPECT_EQ(latency["verdict"], "warn") << latency.dump();
+  EXPECT_EQ(latency["values"]["switches"], 2) << latency.dump();
+  EXPECT_TRUE(Contains(latency["reason"], "median of 2 switches")) << latency.dump();
+  EXPECT_TRUE(Contains(latency["reason"], "stopped after 2 of 6 switches: they took over 2 s")) << latency.dump();
+  EXPECT_EQ(r.Check("restore")["verdict"], "ok");
+  EXPECT_LT(r.run.wall_s, 9.0);
 }
 
 // scripts/gpu_check.sh on a machine without a GPU: one line, exit 0.

@@ -30,6 +30,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -343,7 +344,9 @@ nvmlReturn_t nvmlDeviceSetGpuLockedClocks(nvmlDevice_t device, unsigned int min_
   }
   if (double call_s = LockCallS(); call_s > 0) {  // outside the state lock: other calls go on meanwhile
     const timespec pause{static_cast<time_t>(call_s), static_cast<long>((call_s - static_cast<time_t>(call_s)) * 1e9)};
-    nanosleep(&pause, nullptr);
+    timespec pause_left = pause;  // a signal does not cut a driver call short
+    while (nanosleep(&pause_left, &pause_left) == -1 && errno == EINTR) {
+    }
   }
   unsigned index = device->index;
   return WithState([&](std::vector<FakeNvmlGpuState>& gpus, int64_t now_ns) {
