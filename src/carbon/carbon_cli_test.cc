@@ -3,6 +3,7 @@
 #include <httplib.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -31,6 +32,15 @@ TEST(CarbonCli, FixedIntensityOnTheBundledExampleWritesEveryOutput) {
   // Chase's published point is another workload: in the table with that caveat, not on the plot.
   EXPECT_EQ(ReadWholeFile(out + "/tradeoff.svg").find("Chase"), std::string::npos);
   EXPECT_NE(ReadWholeFile(out + "/report.md").find("Chase (published: ResNet-50"), std::string::npos);
+  // A flat trace leaves the optimum nothing to gain over the fixed mix, so no share of it is "captured" (this
+  // printed "captured -8942639624927%", a ratio of two rounding errors).
+  EXPECT_LT(std::abs(j["split"]["optimum_gain_frac"].get<double>()), 1e-4);
+  EXPECT_TRUE(j["split"]["captured_frac"].is_null()) << j["split"].dump();
+  EXPECT_TRUE(j["split"]["captured_told_length_frac"].is_null()) << j["split"].dump();
+  EXPECT_NE(r.out.find(": the trace does not vary enough for carbon awareness to gain anything\n"), std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("captured"), std::string::npos) << r.out;
+  EXPECT_NE(ReadWholeFile(out + "/report.md").find("the trace does not vary enough"), std::string::npos);
 }
 
 TEST(CarbonCli, ErrorsAreReportedAndNothingIsWritten) {

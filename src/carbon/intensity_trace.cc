@@ -102,16 +102,25 @@ Result<IntensityTrace> BuildHourlyTrace(const std::vector<IntensitySample>& samp
                                    "); a trace may span at most " + std::to_string(kMaxTraceHours) + " (10 years; a mistyped date?)");
   }
   trace.carbon_g_per_kwh.assign(hours, std::numeric_limits<double>::quiet_NaN());
-  int missing_hours = 0;
+  // An hour's value is the mean of its values: sub-hourly data (every 5 or
+  // 15 minutes) keeps its hour's average, not its last sample.
+  int missing_hours = 0, averaged_hours = 0, averaged_samples = 0;
   size_t k = 0;
   for (int64_t h = 0; h < hours; ++h) {
     const int64_t t = trace.start_unix_s + h * kWindowS;
     bool any = false;
+    double sum = 0;
+    int values = 0;
     while (k < samples.size() && samples[k].unix_s < t + kWindowS) {
-      if (!std::isnan(samples[k].carbon_g_per_kwh) || !any) trace.carbon_g_per_kwh[h] = samples[k].carbon_g_per_kwh;
+      if (!std::isnan(samples[k].carbon_g_per_kwh)) {
+        sum += samples[k].carbon_g_per_kwh;
+        ++values;
+      }
       any = true;
       ++k;
     }
+    if (values > 0) trace.carbon_g_per_kwh[h] = sum / values;
+    if (values > 1) ++averaged_hours, averaged_samples += values;
     if (!any) ++missing_hours;
   }
   int empty = 0;
@@ -119,6 +128,10 @@ Result<IntensityTrace> BuildHourlyTrace(const std::vector<IntensitySample>& samp
   const int filled = FillGaps(trace.carbon_g_per_kwh);
   if (filled == static_cast<int>(trace.carbon_g_per_kwh.size())) {
     return Status::InvalidArgument(source + ": no carbon-intensity values");
+  }
+  if (averaged_hours > 0) {
+    trace.notes.push_back(source + ": averaged " + std::to_string(averaged_samples) + " values into " +
+                          std::to_string(averaged_hours) + " hour(s) with more than one");
   }
   if (filled > 0) {
     trace.notes.push_back(source + ": filled " + std::to_string(filled) + " hour(s) by linear interpolation (" +

@@ -82,7 +82,8 @@ struct IntensitySample {
 Status CheckCarbonIntensity(double g_per_kwh, const std::string& where);
 
 // Resamples sorted samples to hour windows from the first sample's hour to the
-// last's and fills NaNs by linear interpolation (edges take the nearest value).
+// last's (an hour takes the mean of its values, noted when it has several)
+// and fills NaNs by linear interpolation (edges take the nearest value).
 // Errors when there are no finite samples, timestamps go backwards, rows are
 // over kMaxGapHours apart or the span exceeds kMaxTraceHours (`where[i]`
 // names sample i in messages). The values are not checked (the fuel mix's

@@ -32,6 +32,34 @@ TEST(CsvTrace, ReadsAndResamplesToHours) {
   EXPECT_NE(t->notes[0].find("filled 1 hour(s)"), std::string::npos);
 }
 
+// Sub-hourly data: an hour is the mean of its values (empty cells left out),
+// not its last sample, and a note says so.
+TEST(CsvTrace, AveragesSubHourlySamples) {
+  ScopedTempDir tmp;
+  std::string path = tmp.Write("trace.csv",
+                                "timestamp,gco2_per_kwh\n"
+                                "2022-01-01T00:00:00Z,100\n"
+                                "2022-01-01T00:15:00Z,200\n"
+                                "2022-01-01T00:30:00Z,\n"
+                                "2022-01-01T00:45:00Z,600\n"
+                                "2022-01-01T01:00:00Z,50\n"
+                                "2022-01-01T02:10:00Z,\n"
+                                "2022-01-01T02:20:00Z,\n"
+                                "2022-01-01T03:00:00Z,150\n");
+  Result<IntensityTrace> t = LoadCsvTrace(path);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  ASSERT_EQ(t->size(), 4);
+  EXPECT_DOUBLE_EQ(t->carbon_g_per_kwh[0], 300);  // (100 + 200 + 600) / 3
+  EXPECT_DOUBLE_EQ(t->carbon_g_per_kwh[1], 50);
+  EXPECT_DOUBLE_EQ(t->carbon_g_per_kwh[2], 100);  // rows, but no value: interpolated
+  EXPECT_DOUBLE_EQ(t->carbon_g_per_kwh[3], 150);
+  ASSERT_EQ(t->notes.size(), 2u);
+  EXPECT_EQ(t->notes[0], path + ": averaged 3 values into 1 hour(s) with more than one");
+  EXPECT_NE(t->notes[1].find("filled 1 hour(s) by linear interpolation (3 empty value cell(s), 0 hour(s) without a row)"),
+            std::string::npos)
+      << t->notes[1];
+}
+
 TEST(CsvTrace, ErrorsNameFileAndLine) {
   ScopedTempDir tmp;
   std::string bad =

@@ -211,10 +211,15 @@ void PrintSummary(const CarbonReport& r) {
               100 * kChaseTimeAddedFrac);
   const SavingSplit& s = r.split;
   std::printf("split:   no-slowdown plan %.2f + slowing down %.2f + carbon awareness %.2f points; optimum gain over "
-              "the fixed mix %.2f points, captured %.0f%%\n",
+              "the fixed mix %.2f points",
               100 * s.no_slowdown_frac, 100 * s.slowing_down_frac, 100 * s.carbon_awareness_frac,
-              100 * s.optimum_gain_frac, 100 * s.captured_frac);
-  std::printf("         told the job's length: captured %.0f%%\n", 100 * s.captured_told_length_frac);
+              100 * s.optimum_gain_frac);
+  if (s.captured_frac && s.captured_told_length_frac) {
+    std::printf(", captured %.0f%%\n         told the job's length: captured %.0f%%\n", 100 * *s.captured_frac,
+                100 * *s.captured_told_length_frac);
+  } else {
+    std::printf(": the trace does not vary enough for carbon awareness to gain anything\n");
+  }
   if (r.deadline_slack > 0) std::printf("deadline mode, slack %.0f%%:\n", 100 * r.deadline_slack);
   for (const PolicyOutcome& p : r.deadline) row(p);
 }

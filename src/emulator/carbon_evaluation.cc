@@ -185,9 +185,10 @@ SavingSplit SplitSaving(const std::vector<PolicyOutcome>& o) {
   s.slowing_down_frac = mix - s.no_slowdown_frac;
   s.carbon_awareness_frac = aware - mix;
   s.optimum_gain_frac = o[kPolicyOptimum].carbon_saved_frac - mix;
-  s.captured_frac = s.optimum_gain_frac > 0 ? s.carbon_awareness_frac / s.optimum_gain_frac : 0;
-  const double told = o[kPolicyToldTheLength].carbon_saved_frac - mix;
-  s.captured_told_length_frac = s.optimum_gain_frac > 0 ? told / s.optimum_gain_frac : 0;
+  if (s.optimum_gain_frac >= kMinOptimumGainFrac) {
+    s.captured_frac = s.carbon_awareness_frac / s.optimum_gain_frac;
+    s.captured_told_length_frac = (o[kPolicyToldTheLength].carbon_saved_frac - mix) / s.optimum_gain_frac;
+  }
   return s;
 }
 

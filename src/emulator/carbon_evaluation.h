@@ -132,9 +132,12 @@ std::vector<PolicySpec> DeadlinePolicies(const PipelineKnobs& job, double slack)
 struct SavingSplit {
   double no_slowdown_frac = 0, slowing_down_frac = 0, carbon_awareness_frac = 0;
   double optimum_gain_frac = 0;  // optimum minus the fixed mix
-  double captured_frac = 0;      // carbon awareness / optimum_gain (0 when the gain is 0)
-  double captured_told_length_frac = 0;  // the same for the policy told the job's length
+  // Carbon awareness / optimum_gain; none when the optimum gains less than
+  // kMinOptimumGainFrac (a flat trace: a share of nothing means nothing).
+  std::optional<double> captured_frac;
+  std::optional<double> captured_told_length_frac;  // the same for the policy told the job's length
 };
+inline constexpr double kMinOptimumGainFrac = 1e-4;  // 0.01 points
 SavingSplit SplitSaving(const std::vector<PolicyOutcome>& pipeline_outcomes);
 
 }  // namespace perseus::carbon

@@ -36,6 +36,11 @@ std::string Pct(double frac, const char* fmt = "%.2f%%") {
   return buf;
 }
 
+// A share of the optimum's gain, or "n/a" when there is no gain to share.
+std::string SharePct(const std::optional<double>& frac) { return frac ? Pct(*frac, "%.0f%%") : "n/a"; }
+
+ordered_json OrNull(const std::optional<double>& v) { return v ? ordered_json(*v) : ordered_json(nullptr); }
+
 const KnobOption& OptionOf(const CarbonReport& r, const WindowDecision& d) {
   return d.option < 0 ? r.shown_knobs.reference : r.shown_knobs.options[d.option];
 }
@@ -67,8 +72,8 @@ std::string CarbonReportJson(const CarbonReport& r) {
                 {"slowing_down_frac", r.split.slowing_down_frac},
                 {"carbon_awareness_frac", r.split.carbon_awareness_frac},
                 {"optimum_gain_frac", r.split.optimum_gain_frac},
-                {"captured_frac", r.split.captured_frac},
-                {"captured_told_length_frac", r.split.captured_told_length_frac}};
+                {"captured_frac", OrNull(r.split.captured_frac)},
+                {"captured_told_length_frac", OrNull(r.split.captured_told_length_frac)}};
   if (r.deadline_slack > 0) {
     ordered_json deadline = ordered_json::array();
     for (const PolicyOutcome& p : r.deadline) deadline.push_back(PolicyJson(p));
@@ -114,8 +119,10 @@ std::string SplitMarkdown(const SavingSplit& s) {
          "no-slowdown plan " + Pct(s.no_slowdown_frac) + ", slowing down (the fixed mix at the budget) " +
          Pct(s.slowing_down_frac) + ", carbon awareness " + Pct(s.carbon_awareness_frac) +
          ". The perfect-foresight optimum gains " + Pct(s.optimum_gain_frac) +
-         " over the fixed mix; the policy captures " + Pct(s.captured_frac, "%.0f%%") +
-         " of that, and " + Pct(s.captured_told_length_frac, "%.0f%%") + " when told the job's length.\n\n";
+         " over the fixed mix" +
+         (s.captured_frac ? "; the policy captures " + SharePct(s.captured_frac) + " of that, and " +
+                                SharePct(s.captured_told_length_frac) + " when told the job's length.\n\n"
+                          : ": the trace does not vary enough for carbon awareness to gain anything.\n\n");
 }
 
 }  // namespace
