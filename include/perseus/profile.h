@@ -67,8 +67,12 @@ struct Profile {
 // inferred as max index + 1 and every stage below it must be present.
 // A user's file must also have plausible times (a lower clock no faster than
 // half the highest clock's time, nor slower than twice it scaled by the
-// clock ratio: docs/formats.md); a profile the server measured online is
-// noisy by nature and checked by its own warnings instead.
+// clock ratio: docs/formats.md) and powers (energy / time within
+// [kMinPlausibleGpuPowerW, kMaxPlausibleGpuPowerW]: units, not hardware);
+// a profile the server measured online is noisy by nature and checked by
+// its own warnings instead.
+inline constexpr double kMinPlausibleGpuPowerW = 5;
+inline constexpr double kMaxPlausibleGpuPowerW = 3000;
 enum class ProfileOrigin { kUserFile, kMeasured };
 Result<Profile> ParseProfileCsv(const std::string& text, const std::string& source, int expected_stages,
                                 ProfileOrigin origin = ProfileOrigin::kUserFile);

@@ -197,13 +197,13 @@ def test_numpy_and_torch_numbers_keep_their_type():
 
 
 @contextlib.contextmanager
-def _json_server(body):
-    """A Python-thread HTTP server that answers every GET with `body`; yields its URL."""
+def _json_server(body, status=200):
+    """A Python-thread HTTP server that answers every GET with `status` and `body`; yields its URL."""
     class Replies(http.server.BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
         def do_GET(self):
-            self.send_response(200)
+            self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
@@ -302,3 +302,36 @@ def test_perseus_status_refuses_a_reply_of_another_shape():
     assert r.returncode == 1, r.stderr
     assert r.stderr.startswith("perseus: error: the server's reply to GET /jobs lacks a field this perseus reads"), \
         r.stderr
+
+
+def test_a_server_error_message_cannot_drive_the_terminal():
+    # A server's error message went to the terminal as it was: an escape sequence in it ran there.
+    # A message of another type than string made the client throw nlohmann's type_error.
+    cli = os.environ.get("PERSEUS_CLI")
+    if not cli:
+        pytest.skip("PERSEUS_CLI is not set (ctest sets it)")
+    body = b'{"error": {"message": "no \\u001b[2Jsuch job\\r\\n"}}'
+    with _json_server(body, status=404) as url:
+        r = subprocess.run([cli, "status", "--server", url], capture_output=True, text=True, timeout=30)
+        with pytest.raises(LookupError, match=r"no \\x1b\[2Jsuch job\\x0d\\n"):
+            perseus.job_status(url, "j")
+    assert r.returncode == 1, r.stderr
+    assert "\x1b" not in r.stderr and "\r" not in r.stderr, repr(r.stderr)
+    assert r.stderr == "perseus: error: GET /jobs: HTTP 404: no \\x1b[2Jsuch job\\x0d\\n\n", repr(r.stderr)
+    with _json_server(b'{"error": {"message": 7}}', status=500) as url:
+        r = subprocess.run([cli, "status", "--server", url], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 1, r.stderr
+    assert r.stderr.startswith('perseus: error: GET /jobs: HTTP 500: {"error": {"message": 7}}'), r.stderr
+
+
+def test_perseus_status_checks_the_job_id():
+    # `--job ""` listed every job instead (an empty id was taken as no --job).
+    cli = os.environ.get("PERSEUS_CLI")
+    if not cli:
+        pytest.skip("PERSEUS_CLI is not set (ctest sets it)")
+    for job in ("", "a/b", "x\x1b[2J"):
+        r = subprocess.run([cli, "status", "--server", "http://127.0.0.1:9", "--job", job],
+                           capture_output=True, text=True, timeout=30)
+        assert r.returncode == 2, (job, r.stderr)
+        assert r.stderr.startswith("perseus: error: --job: expected "), r.stderr
+        assert "\x1b" not in r.stderr, repr(r.stderr)

@@ -69,10 +69,10 @@ def test_errors_become_exceptions_with_the_message():
 
 def test_reprs_keep_small_values():
     # std::to_string's six decimals printed a 12 us computation as time_s=0.000012.
-    small = CSV.replace("0.010,3.0", "0.0000123456,3.0").replace("0.011,2.6", "0.0000135,2.6").replace(
-        "0.013,2.5", "0.000016,2.5")
+    small = CSV.replace("0.010,3.0", "0.0000123456,0.003").replace("0.011,2.6", "0.0000135,0.0026").replace(
+        "0.013,2.5", "0.000016,0.0025")
     point = perseus.parse_profile_csv(small).points(0, "forward")[0]
-    assert repr(point) == "FreqPoint(freq_mhz=1410, time_s=1.23456e-05, energy_j=3)"
+    assert repr(point) == "FreqPoint(freq_mhz=1410, time_s=1.23456e-05, energy_j=0.003)"
 
 
 SPLIT_CSV = """stage,instruction,frequency,time,energy

@@ -101,6 +101,13 @@ TEST(CarbonCli, InputsThatOnceCrashedOrHungAreErrors) {
     EXPECT_NE(r.err.find("--electricitymaps-token-file " + tmp.Path(file) + message), std::string::npos) << r.err;
   }
 
+  // The zone went into the query string as given: "FR&zone=DE" asked for another zone.
+  r = RunPerseus({"carbon", "--example", "gpt3-xl-a100", "--electricitymaps-zone", "FR&zone=DE", "--out", out});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.err, "perseus: error: --electricitymaps-zone: expected a zone key such as \"US-CAL-CISO\" (1 to 64 "
+                   "letters, digits, '-' or '_'), got \"FR&zone=DE\"\nRun with --help for more information.\n");
+  EXPECT_FALSE(std::filesystem::exists(out));
+
   // Start hours past INT_MAX overflowed (a segfault): the flag is capped at a century.
   r = RunPerseus({"carbon", "--example", "gpt3-xl-a100", "--quiet", "--fixed", "400", "--start-stride-h",
                   "2147483144", "--out", out});

@@ -3,11 +3,16 @@
 
 #include <httplib.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "carbon/iso_time.h"
+#include "common/http_error.h"
 #include "common/http_url.h"
+#include "common/json_fields.h"
+#include "common/strings.h"
 
 namespace perseus::carbon {
 namespace {
@@ -40,6 +45,17 @@ Result<json> ParseJson(const std::string& text, const std::string& source) {
 }
 
 }  // namespace
+
+Status CheckElectricityMapsZone(const std::string& zone) {
+  constexpr size_t kMaxZoneChars = 64;
+  const bool ok = !zone.empty() && zone.size() <= kMaxZoneChars &&
+                  std::all_of(zone.begin(), zone.end(), [](unsigned char c) {
+                    return std::isalnum(c) || c == '-' || c == '_';
+                  });
+  if (ok) return Status::Ok();
+  return Status::InvalidArgument("expected a zone key such as \"US-CAL-CISO\" (1 to 64 letters, digits, "
+                                 "'-' or '_'), got " + Quote(json(zone)));
+}
 
 Result<IntensityReading> ParseElectricityMapsLatest(const std::string& json_text, const std::string& source) {
   Result<json> j = ParseJson(json_text, source);
@@ -75,6 +91,9 @@ Result<std::string> ElectricityMapsSource::Get(const std::string& endpoint) {
   const std::string path = "/v3/carbon-intensity/" + endpoint + "?zone=" + config_.zone;
   const std::string url = config_.base_url + path;
   PERSEUS_RETURN_IF_ERROR(CheckHttpUrl(config_.base_url, "ElectricityMaps base URL"));
+  if (Status zone = CheckElectricityMapsZone(config_.zone); !zone.ok()) {
+    return Status::InvalidArgument("ElectricityMaps zone: " + zone.message());
+  }
   httplib::Client client(config_.base_url);
   if (!client.is_valid()) return Status::InvalidArgument("ElectricityMaps base URL '" + config_.base_url + "' is invalid");
   const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(config_.timeout_s * 1000));
@@ -100,9 +119,10 @@ Result<std::string> ElectricityMapsSource::Get(const std::string& endpoint) {
     return false;
   });
   if (refused != nullptr) return Status::Unavailable("GET " + url + ": " + refused);
-  if (!res) return Status::Unavailable("GET " + url + ": " + httplib::to_string(res.error()));
+  if (!res) return Status::Unavailable("GET " + url + ": " + DescribeHttpError(res.error(), config_.timeout_s));
   if (res->status != 200) {
-    return Status::Unavailable("GET " + url + ": HTTP " + std::to_string(res->status) + ": " + body.substr(0, 200));
+    return Status::Unavailable("GET " + url + ": HTTP " + std::to_string(res->status) + ": " +
+                               EscapeControlChars(body.substr(0, 200)));
   }
   return body;
 }

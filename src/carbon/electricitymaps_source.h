@@ -23,6 +23,13 @@ struct ElectricityMapsConfig {
   double fallback_carbon_g_per_kwh = 400;                    // used before any successful fetch
 };
 
+// OK for a zone key ElectricityMaps could know ("US-CAL-CISO", "DE", "DK-DK1"):
+// 1 to 64 letters, digits, '-' or '_'. Else InvalidArgument "expected a zone
+// key ..., got ..." for the caller to prefix with the flag or field: the key
+// goes into the request's query string, so '&', '#', '/' or a space would
+// change the request.
+Status CheckElectricityMapsZone(const std::string& zone);
+
 // Parses a `latest` response. `source` names the input in errors.
 Result<IntensityReading> ParseElectricityMapsLatest(const std::string& json_text, const std::string& source);
 // Parses a `history` response into an hourly trace.

@@ -107,6 +107,11 @@ TEST_F(FakeElectricityMaps, UnreachableServerUsesTheFallbackValue) {
   EXPECT_TRUE(r.stale);
   ASSERT_EQ(logs.size(), 1u);
   EXPECT_NE(logs[0].find("configured fallback"), std::string::npos);
+  // In words, not cpp-httplib's enumerator ("Connection").
+  EXPECT_EQ(logs[0].find("GET http://127.0.0.1:1/v3/carbon-intensity/latest?zone=" + c.zone +
+                         ": cannot connect (is the server running and reachable at that address?)"),
+            std::string("carbon: ").size())
+      << logs[0];
   EXPECT_FALSE(src.FetchHistory().ok());
 }
 
@@ -198,6 +203,21 @@ TEST(ElectricityMapsSource, AnUnsupportedUrlSchemeIsAnErrorNotACrash) {
   ElectricityMapsSource src(c, [](const std::string&) {});
   EXPECT_EQ(src.FetchHistory().status().message(),
             "ElectricityMaps base URL: unsupported URL scheme 'ftp' in 'ftp://x' (expected http:// or https://, in lower case)");
+}
+
+// A zone key goes into the query string as it is: one that would change the request is refused.
+TEST(ElectricityMapsSource, AZoneThatWouldChangeTheRequestIsRefused) {
+  for (const std::string zone : {"US-CAL-CISO", "DE", "DK-DK1", "a_b"}) EXPECT_TRUE(CheckElectricityMapsZone(zone).ok()) << zone;
+  for (const std::string& zone : std::vector<std::string>{"", "FR&zone=DE", "FR#", "US CAL", "../x", "Z\n", std::string(65, 'A')}) {
+    EXPECT_FALSE(CheckElectricityMapsZone(zone).ok()) << zone;
+  }
+  ElectricityMapsConfig c;
+  c.zone = "FR&zone=DE";
+  c.base_url = "http://127.0.0.1:1";
+  ElectricityMapsSource src(c, [](const std::string&) {});
+  EXPECT_EQ(src.FetchHistory().status().message(),
+            "ElectricityMaps zone: expected a zone key such as \"US-CAL-CISO\" (1 to 64 letters, digits, '-' or '_'), "
+            "got \"FR&zone=DE\"");
 }
 
 }  // namespace

@@ -17,7 +17,7 @@
 #include "cli/cli_util.h"
 #include "cli/job_flags.h"
 #include "cli/progress.h"
-#include "cli/validators.h"
+#include "common/flag_checks.h"
 #include "common/file_util.h"
 #include "common/shared_data.h"
 
@@ -254,7 +254,9 @@ void RegisterCarbonCommand(CLI::App& app) {
                   "the fuel columns)");
   cmd->add_option("--eia", a->eia, "A shared EIA 2022 hourly trace")->check(CLI::IsMember({"CISO", "NYIS"}));
   cmd->add_option("--fixed", a->fixed_g_per_kwh, "A constant intensity, gCO2/kWh")->check(NumberIn(0, carbon::kMaxCarbonGPerKwh));
-  cmd->add_option("--electricitymaps-zone", a->em_zone, "Replay the last 24 h of this ElectricityMaps zone");
+  cmd->add_option("--electricitymaps-zone", a->em_zone, "Replay the last 24 h of this ElectricityMaps zone")
+      ->check(CLI::Validator([](std::string& zone) { return carbon::CheckElectricityMapsZone(zone).message(); },
+                             "ZONE"));
   cmd->add_option("--electricitymaps-url", a->em_url, "ElectricityMaps API base URL")->capture_default_str();
   cmd->add_option("--electricitymaps-token-file", a->em_token_file, "File holding the ElectricityMaps auth token");
   cmd->add_option("--shared-data", a->shared_data, "Shared data folder for --eia (default: $PERSEUS_SHARED_DATA, else the configure-time one)");
@@ -266,8 +268,7 @@ void RegisterCarbonCommand(CLI::App& app) {
       ->transform(kNonNegativeInt);
   cmd->add_option("--start-stride-h", a->start_stride_h,
                   "Evaluate a job started every this many hours (from three weeks into the trace)")
-      ->transform(kPositiveInt)
-      ->check(CLI::Range(1, 24 * 366 * 100))  // a century of hours; more would overflow the hour arithmetic
+      ->transform(IntegerIn(1, 24 * 366 * 100))  // a century of hours; more would overflow the hour arithmetic
       ->capture_default_str();
   cmd->add_option("--deadline-slack", a->deadline_slack,
                   "Also evaluate deadline mode: finish within all-max time x (1 + this); may pause (0.25 = 25%)")

@@ -23,6 +23,14 @@ int ReportError(const Status& status) {
 
 Status WriteOutputs(const std::string& dir, const std::vector<OutputFile>& files) {
   if (dir.empty()) return Status::InvalidArgument("--out: expected a folder, got an empty path");
+  std::error_code ec;
+  if (std::filesystem::is_symlink(std::filesystem::symlink_status(dir, ec)) && !std::filesystem::exists(dir, ec)) {
+    return Status::IoError("--out " + dir + ": a symbolic link to " + std::filesystem::read_symlink(dir, ec).string() +
+                           ", which does not exist");
+  }
+  if (std::filesystem::exists(dir, ec) && !std::filesystem::is_directory(dir, ec)) {
+    return Status::IoError("--out " + dir + ": not a folder");
+  }
   PERSEUS_RETURN_IF_ERROR(MakeDirs(dir));
   const std::string suffix = ".partial." + std::to_string(::getpid());
   std::vector<std::string> written;
@@ -31,9 +39,8 @@ Status WriteOutputs(const std::string& dir, const std::vector<OutputFile>& files
   };
   for (const auto& [name, write] : files) {
     std::string path = dir + "/" + name;
-    std::error_code ec;
     std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
-    Status st = WriteFileAtomic(path + suffix, write);
+    Status st = WriteFileAtomic(path + suffix, write, path);
     if (!st.ok()) {
       cleanup();
       return st;

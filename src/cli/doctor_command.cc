@@ -100,12 +100,15 @@ double NowS() {
 
 void SleepS(double s) { std::this_thread::sleep_for(std::chrono::duration<double>(s)); }
 
-// Why NVML did not load, for people: a missing library or driver says so first.
+// Why NVML did not load, for people: a missing library or driver says so
+// first. A library that exists but does not load is no driver only when it
+// is the driver's own name; a path someone gave is that file's fault.
 std::string NvmlFailureReason(const std::string& library, const Status& status) {
   const std::string& m = status.message();
   if (m.rfind("dlopen(", 0) == 0) {
-    bool missing = m.find("No such file or directory") != std::string::npos;
-    return "no NVIDIA driver: " + library + (missing ? " not found (" : " cannot be loaded (") + m + ")";
+    if (m.find("No such file or directory") != std::string::npos) return "no NVIDIA driver: " + library + " not found (" + m + ")";
+    if (library.find('/') != std::string::npos) return library + " is not a library this machine can load (" + m + ")";
+    return "no NVIDIA driver: " + library + " cannot be loaded (" + m + ")";
   }
   if (m.find("NVML_ERROR_DRIVER_NOT_LOADED") != std::string::npos) return "no NVIDIA driver: " + m;
   if (m.rfind("dlsym(", 0) == 0) return library + " is not a usable NVML library: " + m;

@@ -4,7 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <filesystem>
 
-#include "cli/validators.h"
+#include "common/flag_checks.h"
 #include "perseus/gpu_model.h"
 
 namespace perseus::cli {
@@ -21,7 +21,7 @@ void AddJobFlags(CLI::App* cmd, JobFlags& f) {
   cmd->add_option("--gpus-per-stage", f.gpus_per_stage, "Tensor-parallel GPUs per stage (multiplies energy)")
       ->transform(kPositiveInt);
   cmd->add_option("--blocking-power", f.blocking_power_w, "Watts a GPU draws while blocked on communication")
-      ->check(kNonNegative);
+      ->check(NumberIn(0, kMaxPlausibleGpuPowerW));  // the bound a profile's rows have
 }
 
 Result<ResolvedJob> ResolveJob(const JobFlags& a) {

@@ -13,7 +13,7 @@
 #include "cli/cli_util.h"
 #include "cli/job_flags.h"
 #include "cli/progress.h"
-#include "cli/validators.h"
+#include "common/flag_checks.h"
 #include "perseus/frontier_io.h"
 #include "perseus/gpu_model.h"
 #include "perseus/optimizer.h"
@@ -245,7 +245,7 @@ void RegisterOptimizeCommand(CLI::App& app) {
   cmd->add_option("--unit-time-ms", args->unit_time_ms, "Step of the iteration-time sweep, ms")
       ->check(kPositive)->capture_default_str();
   cmd->add_option("--lower-bound-samples", args->lower_bound_samples, "Independent min-cost-flow checks of the lower bound (0: off; -1: a dual-flow certificate at the all-max time, then one min-cost flow if it fails and <= 4096 computations)")
-      ->check(CLI::Range(-1, 10000))->capture_default_str();
+      ->transform(IntegerIn(-1, 10000))->capture_default_str();
   cmd->add_option("--timeline-slowdown", args->timeline_slowdown,
                   "timeline.svg shows the plan for all-max time x (1 + this)")->check(NumberIn(0, 10));
   cmd->add_option("--max-plans", args->max_plans,
@@ -256,7 +256,7 @@ void RegisterOptimizeCommand(CLI::App& app) {
   cmd->add_option("--max-clock-changes", args->max_clock_changes,
                   "At most this many clock changes per GPU per iteration in every plan, for jobs whose "
                   "communication stalls when clocks change often (-1: no limit); plans only get faster")
-      ->check(CLI::Range(-1, 1000000))->capture_default_str();
+      ->transform(IntegerIn(-1, 1000000))->capture_default_str();
   cmd->add_option("--threads", args->threads,
                   "Threads that make the discrete plans after the sweep, at most one per CPU this process may "
                   "run on (0: one per CPU); the plans are the same for any count")

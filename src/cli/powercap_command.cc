@@ -10,6 +10,9 @@
 
 #include "cli/cli_util.h"
 #include "cli/job_flags.h"
+#include "cli/progress.h"
+#include "common/flag_checks.h"
+#include "common/strings.h"
 #include "emulator/power_cap_report.h"
 
 namespace perseus::cli {
@@ -21,6 +24,7 @@ struct PowerCapArgs {
   std::vector<std::string> stragglers;  // "PIPELINE:SLOWDOWN"
   int caps = 25;
   std::string out;
+  bool quiet = false;
 };
 
 // Every pipeline's slowdown from --straggler P:S flags; errors name the flag's value.
@@ -35,8 +39,8 @@ Result<std::vector<double>> Slowdowns(const PowerCapArgs& a) {
     const bool digits = colon != std::string::npos && colon > 0 &&
                         text.find_first_not_of("0123456789") >= colon;
     const bool pipeline_ok = digits && end == text.c_str() + colon && pipeline >= 0 && pipeline < a.pipelines;
-    const double slowdown = pipeline_ok ? std::strtod(text.c_str() + colon + 1, &end) : 0;
-    if (!pipeline_ok || *end != '\0' || !(slowdown >= 1 && slowdown <= 100)) {
+    const std::optional<double> slowdown = pipeline_ok ? ParseDecimal(text.substr(colon + 1)) : std::nullopt;
+    if (!slowdown || !(*slowdown >= 1 && *slowdown <= 100)) {
       return Status::InvalidArgument("--straggler " + text + ": expected PIPELINE:SLOWDOWN with PIPELINE in [0, " +
                                      std::to_string(a.pipelines - 1) + "] and SLOWDOWN in [1, 100], e.g. 3:1.2");
     }
@@ -45,12 +49,12 @@ Result<std::vector<double>> Slowdowns(const PowerCapArgs& a) {
                                      " is already given (--straggler " + given[pipeline] + ")");
     }
     given[pipeline] = text;
-    slowdowns[pipeline] = slowdown;
+    slowdowns[pipeline] = *slowdown;
   }
   return slowdowns;
 }
 
-Result<emulator::PowerCapReport> BuildReport(const PowerCapArgs& a) {
+Result<emulator::PowerCapReport> BuildReport(const PowerCapArgs& a, Progress& progress) {
   Result<std::vector<double>> slowdowns = Slowdowns(a);
   if (!slowdowns.ok()) return slowdowns.status();
   Result<ResolvedJob> job = ResolveJob(a.job);
@@ -59,19 +63,26 @@ Result<emulator::PowerCapReport> BuildReport(const PowerCapArgs& a) {
   if (!problem.ok()) return problem.status();
   FrontierOptions options;
   options.lower_bound_samples = 0;
+  FrontierProgress solved;
+  options.progress = &solved;
+  progress.Phase("solving the frontier", [&solved] { return DescribeFrontierProgress(solved); });
   Result<Frontier> frontier = SolveFrontier(*problem, options);
   if (!frontier.ok()) return frontier.status();
+  progress.Phase("evaluating " + std::to_string(a.caps) + " caps for " + std::to_string(a.pipelines) + " pipelines");
   return emulator::EvaluatePowerCaps(*problem, *frontier, *slowdowns, JobTitle(*job), a.caps);
 }
 
 int RunPowerCap(const PowerCapArgs& a) {
-  Result<emulator::PowerCapReport> r = BuildReport(a);
+  Progress progress(a.quiet);
+  Result<emulator::PowerCapReport> r = BuildReport(a, progress);
   if (!r.ok()) return ReportError(r.status());
+  progress.Phase("writing " + a.out);
   const std::string markdown = emulator::PowerCapMarkdown(*r);
   Status st = WriteOutputs(a.out, {{"power_cap.md", markdown},
                                    {"power_cap.csv", emulator::PowerCapCsv(*r)},
                                    {"power_cap.svg", emulator::PowerCapSvg(*r)}});
   if (!st.ok()) return ReportError(st);
+  progress.Finish();
   std::fputs(markdown.c_str(), stdout);
   std::printf("\nwrote:   %s/{power_cap.md,power_cap.csv,power_cap.svg}\n", a.out.c_str());
   return 0;
@@ -84,12 +95,13 @@ void RegisterPowerCapCommand(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("powercap", "Slowdown against an average power cap: perseus vs one clock or one power limit for all GPUs");
   AddJobFlags(cmd, a->job);
   cmd->add_option("--pipelines", a->pipelines, "Data-parallel pipelines (the cap is for all of them)")
-      ->check(CLI::Range(1, 100000))->capture_default_str();
+      ->transform(IntegerIn(1, 100000))->capture_default_str();
   cmd->add_option("--straggler", a->stragglers,
                   "PIPELINE:SLOWDOWN: that pipeline runs SLOWDOWN times slower (repeatable); every approach faces it");
   cmd->add_option("--caps", a->caps, "Caps evaluated, from all-max power down to the lowest reachable")
-      ->check(CLI::Range(2, 1000))->capture_default_str();
+      ->transform(IntegerIn(2, 1000))->capture_default_str();
   cmd->add_option("--out", a->out, "Output directory")->required();
+  cmd->add_flag("--quiet", a->quiet, "No progress lines on stderr");
   cmd->callback([a] {
     int rc = RunPowerCap(*a);
     if (rc != 0) throw CLI::RuntimeError(rc);

@@ -14,7 +14,7 @@
 #include <thread>
 
 #include "cli/cli_util.h"
-#include "cli/validators.h"
+#include "common/flag_checks.h"
 #include "common/file_util.h"
 #include "runtime/server/admission.h"
 #include "runtime/server/http_server.h"
@@ -179,20 +179,22 @@ void RegisterServeCommand(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("serve", "Run the perseus server (HTTP API, state in SQLite)");
   cmd->add_option("--db", args->db, "SQLite database (created if missing)")->capture_default_str();
   cmd->add_option("--host", args->host, "Address to listen on")->capture_default_str();
-  cmd->add_option("--port", args->port, "TCP port (0: any free port)")->capture_default_str()->check(CLI::Range(0, 65535));
+  cmd->add_option("--port", args->port, "TCP port (0: any free port)")->capture_default_str()->transform(IntegerIn(0, 65535));
   cmd->add_option("--token", args->token, "Refused: use --token-file or $PERSEUS_TOKEN (kept to say so)");
   cmd->add_option("--token-file", args->token_file,
                   "File holding the bearer token required on mutating requests (else $PERSEUS_TOKEN; none: no auth)");
   cmd->add_flag("--token-for-reads", args->token_for_reads,
                "Reads need the token too (all but the dashboard's page and /healthz)");
-  cmd->add_option("--max-body-bytes", args->max_body_bytes, "Largest request body accepted")->capture_default_str();
+  cmd->add_option("--max-body-bytes", args->max_body_bytes, "Largest request body accepted")
+      ->capture_default_str()
+      ->transform(IntegerIn(1024, 1LL << 30));
   cmd->add_option("--threads", args->threads, "Connections served at once; beyond them, replies close their connection so every client is served")
       ->capture_default_str()
-      ->check(CLI::Range(1, 16384));
+      ->transform(IntegerIn(1, 16384));
   cmd->add_option("--idle-timeout-s", args->idle_timeout_s,
                   "Close a connection idle, or stalled in a read or write, this long")
       ->capture_default_str()
-      ->check(CLI::Range(1, 3600));
+      ->transform(IntegerIn(1, 3600));
   cmd->add_option("--request-deadline-s", args->request_deadline_s,
                   "Close a connection whose request has not arrived in full and been answered this long after it "
                   "connected or got its previous reply (a client trickling a byte at a time)")
@@ -206,22 +208,21 @@ void RegisterServeCommand(CLI::App& app) {
                   "power_cap_schedule; repeatable). Without it, a server with a token reads any file a job names "
                   "and one without reads none")
       ->type_name("DIR");
-  cmd->add_option("--max-jobs", args->max_jobs, "Jobs the server holds at most")->capture_default_str()->check(
-      CLI::Range(1, 1000000));
+  cmd->add_option("--max-jobs", args->max_jobs, "Jobs the server holds at most")->capture_default_str()->transform(IntegerIn(1, 1000000));
   cmd->add_option("--max-frontier-plans", args->max_frontier_plans,
                   "Frontier plans a job makes and keeps at most (fastest, no-slowdown and minimum-energy kept, the "
                   "rest spread evenly in time; 0: one every unit time)")
       ->capture_default_str()
-      ->check(CLI::Range(0, 1000000));
+      ->transform(IntegerIn(0, 1000000));
   cmd->add_option("--optimizer-threads", args->optimizer_threads,
                   "Threads one optimisation makes its plans on (0: every CPU the server may run on); lower it "
                   "when the server shares a machine with training")
       ->capture_default_str()
-      ->check(CLI::Range(0, 4096));
+      ->transform(IntegerIn(0, 4096));
   cmd->add_option("--job-expiry-s", args->job_expiry_s,
                   "Delete a job no rank reached for this long (0: never)")
       ->capture_default_str()
-      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
+      ->transform(IntegerIn(0, 1LL << 40));
   cmd->add_option("--log-file", args->log_file, "Append JSON-lines logs here instead of stderr");
   cmd->add_option("--log-level", args->log_level,
                   "Least severe level logged: debug (also every rank report and read), info, warn or error")

@@ -9,6 +9,7 @@
 #include "carbon/iso_time.h"
 #include "cli/cli_util.h"
 #include "common/job_id.h"
+#include "common/strings.h"
 #include "runtime/client/server_api.h"
 
 namespace perseus::cli {
@@ -24,12 +25,14 @@ std::string Num(const Json& v, const char* fmt) {
   return buf;
 }
 
-// printf into a std::string.
+// A string of the server's reply, safe for the terminal (a job id, phase or
+// message with an escape sequence could rewrite what it shows).
+std::string Text(const Json& v) { return EscapeControlChars(v.get<std::string>()); }
+
+// printf into a std::string, of any length.
 template <typename... Args>
 void Append(std::string& out, const char* fmt, Args... args) {
-  char buf[1024];
-  std::snprintf(buf, sizeof(buf), fmt, args...);
-  out += buf;
+  out += Format(fmt, args...);
 }
 
 void AppendCarbon(std::string& out, const Json& c) {
@@ -38,7 +41,7 @@ void AppendCarbon(std::string& out, const Json& c) {
            Num(c["slowdown_budget"].get<double>() * 100, "%.2f").c_str());
     return;
   }
-  const std::string pause = c.value("pause", "never");
+  const std::string pause = c.value("pause", "never");  // compared, not printed
   const std::string running = c.value("paused", false)
                                   ? (pause == "release" ? "PAUSED (GPUs released); resumes with frontier plan "
                                                         : "PAUSED (ranks wait holding their GPUs); resumes with frontier plan ")
@@ -52,12 +55,12 @@ void AppendCarbon(std::string& out, const Json& c) {
          Num(c["slowdown_so_far"].get<double>() * 100, "%.2f").c_str(),
          Num(c["slowdown_budget"].get<double>() * 100, "%.2f").c_str(),
          carbon::FormatIsoUtc(c["next_eval_unix_s"].get<int64_t>()).c_str());
-  if (!c["explanation"].get<std::string>().empty()) Append(out, "  why: %s\n", c["explanation"].get<std::string>().c_str());
+  if (!c["explanation"].get<std::string>().empty()) Append(out, "  why: %s\n", Text(c["explanation"]).c_str());
 }
 
 void AppendPowerCap(std::string& out, const Json& p) {
   Append(out, "power cap: %s W average over %s s (%s)", Num(p["average_w"], "%.0f").c_str(),
-         Num(p["window_s"], "%.0f").c_str(), p["source"].get<std::string>().c_str());
+         Num(p["window_s"], "%.0f").c_str(), Text(p["source"]).c_str());
   if (p.value("server_share_w", Json()).is_number()) {
     Append(out, "; server share %s W, own cap %s W", Num(p["server_share_w"], "%.0f").c_str(),
            Num(p.value("own_average_w", Json()), "%.0f").c_str());
@@ -69,7 +72,7 @@ void AppendPowerCap(std::string& out, const Json& p) {
   }
   Append(out, "\n  predicted %s W, measured %s W, running the %s setting (%s of each window fast)%s\n",
          Num(p["predicted_w"], "%.0f").c_str(), Num(p["measured_w"], "%.0f").c_str(),
-         p["running"].get<std::string>().c_str(), Num(p["fast_share"], "%.2f").c_str(),
+         Text(p["running"]).c_str(), Num(p["fast_share"], "%.2f").c_str(),
          p["feasible"] == false ? "; infeasible: the least power the frontier offers is above the cap" : "");
 }
 
@@ -79,14 +82,14 @@ std::string FormatServerPowerCap(const Json& cap) {
   std::string out;
   if (!cap.is_object()) return out;
   if (cap.value("error", Json()).is_string()) {
-    Append(out, "warning: the server's power cap is not in force: %s\n", cap["error"].get<std::string>().c_str());
+    Append(out, "warning: the server's power cap is not in force: %s\n", Text(cap["error"]).c_str());
   }
   if (!cap["cap"].is_object()) return out;
   Append(out, "server power cap: %s W average over %s s, %s W shared by %zu running jobs", Num(cap["cap"]["average_w"], "%.0f").c_str(),
          Num(cap["cap"]["window_s"], "%.0f").c_str(), Num(cap["shared_w"], "%.0f").c_str(), cap["jobs"].size());
   for (size_t k = 0; k < cap["jobs"].size(); ++k) {
     const Json& j = cap["jobs"][k];
-    Append(out, "%s%s %s W", k == 0 ? " (" : ", ", j["id"].get<std::string>().c_str(), Num(j["share_w"], "%.0f").c_str());
+    Append(out, "%s%s %s W", k == 0 ? " (" : ", ", Text(j["id"]).c_str(), Num(j["share_w"], "%.0f").c_str());
   }
   Append(out, "%s%s\n", cap["jobs"].empty() ? "" : ")",
          cap["feasible"] == false ? "; infeasible: the jobs' slowest settings alone exceed it" : "");
@@ -100,14 +103,14 @@ std::string FormatJobList(const Json& reply) {
   } else {
     Append(out, "%-24s %-12s %-8s %s\n", "JOB", "PHASE", "RANKS", "WARNINGS");
     for (const Json& j : reply["jobs"]) {
-      Append(out, "%-24s %-12s %-8s %zu\n", j["id"].get<std::string>().c_str(), j["phase"].get<std::string>().c_str(),
+      Append(out, "%-24s %-12s %-8s %zu\n", Text(j["id"]).c_str(), Text(j["phase"]).c_str(),
              (std::to_string(j["ranks_registered"].get<int>()) + "/" + std::to_string(j["world_size"].get<int>())).c_str(),
              j.value("warnings", Json::array()).size());
     }
   }
   for (const Json& q : reply.value("quarantined", Json::array())) {
-    Append(out, "warning: job %s is quarantined: %s (DELETE /jobs/%s removes it)\n", q["id"].get<std::string>().c_str(),
-           q["error"].get<std::string>().c_str(), q["id"].get<std::string>().c_str());
+    Append(out, "warning: job %s is quarantined: %s (DELETE /jobs/%s removes it)\n", Text(q["id"]).c_str(),
+           Text(q["error"]).c_str(), Text(q["id"]).c_str());
   }
   const int64_t unknown = reply.value("unknown_rank_requests", int64_t{0});
   if (unknown > 0) {
@@ -121,14 +124,14 @@ std::string FormatJobStatus(const Json& j) {
   std::string out;
   const Json& spec = j["spec"];
   Append(out, "job %s: %s (dp %d, pp %d, tp %d, %s, %d microbatches), ranks %d/%d\n",
-         j["id"].get<std::string>().c_str(), j["phase"].get<std::string>().c_str(), spec["dp"].get<int>(),
-         spec["pp"].get<int>(), spec["tp"].get<int>(), spec["schedule"].get<std::string>().c_str(),
+         Text(j["id"]).c_str(), Text(j["phase"]).c_str(), spec["dp"].get<int>(),
+         spec["pp"].get<int>(), spec["tp"].get<int>(), Text(spec["schedule"]).c_str(),
          spec["microbatches"].get<int>(), j["ranks_registered"].get<int>(), j["world_size"].get<int>());
-  if (!j["error"].get<std::string>().empty()) Append(out, "error: %s\n", j["error"].get<std::string>().c_str());
+  if (!j["error"].get<std::string>().empty()) Append(out, "error: %s\n", Text(j["error"]).c_str());
   const Json& prof = j.value("profiling", Json());
   if (prof.is_object() && prof.contains("stages")) {
     Append(out, "profiling: window %d of %d (%s), %d clocks per stage, %d ranks reported\n", prof["window"].get<int>() + 1,
-           prof["windows"].get<int>(), prof["purpose"].get<std::string>().c_str(),
+           prof["windows"].get<int>(), Text(prof["purpose"]).c_str(),
            prof["clocks_per_stage"].get<int>(), prof["reported"].get<int>());
     for (const Json& s : prof["stages"]) {
       Append(out, "  stage %d: forward %d MHz, backward %d MHz\n", s["stage"].get<int>(),
@@ -139,8 +142,8 @@ std::string FormatJobStatus(const Json& j) {
     std::string where;
     if (w["stage"].get<int>() >= 0) where += " stage " + std::to_string(w["stage"].get<int>());
     if (w["rank"].get<int>() >= 0) where += " rank " + std::to_string(w["rank"].get<int>());
-    Append(out, "warning [%s%s]: %s\n", w["code"].get<std::string>().c_str(), where.c_str(),
-           w["message"].get<std::string>().c_str());
+    Append(out, "warning [%s%s]: %s\n", Text(w["code"]).c_str(), where.c_str(),
+           Text(w["message"]).c_str());
   }
   if (j.contains("frontier")) {
     const Json& f = j["frontier"];
@@ -162,16 +165,12 @@ std::string FormatJobStatus(const Json& j) {
   }
   for (const Json& s : j["stragglers"]) {
     Append(out, "  straggler: pipeline %d, slowdown %.3f (%s)\n", s["pipeline"].get<int>(), s["slowdown"].get<double>(),
-           s["source"].get<std::string>().c_str());
+           Text(s["source"]).c_str());
   }
   return out;
 }
 
 int RunStatus(const StatusArgs& args) {
-  if (!args.job.empty() && !IsValidJobId(args.job)) {
-    std::cerr << "perseus: error: --job: expected " << kJobIdRule << ", got '" << args.job << "'\n";
-    return 1;
-  }
   Result<std::string> token = ReadToken(args.token_file);  // a server started with --token-for-reads needs it
   if (!token.ok()) return ReportError(token.status());
   const client::ServerAddress address{args.server, *token, args.ca_cert};
@@ -212,7 +211,12 @@ void RegisterStatusCommand(CLI::App& app) {
   auto args = std::make_shared<StatusArgs>();
   CLI::App* cmd = app.add_subcommand("status", "Show the jobs of a perseus server");
   cmd->add_option("--server", args->server, "Server URL")->capture_default_str();
-  cmd->add_option("--job", args->job, "Show this job in detail");
+  // Checked here, so `--job ""` is an error and not the list of jobs.
+  cmd->add_option("--job", args->job, "Show this job in detail")->check(CLI::Validator(
+      [](std::string& job) {
+        return IsValidJobId(job) ? std::string() : "expected " + std::string(kJobIdRule) + ", got '" + EscapeControlChars(job) + "'";
+      },
+      "JOB"));
   cmd->add_option("--token-file", args->token_file,
                   "File holding the server's token, for a server started with --token-for-reads (else $PERSEUS_TOKEN)");
   cmd->add_flag("--json", args->json, "Print the server's JSON reply");

@@ -97,6 +97,19 @@ TEST(StatusCommand, JobListCountsWarningsAndUnknownRankRequests) {
   EXPECT_EQ(FormatJobList({{"jobs", Json::array()}}), "no jobs\n");
 }
 
+// The server's strings reach a terminal: an escape sequence in a job id,
+// phase or message is shown as text, not run (a review, 2026-11-29).
+TEST(StatusCommand, EscapeSequencesFromTheServerAreShownNotRun) {
+  Json reply = {{"jobs", Json::array({{{"id", "a\x1b]0;pwned\x07"}, {"phase", "run\x1b[2J"}, {"ranks_registered", 1},
+                                       {"world_size", 1}}})},
+                {"quarantined", Json::array({{{"id", "q"}, {"error", "bad\r\nline \xc2\x9b" "31m"}}})}};
+  std::string text = FormatJobList(reply);
+  EXPECT_EQ(text.find('\x1b'), std::string::npos) << text;
+  EXPECT_NE(text.find("a\\x1b]0;pwned\\x07"), std::string::npos) << text;
+  EXPECT_NE(text.find("run\\x1b[2J"), std::string::npos) << text;
+  EXPECT_NE(text.find("quarantined: bad\\x0d\\nline \\u009b31m (DELETE"), std::string::npos) << text;
+}
+
 TEST(StatusCommand, ShowsPowerCaps) {
   Json job = RunningJob();
   job["power_cap"] = {{"average_w", 50000.0}, {"window_s", 60}, {"source", "server"}, {"server_share_w", 50000.0},

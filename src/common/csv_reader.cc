@@ -92,12 +92,9 @@ Result<double> CsvTable::Number(const CsvRow& row, int column) const {
     return Status::InvalidArgument(Where(row, name) + "missing value");
   }
   const std::string& s = row.fields[column];
-  char* end = nullptr;
-  double v = std::strtod(s.c_str(), &end);
-  if (end == s.c_str() || end != s.c_str() + s.size() || !std::isfinite(v)) {
-    return Status::InvalidArgument(Where(row, name) + "expected a number, got '" + s + "'");
-  }
-  return v;
+  std::optional<double> v = ParseDecimal(s);
+  if (!v) return Status::InvalidArgument(Where(row, name) + "expected a number, got '" + s + "'");
+  return *v;
 }
 
 Result<CsvTable> ParseCsv(const std::string& text, const std::string& source) {

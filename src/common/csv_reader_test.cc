@@ -31,6 +31,11 @@ TEST(CsvReader, NumberErrorsSayWhere) {
   ASSERT_FALSE(v.ok());
   EXPECT_EQ(v.status().message(), "t.csv:2: column 'b': expected a number, got 'abc'");
   EXPECT_FALSE(t->Number(t->rows[0], 0).ok() == false);
+  // strtod took hexadecimal; a number is decimal (ParseDecimal). Fields are trimmed, so " 5" is 5.
+  t = ParseCsv("a,b\n0x10, 5\n", "t.csv");
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->Number(t->rows[0], 0).status().message(), "t.csv:2: column 'a': expected a number, got '0x10'");
+  EXPECT_EQ(*t->Number(t->rows[0], 1), 5);
 }
 
 TEST(CsvReader, RejectsEmptyAndUnterminated) {

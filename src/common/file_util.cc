@@ -50,10 +50,11 @@ Status WriteFileAtomic(const std::string& path, const std::string& contents) {
   return WriteFileAtomic(path, [&contents](std::ostream& out) { out.write(contents.data(), static_cast<std::streamsize>(contents.size())); });
 }
 
-Status WriteFileAtomic(const std::string& path, const StreamWriter& write) {
+Status WriteFileAtomic(const std::string& path, const StreamWriter& write, const std::string& shown_as) {
+  const std::string& name = shown_as.empty() ? path : shown_as;
   std::string tmp = path + ".tmp." + std::to_string(::getpid());
   std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-  if (!out) return Status::IoError(path + ": cannot create " + tmp + ": " + std::strerror(errno));
+  if (!out) return Status::IoError(name + ": cannot create it: " + std::strerror(errno));
   errno = 0;
   write(out);
   out.flush();
@@ -68,12 +69,12 @@ Status WriteFileAtomic(const std::string& path, const StreamWriter& write) {
   }
   if (!ok) {
     std::remove(tmp.c_str());
-    return Status::IoError(path + ": write failed" + (err != 0 ? std::string(": ") + std::strerror(err) : ""));
+    return Status::IoError(name + ": write failed" + (err != 0 ? std::string(": ") + std::strerror(err) : ""));
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     std::string err = std::strerror(errno);
     std::remove(tmp.c_str());
-    return Status::IoError(path + ": " + err);
+    return Status::IoError(name + ": " + err);
   }
   return Status::Ok();
 }

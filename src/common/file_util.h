@@ -22,8 +22,10 @@ Result<std::string> ReadFile(const std::string& path, size_t max_bytes = kMaxRea
 Status WriteFileAtomic(const std::string& path, const std::string& contents);
 // The same, with `write` streaming the contents (a large output is never held
 // whole in memory); a stream error fails the write and leaves nothing behind.
+// Errors name `shown_as` when given (a file that is itself a step towards
+// another, such as --out's partial files), else `path`.
 using StreamWriter = std::function<void(std::ostream&)>;
-Status WriteFileAtomic(const std::string& path, const StreamWriter& write);
+Status WriteFileAtomic(const std::string& path, const StreamWriter& write, const std::string& shown_as = "");
 // Creates `dir` and its parents if missing.
 Status MakeDirs(const std::string& dir);
 // Ok when the folder that would hold `path` (its parent, or the working

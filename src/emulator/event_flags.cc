@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "common/strings.h"
 #include "perseus/emulator.h"
 
 namespace perseus {
@@ -38,10 +39,9 @@ Result<Fields> SplitFields(const std::string& flag, const std::string& text, con
 }
 
 Result<double> ParseDouble(const std::string& s) {
-  char* end = nullptr;
-  double v = std::strtod(s.c_str(), &end);
-  if (s.empty() || end != s.c_str() + s.size() || !std::isfinite(v)) return Status::InvalidArgument("");
-  return v;
+  std::optional<double> v = ParseDecimal(s);
+  if (!v) return Status::InvalidArgument("");
+  return *v;
 }
 
 Result<int> ParseInt(const std::string& s) {

@@ -158,6 +158,32 @@ Status CheckPlausibleTimes(const Profile& profile, const std::map<std::tuple<int
   return Status::Ok();
 }
 
+// A row's power, energy / time, against what one GPU can draw. The bounds
+// are wide (the shared A100 profiles draw 221-482 W; the largest GPUs about
+// 1,400 W): they catch units, not hardware. Millijoules read as joules are a
+// thousand times too much; kilojoules, watt-hours or times in milliseconds a
+// thousand times too little.
+// Checked after the times, so a time in milliseconds is named as such.
+Status CheckPlausiblePowers(const Profile& profile, const std::map<std::tuple<int, int, int>, int>& line_of,
+                            const std::string& source) {
+  for (int s = 0; s < profile.num_stages(); ++s) {
+    for (int i = 0; i < kNumInstructions; ++i) {
+      for (const FreqPoint& p : profile.stages[s].points[i]) {
+        const double power_w = p.energy_j / p.time_s;
+        if (power_w >= kMinPlausibleGpuPowerW && power_w <= kMaxPlausibleGpuPowerW) continue;
+        return Status::InvalidArgument(
+            source + ":" + std::to_string(line_of.at({s, i, p.freq_mhz})) + ": column 'energy': " +
+            Format("%g J in %g s at %d MHz is ", p.energy_j, p.time_s, p.freq_mhz) +
+            Format(power_w >= 10 ? "%.0f" : "%.2g", power_w) +
+            Format(" W on one GPU: expected %g to %g W", kMinPlausibleGpuPowerW, kMaxPlausibleGpuPowerW) +
+            (power_w > kMaxPlausibleGpuPowerW ? " (joules, not millijoules?)"
+                                              : " (joules, not kilojoules or watt-hours? seconds, not milliseconds?)"));
+      }
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<Profile> ParseProfileCsv(const std::string& text, const std::string& source, int expected_stages,
@@ -189,7 +215,10 @@ Result<Profile> ParseProfileCsv(const std::string& text, const std::string& sour
                                    std::to_string(expected_stages - 1) + ")");
   }
   profile.source = source;
-  if (origin == ProfileOrigin::kUserFile) PERSEUS_RETURN_IF_ERROR(CheckPlausibleTimes(profile, seen, source));
+  if (origin == ProfileOrigin::kUserFile) {
+    PERSEUS_RETURN_IF_ERROR(CheckPlausibleTimes(profile, seen, source));
+    PERSEUS_RETURN_IF_ERROR(CheckPlausiblePowers(profile, seen, source));
+  }
   PERSEUS_RETURN_IF_ERROR(CompleteStages(profile, source));
   for (StageProfile& sp : profile.stages) {
     for (auto& pts : sp.points) {

@@ -170,6 +170,21 @@ TEST(ProfileParse, MissingValue) {
   EXPECT_EQ(ParseError(std::string(kHeader) + "0,forward,1,200,0.055,21\n"), "x.csv:2: expected 5 fields (as the header), got 6");
 }
 
+// Energy in millijoules made powercap report "all-max clocks draw 2327056 W"
+// (a review, 2026-11-29): each row's power must be one a GPU can draw.
+TEST(ProfileParse, APowerNoGpuDrawsIsRefused) {
+  EXPECT_EQ(ParseError(std::string(kHeader) + "0,forward,1410,0.05,20000\n0,backward,1410,0.1,40\n"),
+            "x.csv:2: column 'energy': 20000 J in 0.05 s at 1410 MHz is 400000 W on one GPU: expected 5 to 3000 W "
+            "(joules, not millijoules?)");
+  EXPECT_EQ(ParseError(std::string(kHeader) + "0,forward,1410,0.05,20\n0,backward,1410,0.1,0.011\n"),
+            "x.csv:3: column 'energy': 0.011 J in 0.1 s at 1410 MHz is 0.11 W on one GPU: expected 5 to 3000 W "
+            "(joules, not kilojoules or watt-hours? seconds, not milliseconds?)");
+  // A measured profile is checked by the profiler's own warnings instead.
+  EXPECT_TRUE(ParseProfileCsv(std::string(kHeader) + "0,forward,1410,0.05,20000\n0,backward,1410,0.1,40\n", "x.csv", 1,
+                              ProfileOrigin::kMeasured)
+                  .ok());
+}
+
 // One row in milliseconds among seconds looked like a very slow, cheap option
 // and stretched the frontier to 1,000 s (a review, 2026-11-28).
 TEST(ProfileParse, ATimeNoClockCouldGiveIsRefused) {
@@ -333,7 +348,7 @@ TEST(ProfileToCsv, RoundTripsExactly) {
       for (int k = 0; k < 4; ++k) {
         // Values without a short decimal form, to check no precision is lost.
         profile.stages[s].points[i].push_back(
-            FreqPoint{1410 - 105 * k - s, (0.1 + 0.2) * (1 + 0.1 * k) / 3.0 + s * 1e-7 + i, 1.0 / 3.0 * (5 + k + s + i)});
+            FreqPoint{1410 - 105 * k - s, (0.1 + 0.2) * (1 + 0.1 * k) / 3.0 + s * 1e-7 + i, 100.0 / 3.0 * (5 + k + s + i)});
       }
     }
   }

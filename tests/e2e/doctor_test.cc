@@ -196,6 +196,16 @@ TEST(DoctorTest, MissingLibraryFailsWithAClearMessage) {
   EXPECT_NE(r.out.find("summary: 0 ok, 0 warn, 1 fail, 8 skip: not ready for perseus"), std::string::npos) << r.out;
 }
 
+// A file that is not a library is that file's fault, not a missing driver.
+TEST(DoctorTest, AGivenFileThatIsNotALibraryIsNamed) {
+  CliRun r = Doctor({"--nvml-library", "/etc/passwd"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("fail  NVML library          /etc/passwd is not a library this machine can load (dlopen(/etc/passwd): "),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("no NVIDIA driver"), std::string::npos) << r.out;
+}
+
 TEST(DoctorTest, DefaultLibraryNameWhenThereIsNoDriver) {
   void* real = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
   if (real != nullptr) {

@@ -224,16 +224,41 @@ TEST(PowerCapCli, StragglerFlagsAreCheckedAndEachPipelineGivenOnce) {
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("--straggler 4:1.2: expected PIPELINE:SLOWDOWN with PIPELINE in [0, 3]"), std::string::npos) << r.err;
   // strtol read ":1.5" as pipeline 0 (no digits) and took " 0", "-0" and "+0".
-  for (const char* bad : {":1.5", " 0:1.2", "-0:1.2", "+1:1.2"}) {
+  // strtod took hexadecimal ("0x1.2p0") and leading spaces.
+  for (const char* bad : {":1.5", " 0:1.2", "-0:1.2", "+1:1.2", "1:0x1.2p0", "1: 1.2"}) {
     r = RunPerseus({"powercap", "--example", "gpt3-xl-a100", "--pipelines", "4", "--straggler", bad, "--out", out});
     EXPECT_NE(r.exit_code, 0) << bad;
     EXPECT_NE(r.err.find("expected PIPELINE:SLOWDOWN"), std::string::npos) << bad << ": " << r.err;
   }
+  // CLI11 read integers with base 0: "0x10" was 16 pipelines and "010" eight.
+  for (const char* bad : {"0x10", "1e3", "4.0"}) {
+    r = RunPerseus({"powercap", "--example", "gpt3-xl-a100", "--pipelines", bad, "--out", out});
+    EXPECT_EQ(r.exit_code, 2) << bad;
+    EXPECT_EQ(r.err.rfind(std::string("perseus: error: --pipelines: expected a whole number in [1, 100000], got ") + bad,
+                          0),
+              0u)
+        << r.err;
+  }
   EXPECT_FALSE(fs::exists(out));
-  r = RunPerseus({"powercap", "--example", "gpt3-xl-a100", "--pipelines", "4", "--straggler", "1:1.2",
+  r = RunPerseus({"powercap", "--example", "gpt3-xl-a100", "--pipelines", "04", "--straggler", "1:1.2",
                   "--straggler", "2:1.1", "--caps", "4", "--out", out});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(fs::exists(out + "/power_cap.csv"));
+}
+
+// --out through a dangling link said "File exists", and a file said the same.
+TEST(PowerCapCli, AnOutFolderThatCannotBeIsNamed) {
+  ScopedTempDir tmp;
+  const std::string link = tmp.Path("link"), file = tmp.Path("file");
+  fs::create_symlink(tmp.Path("gone"), link);
+  { std::ofstream(file) << "x"; }
+  CommandResult r = RunPerseus({"powercap", "--example", "gpt3-xl-a100", "--caps", "4", "--out", link});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "perseus: error: --out " + link + ": a symbolic link to " + tmp.Path("gone") + ", which does not exist\n");
+  r = RunPerseus({"powercap", "--example", "gpt3-xl-a100", "--caps", "4", "--out", file});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "perseus: error: --out " + file + ": not a folder\n");
+  EXPECT_FALSE(fs::exists(tmp.Path("gone")));
 }
 
 TEST(EmulateCli, MissingProfileNamesTheFile) {

@@ -327,7 +327,10 @@ TEST_F(OptimizeCli, MaxClockChangesBelowMinusOneIsAnError) {
 TEST_F(OptimizeCli, BadNumbersNameTheFlagAndWhatItExpects) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{"--max-plans", "-3"}, "--max-plans: expected a whole number >= 0, got -3"},
-      {{"--blocking-power", "-1"}, "--blocking-power: expected a number >= 0, got -1"},
+      {{"--blocking-power", "-1"}, "--blocking-power: expected a number in [0, 3000], got -1"},
+      {{"--blocking-power", "1e300"}, "--blocking-power: expected a number in [0, 3000], got 1e300"},
+      {{"--unit-time-ms", "0x10"}, "--unit-time-ms: expected a number > 0, got 0x10"},
+      {{"--lower-bound-samples", "0x10"}, "--lower-bound-samples: expected a whole number in [-1, 10000], got 0x10"},
       {{"--unit-time-ms", "0"}, "--unit-time-ms: expected a number > 0, got 0"},
       {{"--unit-time-ms", "inf"}, "--unit-time-ms: expected a number > 0, got inf"},
       {{"--stages", "0"}, "--stages: expected a whole number > 0, got 0"},

@@ -8,15 +8,21 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "common/http_error.h"
 #include "common/http_url.h"
+#include "common/strings.h"
 
 namespace perseus::client {
 
 using Json = nlohmann::json;
 
+namespace {
+constexpr int kConnectTimeoutS = 1;
+}  // namespace
+
 ServerApi::ServerApi(ServerAddress address)
     : address_(std::move(address)), http_(std::make_unique<httplib::Client>(address_.url)) {
-  http_->set_connection_timeout(1, 0);
+  http_->set_connection_timeout(kConnectTimeoutS, 0);
   http_->set_read_timeout(5, 0);
   http_->set_write_timeout(5, 0);
   http_->set_keep_alive(true);
@@ -53,26 +59,8 @@ Status CheckServerAddress(const ServerAddress& address, const std::string& url_w
   return Status::Ok();
 }
 
-namespace {
-
-// cpp-httplib 0.11 names its errors by their enumerator ("Connection").
-std::string DescribeError(httplib::Error error) {
-  switch (error) {
-    case httplib::Error::Connection: return "cannot connect (is the server running and reachable at that address?)";
-    case httplib::Error::ConnectionTimeout: return "no connection within the timeout (1 s)";
-    case httplib::Error::Read: return "the connection failed or timed out while reading the reply";
-    case httplib::Error::Write: return "the connection failed while sending the request";
-    case httplib::Error::ExceedRedirectCount: return "too many redirects";
-    case httplib::Error::Canceled: return "canceled";
-    case httplib::Error::BindIPAddress: return "cannot bind the local address";
-    default: return httplib::to_string(error);
-  }
-}
-
-}  // namespace
-
 std::string ServerApi::TransportError(const std::string& what, httplib::Error error) const {
-  std::string message = what + ": " + DescribeError(error);
+  std::string message = what + ": " + DescribeHttpError(error, kConnectTimeoutS);
   if (error == httplib::Error::SSLServerVerification) {
     message += " (" + std::string(X509_verify_cert_error_string(http_->get_openssl_verify_result())) +
                "; CA bundle: " + (address_.ca_cert_path.empty() ? "the system's" : address_.ca_cert_path) +
@@ -90,10 +78,15 @@ ServerApi::~ServerApi() = default;
 Result<std::string> ServerApi::Check(const std::string& what, int http_status, const std::string& body) {
   reached_ = true;
   if (http_status >= 200 && http_status < 300) return body;
-  std::string message = body;
+  // The server's words, or the start of a reply of another shape (a proxy's
+  // page), never escape sequences for the terminal they are printed on.
+  constexpr size_t kMaxShownBytes = 500;
+  std::string message = body.size() > kMaxShownBytes ? body.substr(0, kMaxShownBytes) + "..." : body;
   Json j = Json::parse(body, nullptr, false);
-  if (j.is_object() && j.contains("error") && j["error"].is_object()) message = j["error"].value("message", body);
-  message = what + ": HTTP " + std::to_string(http_status) + ": " + message;
+  if (j.is_object() && j.contains("error") && j["error"].is_object() && j["error"].value("message", Json()).is_string()) {
+    message = j["error"]["message"].get<std::string>();
+  }
+  message = what + ": HTTP " + std::to_string(http_status) + ": " + EscapeControlChars(message);
   if (http_status == 404) return Status::NotFound(message);
   if (http_status == 409) return Status::Unavailable(message);
   if (http_status >= 500) return Status::Unavailable(message);

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "common/command_line.h"
+#include "common/flag_checks.h"
 #include "perseus/version.h"
 #include "runtime/daemon/daemon_server.h"
 #include "runtime/daemon/gpu_broker.h"
@@ -169,11 +170,11 @@ int main(int argc, char** argv) {
                  "NVML library to load (default: $PERSEUS_NVML_LIBRARY, else libnvidia-ml.so.1)");
   app.add_option("--max-clients", flags.max_clients, "Clients served at once (refused ones do not count)")
       ->capture_default_str()
-      ->check(CLI::Range(1, 65536));
+      ->transform(perseus::IntegerIn(1, 65536));
   app.add_option("--max-clients-per-user", flags.max_clients_per_user,
                  "Clients of one user served at once, so one user cannot lock the others out")
       ->capture_default_str()
-      ->check(CLI::Range(1, 65536));
+      ->transform(perseus::IntegerIn(1, 65536));
   if (std::optional<int> exit_status = perseus::ParseCommandLine(app, argc, argv, "perseusd")) return *exit_status;
   perseus::Status status = perseus::runtime::Run(flags);
   if (!status.ok()) {

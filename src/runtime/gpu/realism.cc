@@ -39,14 +39,9 @@ Status Invalid(const std::string& key, const std::string& expected, const std::s
 }
 
 Result<double> ParseNumber(const std::string& key, const std::string& value) {
-  const char* begin = value.c_str();
-  char* end = nullptr;
-  errno = 0;
-  double v = std::strtod(begin, &end);
-  if (value.empty() || end != begin + value.size() || errno == ERANGE || !std::isfinite(v)) {
-    return Invalid(key, "a number", "'" + value + "'");
-  }
-  return v;
+  std::optional<double> v = ParseDecimal(value);
+  if (!v) return Invalid(key, "a number", "'" + value + "'");
+  return *v;
 }
 
 // A number with lower bound `min` (inclusive unless `min_exclusive`) and upper

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iterator>
 
+#include "carbon/electricitymaps_source.h"
 #include "common/http_url.h"
 #include "common/job_id.h"
 
@@ -166,6 +167,10 @@ Status ParseCarbon(const Json& body, bool strict, std::optional<CarbonConfig>* o
     Result<std::string> zone = GetString(c, "zone", "carbon.zone", 64);
     if (!zone.ok()) return zone.status();
     if (zone->empty()) return FieldError("carbon.zone", "expected a zone such as \"US-CAL-CISO\", got \"\"");
+    // The key's characters at registration only, as the base URL below.
+    if (Status st = carbon::CheckElectricityMapsZone(*zone); strict && !st.ok()) {
+      return FieldError("carbon.zone", st.message());
+    }
     cfg.zone = *zone;
     if (c.contains("token")) {
       Result<std::string> token = GetString(c, "token", "carbon.token", 512);

@@ -204,6 +204,10 @@ TEST_F(JobServiceCarbonTest, BadConfigsAreRejectedNamingTheField) {
   EXPECT_EQ(RegisterError({{"source", "trace"}, {"trace_path", "/nonexistent/trace.csv"}}).rfind("field 'carbon.trace_path':", 0),
             0u);
   EXPECT_EQ(RegisterError({{"source", "electricitymaps"}}), "field 'carbon.zone': missing");
+  // The zone goes into the request's query string: "FR&zone=DE" asked for another zone.
+  EXPECT_EQ(RegisterError({{"source", "electricitymaps"}, {"zone", "FR&zone=DE"}}),
+            "field 'carbon.zone': expected a zone key such as \"US-CAL-CISO\" (1 to 64 letters, digits, '-' or '_'), "
+            "got \"FR&zone=DE\"");
   EXPECT_EQ(RegisterError({{"source", "electricitymaps"}, {"zone", "DE"}, {"base_url", "ftp://x"}}),
             "field 'carbon.base_url': expected http://host[:port] or https://host[:port], got \"ftp://x\"");
   EXPECT_EQ(RegisterError({{"source", "fixed"}, {"value_g_per_kwh", 1}, {"pause", "hold"}}),

@@ -1,0 +1,37 @@
+#include "common/strings.h"
+
+#include <gtest/gtest.h>
+
+namespace perseus {
+namespace {
+
+TEST(EscapeControlChars, KeepsPrintableTextAndUtf8) {
+  EXPECT_EQ(EscapeControlChars("job-1: running, 3/4 ranks"), "job-1: running, 3/4 ranks");
+  EXPECT_EQ(EscapeControlChars("Zürich \xe2\x82\xac"), "Zürich \xe2\x82\xac");  // ü and €: not C1 controls
+  EXPECT_EQ(EscapeControlChars(""), "");
+}
+
+TEST(EscapeControlChars, ShowsControlCharactersAsEscapes) {
+  EXPECT_EQ(EscapeControlChars("a\x1b[2Jb"), "a\\x1b[2Jb");
+  EXPECT_EQ(EscapeControlChars("one\ntwo\tthree\r"), "one\\ntwo\\tthree\\x0d");
+  EXPECT_EQ(EscapeControlChars(std::string("nul\0del\x7f", 8)), "nul\\x00del\\x7f");
+  EXPECT_EQ(EscapeControlChars("csi \xc2\x9b" "31m"), "csi \\u009b31m");  // U+009B: CSI on some terminals
+  EXPECT_EQ(EscapeControlChars("cut \xc2"), "cut \xc2");                  // a lone lead byte is not a control
+}
+
+TEST(ParseDecimal, TakesDecimalNumbersOnly) {
+  EXPECT_EQ(ParseDecimal("1.5"), 1.5);
+  EXPECT_EQ(ParseDecimal("-2"), -2.0);
+  EXPECT_EQ(ParseDecimal("+2"), 2.0);
+  EXPECT_EQ(ParseDecimal("3e-2"), 0.03);
+  EXPECT_EQ(ParseDecimal("1E+3"), 1000.0);
+  EXPECT_EQ(ParseDecimal(".5"), 0.5);
+  // strtod took all of these: hexadecimal, infinity, NaN, spaces, a double sign, overflow.
+  for (const char* text : {"", "0x10", "0x1p3", "inf", "-inf", "nan", " 1", "1 ", "+-1", "+", "1e400", "1,5", "1.5.2",
+                           "12abc"}) {
+    EXPECT_EQ(ParseDecimal(text), std::nullopt) << text;
+  }
+}
+
+}  // namespace
+}  // namespace perseus
