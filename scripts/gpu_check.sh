@@ -66,6 +66,11 @@ set +e
 report="$("$cli" doctor --gpu "$gpu" "${daemon_args[@]}" 2>&1)"
 rc=$?
 set -e
+if ((rc >= 128)); then  # doctor ended by a signal (it unlocks the clock first)
+  echo "$report"
+  echo "gpu_check: perseus doctor was interrupted" >&2
+  exit "$rc"
+fi
 if ((rc != 0)); then
   reason="$(sed -n 's/^fail  NVML library  *\(no NVIDIA driver: .*\) (.*)$/\1/p' <<<"$report")"
   [[ -n "$reason" ]] && skip "$reason"

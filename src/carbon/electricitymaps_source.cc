@@ -50,7 +50,8 @@ Status CheckElectricityMapsZone(const std::string& zone) {
   constexpr size_t kMaxZoneChars = 64;
   const bool ok = !zone.empty() && zone.size() <= kMaxZoneChars &&
                   std::all_of(zone.begin(), zone.end(), [](unsigned char c) {
-                    return std::isalnum(c) || c == '-' || c == '_';
+                    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
+                           c == '_';  // ASCII whatever the locale
                   });
   if (ok) return Status::Ok();
   return Status::InvalidArgument("expected a zone key such as \"US-CAL-CISO\" (1 to 64 letters, digits, "

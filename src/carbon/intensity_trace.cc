@@ -126,6 +126,7 @@ Result<IntensityTrace> BuildHourlyTrace(const std::vector<IntensitySample>& samp
   int empty = 0;
   for (const IntensitySample& s : samples) empty += std::isnan(s.carbon_g_per_kwh);
   const int filled = FillGaps(trace.carbon_g_per_kwh);
+  trace.filled_hours = filled;
   if (filled == static_cast<int>(trace.carbon_g_per_kwh.size())) {
     return Status::InvalidArgument(source + ": no carbon-intensity values");
   }
@@ -173,7 +174,7 @@ Result<IntensityTrace> EiaTraceFromTable(const Result<CsvTable>& table, const st
       trace->notes.push_back("fuel mix not used: " + mw.status().message());
       return trace;
     }
-    if (!mw->notes.empty()) filled_columns += std::string(filled_columns.empty() ? "" : ", ") + fuel.column;
+    if (mw->filled_hours > 0) filled_columns += std::string(filled_columns.empty() ? "" : ", ") + fuel.column;
     trace->generation.push_back({fuel.column, fuel.lifecycle_g_per_kwh, std::move(mw->carbon_g_per_kwh)});
   }
   if (!trace->generation.empty() && !filled_columns.empty()) {

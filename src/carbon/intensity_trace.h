@@ -61,6 +61,7 @@ struct IntensityTrace {
   std::vector<double> carbon_g_per_kwh;    // one value per hour window
   std::vector<FuelGeneration> generation;  // the fuel mix, where the source has it (else empty)
   std::vector<std::string> notes;          // e.g. "filled 3 empty avg_CI cells by interpolation"
+  int filled_hours = 0;                    // hours BuildHourlyTrace interpolated
   int size() const { return static_cast<int>(carbon_g_per_kwh.size()); }
   int64_t WindowStart(int i) const { return start_unix_s + i * kWindowS; }
 };

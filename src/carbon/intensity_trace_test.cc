@@ -60,6 +60,25 @@ TEST(CsvTrace, AveragesSubHourlySamples) {
       << t->notes[1];
 }
 
+// Half-hourly EIA rows with every cell given: averaged, and no note claims
+// the fuel mix had cells filled (it did, for any note at all).
+TEST(EiaTrace, SubHourlyRowsAreAveragedWithoutAFilledCellsNote) {
+  ScopedTempDir tmp;
+  std::string text = "timestamp,WND,SUN,WAT,OIL,NG,COL,NUC,OTH,avg_CI\n";
+  for (int h = 0; h < 3; ++h) {
+    for (int half = 0; half < 2; ++half) {
+      text += "2022-01-01 0" + std::to_string(h) + (half ? ":30" : ":00") + ":00+00:00,100,0,0,0,100,0,0,0," +
+              std::to_string(200 + 100 * half) + "\n";
+    }
+  }
+  Result<IntensityTrace> t = LoadEiaTrace(tmp.Write("eia.csv", text));
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  ASSERT_EQ(t->size(), 3);
+  EXPECT_DOUBLE_EQ(t->carbon_g_per_kwh[1], 250);
+  for (const std::string& note : t->notes) EXPECT_EQ(note.find("fuel mix"), std::string::npos) << note;
+  EXPECT_EQ(t->generation.size(), kEiaFuelCount);
+}
+
 TEST(CsvTrace, ErrorsNameFileAndLine) {
   ScopedTempDir tmp;
   std::string bad =

@@ -4,6 +4,8 @@
 #include <cctype>
 #include <cstdio>
 
+#include "common/strings.h"
+
 namespace perseus::carbon {
 namespace {
 
@@ -44,7 +46,11 @@ bool Expect(const std::string& s, size_t& pos, const char* any_of) {
 }  // namespace
 
 Result<int64_t> ParseIsoUtc(const std::string& text) {
-  const Status bad = Status::InvalidArgument("expected an ISO-8601 UTC timestamp, got '" + text + "'");
+  // The text may come from a server (ElectricityMaps): shown escaped and cut.
+  constexpr size_t kMaxShownChars = 64;
+  const Status bad = Status::InvalidArgument(
+      "expected an ISO-8601 UTC timestamp, got '" +
+      EscapeControlChars(text.size() > kMaxShownChars ? text.substr(0, kMaxShownChars) + "..." : text) + "'");
   size_t p = 0;
   int y, mo, d, h, mi, s = 0;
   if (!Digits(text, p, 4, y) || !Expect(text, p, "-") || !Digits(text, p, 2, mo) || !Expect(text, p, "-") ||

@@ -128,6 +128,7 @@ Result<CarbonReport> BuildReport(const CarbonArgs& a, std::string& decisions, Pr
   progress.Phase("evaluating the forecasters over the trace");
   if (r.trace.size() > 48) r.forecast = EvaluateForecasters(r.trace);
   RunCount count;
+  DetailScope detail_scope(progress);  // count's phases
   r.starts.work_h = r.work_h;
   r.starts.start_stride_h = a.start_stride_h;
   r.starts.threads = a.threads;
@@ -225,11 +226,12 @@ void PrintSummary(const CarbonReport& r) {
 }
 
 int RunCarbon(const CarbonArgs& a) {
+  if (Status out = CheckOutDir(a.out); !out.ok()) return ReportError(out);
   std::string decisions;
   Progress progress(a.quiet);
   Result<CarbonReport> r = BuildReport(a, decisions, progress);
-  progress.Finish();
   if (!r.ok()) return ReportError(r.status());
+  progress.Finish();
   Status st = WriteOutputs(a.out, {{"report.json", CarbonReportJson(*r)},
                                    {"report.md", CarbonReportMarkdown(*r)},
                                    {"week_intensity.svg", WeekIntensitySvg(*r)},

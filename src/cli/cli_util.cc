@@ -21,16 +21,34 @@ int ReportError(const Status& status) {
   return 1;
 }
 
-Status WriteOutputs(const std::string& dir, const std::vector<OutputFile>& files) {
+Status CheckOutDir(const std::string& dir) {
+  namespace fs = std::filesystem;
   if (dir.empty()) return Status::InvalidArgument("--out: expected a folder, got an empty path");
+  std::string path = dir;
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
   std::error_code ec;
-  if (std::filesystem::is_symlink(std::filesystem::symlink_status(dir, ec)) && !std::filesystem::exists(dir, ec)) {
-    return Status::IoError("--out " + dir + ": a symbolic link to " + std::filesystem::read_symlink(dir, ec).string() +
+  if (fs::is_symlink(fs::symlink_status(path, ec)) && !fs::exists(path, ec)) {
+    return Status::IoError("--out " + dir + ": a symbolic link to " + fs::read_symlink(path, ec).string() +
                            ", which does not exist");
   }
-  if (std::filesystem::exists(dir, ec) && !std::filesystem::is_directory(dir, ec)) {
-    return Status::IoError("--out " + dir + ": not a folder");
+  if (fs::exists(path, ec)) {
+    if (!fs::is_directory(path, ec)) return Status::IoError("--out " + dir + ": not a folder");
+    return Status::Ok();
   }
+  // Missing: the nearest part that exists must be a folder, to make it in.
+  for (fs::path up = fs::path(path).parent_path(); !up.empty(); up = up.parent_path()) {
+    if (fs::exists(up, ec)) {
+      if (!fs::is_directory(up, ec)) return Status::IoError("--out " + dir + ": " + up.string() + " is not a folder");
+      break;
+    }
+    if (up == up.parent_path()) break;
+  }
+  return Status::Ok();
+}
+
+Status WriteOutputs(const std::string& dir, const std::vector<OutputFile>& files) {
+  PERSEUS_RETURN_IF_ERROR(CheckOutDir(dir));
+  std::error_code ec;
   PERSEUS_RETURN_IF_ERROR(MakeDirs(dir));
   const std::string suffix = ".partial." + std::to_string(::getpid());
   std::vector<std::string> written;

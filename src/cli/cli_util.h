@@ -25,6 +25,11 @@ struct OutputFile {
 };
 // An output whose contents are already in memory.
 OutputFile TextOutput(std::string name, std::string contents);
+// Ok when --out DIR can be an output folder: not empty, not a dangling
+// link or a file (a trailing '/' changes nothing), and, when missing, under a
+// folder. Called before the work, so a bad --out fails at once, and again by
+// WriteOutputs.
+Status CheckOutDir(const std::string& dir);
 Status WriteOutputs(const std::string& dir, const std::vector<OutputFile>& files);
 Status WriteOutputs(const std::string& dir, const std::vector<std::pair<std::string, std::string>>& files);
 

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "cli/doctor_estimates.h"
+#include "common/flag_checks.h"
 #include "common/stats.h"
 #include "common/strings.h"
 #include "control/clock_change_limit.h"
@@ -129,6 +130,7 @@ int NearestClock(const std::vector<int>& clocks_mhz, double mhz) {
 // signals its child and then the child's process group, and a terminal's
 // Ctrl-C may reach a wrapper that forwards it too.
 volatile sig_atomic_t g_interrupt_signal = 0;
+volatile sig_atomic_t g_lock_attempted = 0;  // set before doctor first asks for a clock lock
 std::atomic<int64_t> g_interrupt_ns{0};
 char g_second_signal_text[160];
 size_t g_second_signal_size = 0;
@@ -143,7 +145,12 @@ int64_t MonotonicNs() {  // async-signal-safe
 extern "C" void OnInterruptSignal(int signo) {
   if (g_interrupt_signal != 0) {
     if (MonotonicNs() - g_interrupt_ns.load() < kSameInterruptNs) return;
-    (void)!write(STDERR_FILENO, g_second_signal_text, g_second_signal_size);
+    if (g_lock_attempted != 0) {
+      (void)!write(STDERR_FILENO, g_second_signal_text, g_second_signal_size);
+    } else {
+      static const char kNoLock[] = "perseus doctor: second signal: exiting now (no clock was locked)\n";
+      (void)!write(STDERR_FILENO, kNoLock, sizeof(kNoLock) - 1);
+    }
     signal(signo, SIG_DFL);
     raise(signo);
     return;
@@ -152,7 +159,7 @@ extern "C" void OnInterruptSignal(int signo) {
   g_interrupt_signal = signo;
   static const char kText[] =
       "perseus doctor: interrupted: finishing the NVML call in progress, then unlocking the clock "
-      "(a second signal exits at once)\n";
+      "(a second signal, a second or more later, exits at once)\n";
   (void)!write(STDERR_FILENO, kText, sizeof(kText) - 1);
 }
 
@@ -169,12 +176,14 @@ const char* SignalName(int signo) {
 
 std::string InterruptedReason() { return std::string("interrupted by ") + SignalName(g_interrupt_signal); }
 
-// Installs OnInterruptSignal for SIGINT, SIGTERM and SIGHUP; restores the
-// previous handlers when destroyed.
+// Installs OnInterruptSignal for SIGINT, SIGTERM and SIGHUP, except one the
+// caller ignores (`nohup`, a shell's background job): that one stays
+// ignored. Restores the previous handlers when destroyed.
 class InterruptHandlers {
  public:
   explicit InterruptHandlers(int gpu) {
     g_interrupt_signal = 0;
+    g_lock_attempted = 0;
     int n = std::snprintf(g_second_signal_text, sizeof(g_second_signal_text),
                           "perseus doctor: second signal: exiting now; the SM clock may still be locked: "
                           "unlock it with `nvidia-smi -rgc -i %d`\n", gpu);
@@ -183,10 +192,16 @@ class InterruptHandlers {
     action.sa_handler = OnInterruptSignal;
     sigemptyset(&action.sa_mask);
     action.sa_flags = SA_RESTART;
-    for (size_t i = 0; i < kSignals.size(); ++i) sigaction(kSignals[i], &action, &old_[i]);
+    for (size_t i = 0; i < kSignals.size(); ++i) {
+      sigaction(kSignals[i], nullptr, &old_[i]);
+      installed_[i] = old_[i].sa_handler != SIG_IGN;
+      if (installed_[i]) sigaction(kSignals[i], &action, nullptr);
+    }
   }
   ~InterruptHandlers() {
-    for (size_t i = 0; i < kSignals.size(); ++i) sigaction(kSignals[i], &old_[i], nullptr);
+    for (size_t i = 0; i < kSignals.size(); ++i) {
+      if (installed_[i]) sigaction(kSignals[i], &old_[i], nullptr);
+    }
   }
   InterruptHandlers(const InterruptHandlers&) = delete;
   InterruptHandlers& operator=(const InterruptHandlers&) = delete;
@@ -194,6 +209,7 @@ class InterruptHandlers {
  private:
   static constexpr std::array<int, 3> kSignals = {SIGINT, SIGTERM, SIGHUP};
   std::array<struct sigaction, 3> old_;
+  std::array<bool, 3> installed_ = {};
 };
 
 // Runs the checks on one GPU. The GPU is read through NVML in this process
@@ -340,6 +356,8 @@ Check Doctor::CheckClockControl() {
     how = uid == 0 ? "as root" : "as uid " + std::to_string(uid) + ", not root: this driver lets users lock clocks";
   }
   int max_mhz = clocks_mhz_.front();
+  if (Interrupted()) return MakeCheck("clock_control", Verdict::kSkip, InterruptedReason());
+  g_lock_attempted = 1;
   Status st = control_->SetSmClockMhz(max_mhz);
   if (!st.ok()) {
     std::string reason = st.message();
@@ -406,6 +424,10 @@ Check Doctor::CheckSwitchLatency() {
   int timeouts = 0;
   const double begin_s = NowS();
   for (int i = 0; i < kSwitches && (i == 0 || NowS() - begin_s < kSwitchBudgetS); ++i) {
+    if (Interrupted()) {
+      return MakeCheck("switch_latency", Verdict::kSkip,
+                       InterruptedReason() + Format(" after %d of %d switches", i, kSwitches));
+    }
     int target = i % 2 == 0 ? a : b;
     std::vector<ClockSample> samples;
     double start = NowS();
@@ -416,7 +438,7 @@ Check Doctor::CheckSwitchLatency() {
       return MakeCheck("switch_latency", Verdict::kSkip,
                        InterruptedReason() + Format(" after %d of %d switches", i + 1, kSwitches));
     }
-    while (NowS() - start < kSwitchTimeoutS) {
+    while (NowS() - start < kSwitchTimeoutS && !Interrupted()) {
       Result<int> r = nvml_gpu_->AchievedSmClockMhz();
       if (!r.ok()) return MakeCheck("switch_latency", Verdict::kFail, "reading the achieved clock: " + r.status().message());
       samples.push_back({NowS(), *r});
@@ -600,7 +622,14 @@ int RunDoctor(const DoctorArgs& args, std::ostream& out) {
         << "\n";
   }
   out.flush();
-  if (interrupt_signal != 0) return 128 + interrupt_signal;
+  if (interrupt_signal != 0) {
+    // End by the signal itself, as if it had not been caught: a shell then
+    // stops the script that ran doctor instead of going on (the report is out).
+    std::fflush(stdout);
+    signal(interrupt_signal, SIG_DFL);
+    raise(interrupt_signal);
+    return 128 + interrupt_signal;  // if the caller blocks it
+  }
   return failed ? 1 : 0;
 }
 
@@ -608,7 +637,9 @@ void RegisterDoctorCommand(CLI::App& app) {
   auto args = std::make_shared<DoctorArgs>();
   CLI::App* cmd = app.add_subcommand(
       "doctor", "Check this machine's GPU for perseus: NVML, clocks, permissions, clock-switch latency, energy counter");
-  cmd->add_option("--gpu", args->gpu, "GPU index (NVML numbering, as nvidia-smi)")->capture_default_str();
+  cmd->add_option("--gpu", args->gpu, "GPU index (NVML numbering, as nvidia-smi)")
+      ->transform(kNonNegativeInt)
+      ->capture_default_str();
   cmd->add_option("--nvml-library", args->nvml_library,
                   "NVML library to load (default: $PERSEUS_NVML_LIBRARY, else libnvidia-ml.so.1)");
   cmd->add_option("--daemon", args->daemon_socket, "Lock clocks through the perseusd listening on this socket");

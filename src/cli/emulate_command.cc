@@ -8,6 +8,7 @@
 
 #include "cli/cli_util.h"
 #include "cli/job_flags.h"
+#include "common/flag_checks.h"
 #include "common/shared_data.h"
 #include "perseus/emulator.h"
 #include "perseus/gpu_model.h"
@@ -111,6 +112,7 @@ int RunReproduce(const EmulateArgs& a) {
 }
 
 int RunEmulate(const EmulateArgs& a) {
+  if (Status out = CheckOutDir(a.out); !out.ok()) return ReportError(out);
   if (a.reproduce_paper) return RunReproduce(a);
   Result<EmulationSpec> spec = BuildSpec(a);
   if (!spec.ok()) return ReportError(spec.status());
@@ -126,12 +128,18 @@ int RunEmulate(const EmulateArgs& a) {
   return 0;
 }
 
+// The numbers are read as decimals here (kAnyInt, kAnyNumber: CLI11 took
+// "0x2" and octal "010"); their ranges are the emulation spec's to check,
+// with its messages.
 void AddJobOptions(CLI::App* cmd, EmulateArgs& a) {
   AddJobFlags(cmd, a.job);
   cmd->add_option("--out", a.out, "Output directory")->required();
-  cmd->add_option("--pipelines", a.pipelines, "Data-parallel pipelines")->capture_default_str();
-  cmd->add_option("--iterations", a.iterations, "Training iterations to emulate")->capture_default_str();
+  cmd->add_option("--pipelines", a.pipelines, "Data-parallel pipelines")->transform(kAnyInt)->capture_default_str();
+  cmd->add_option("--iterations", a.iterations, "Training iterations to emulate")
+      ->transform(kAnyInt)
+      ->capture_default_str();
   cmd->add_option("--scale", a.scale, "Multiply every profiled time and energy (the paper uses 10)")
+      ->check(kAnyNumber)
       ->capture_default_str();
 }
 
@@ -143,44 +151,58 @@ void AddPolicyOptions(CLI::App* cmd, EmulateArgs& a) {
                   "Cap one GPU's clock: pipeline=P,stage=S,gpu=G,freq=MHZ[,iterations=START-END] (repeatable)")
       ->allow_extra_args(false);
   cmd->add_option("--slowdown-budget", a.slowdown_budget, "Slowdown the Zeus-style knobs may cause (fraction)")
+      ->check(kAnyNumber)
       ->capture_default_str();
   cmd->add_option("--sweep", a.sweep, "Straggler factors of the savings plot (default 1,1.05,...,1.5)")
       ->delimiter(',')
+      ->check(kAnyNumber)
       ->allow_extra_args(false);
   cmd->add_option("--unit-time-ms", a.unit_time_ms, "Frontier sweep step on the unscaled profile, ms")
+      ->check(kAnyNumber)
       ->capture_default_str();
   cmd->add_option("--max-clock-changes", a.max_clock_changes,
                   "At most this many clock changes per GPU per iteration in every Perseus plan (-1: no limit)")
+      ->transform(kAnyInt)
       ->capture_default_str();
   CLI::Option* closed_loop = cmd->add_flag("--closed-loop", a.closed_loop.enabled,
                 "Also emulate perseus as the server runs it: online profiling, straggler detection from noisy "
                 "iteration times, plan delivery and clock-switch latency, in virtual time");
   cmd->add_option("--profiling-s", a.closed_loop.profiling_s,
                   "Closed loop: online profiling time, s (-1: the server's profiling sweep for this job)")
+      ->check(kAnyNumber)
       ->capture_default_str()
       ->needs(closed_loop);
   cmd->add_option("--optimization-s", a.closed_loop.optimization_s,
                   "Closed loop: optimisation time, s (-1: the solve's measured time)")
+      ->check(kAnyNumber)
       ->capture_default_str()
       ->needs(closed_loop);
   cmd->add_option("--plan-delivery-s", a.closed_loop.plan_delivery_s,
                   "Closed loop: from a decision to every rank running the new plan, s")
+      ->check(kAnyNumber)
       ->capture_default_str()
       ->needs(closed_loop);
   cmd->add_option("--clock-latency-ms", a.clock_latency_ms, "Closed loop: a clock change takes effect after this, ms")
+      ->check(kAnyNumber)
       ->capture_default_str()
       ->needs(closed_loop);
   cmd->add_option("--iteration-jitter", a.closed_loop.iteration_jitter,
                   "Closed loop: relative noise of measured iteration times")
+      ->check(kAnyNumber)
       ->capture_default_str()
       ->needs(closed_loop);
-  cmd->add_option("--seed", a.closed_loop.seed, "Closed loop: random seed")->capture_default_str()->needs(closed_loop);
+  cmd->add_option("--seed", a.closed_loop.seed, "Closed loop: random seed")
+      ->transform(IntegerIn(0, 4294967295LL))
+      ->capture_default_str()
+      ->needs(closed_loop);
   cmd->add_option("--power-cap", a.closed_loop.power_cap_w,
                   "Closed loop: an average power cap on the job's GPUs while running, W (0: none; docs/power.md)")
+      ->check(kAnyNumber)
       ->capture_default_str()
       ->needs(closed_loop);
   cmd->add_option("--power-cap-window-s", a.closed_loop.power_cap_window_s,
                   "Closed loop: the power cap's averaging window, s")
+      ->check(kAnyNumber)
       ->capture_default_str()
       ->needs(closed_loop);
   cmd->add_flag("--reproduce-paper", a.reproduce_paper, "Reproduce the paper's Table 6 and Fig. 7");

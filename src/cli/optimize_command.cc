@@ -194,6 +194,7 @@ void PrintSummary(const Problem& problem, const Frontier& f, double seconds) {
 }
 
 int RunOptimize(const OptimizeArgs& a) {
+  if (Status out = CheckOutDir(a.out); !out.ok()) return ReportError(out);
   auto t0 = std::chrono::steady_clock::now();
   Progress progress(a.quiet);
   Result<ResolvedJob> job = ResolveJob(a.job);
@@ -201,6 +202,7 @@ int RunOptimize(const OptimizeArgs& a) {
   Result<Problem> problem = BuildProblem(job->profile, job->spec);
   if (!problem.ok()) return ReportError(problem.status());
   FrontierProgress solved;
+  DetailScope detail_scope(progress);  // solved's phase
   FrontierOptions options;
   options.unit_time_s = a.unit_time_ms / 1000.0;
   options.lower_bound_samples = a.lower_bound_samples;
@@ -223,8 +225,8 @@ int RunOptimize(const OptimizeArgs& a) {
   const std::vector<OutputFile> outputs = Outputs(a, *job, *problem, *f, *sel);
   Status st = WriteOutputs(a.out, outputs);
   if (st.ok()) st = RemoveStaleZeusPlans(a.out, outputs);
-  progress.Finish();
   if (!st.ok()) return ReportError(st);
+  progress.Finish();
   PrintSummary(*problem, *f, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   PrintClockLimit(*problem, a.max_clock_changes, *f, unlimited ? &*unlimited : nullptr);
   PrintAgainst1F1B(*job, *f);

@@ -64,6 +64,7 @@ Result<emulator::PowerCapReport> BuildReport(const PowerCapArgs& a, Progress& pr
   FrontierOptions options;
   options.lower_bound_samples = 0;
   FrontierProgress solved;
+  DetailScope detail_scope(progress);  // solved's phase
   options.progress = &solved;
   progress.Phase("solving the frontier", [&solved] { return DescribeFrontierProgress(solved); });
   Result<Frontier> frontier = SolveFrontier(*problem, options);
@@ -73,6 +74,7 @@ Result<emulator::PowerCapReport> BuildReport(const PowerCapArgs& a, Progress& pr
 }
 
 int RunPowerCap(const PowerCapArgs& a) {
+  if (Status out = CheckOutDir(a.out); !out.ok()) return ReportError(out);
   Progress progress(a.quiet);
   Result<emulator::PowerCapReport> r = BuildReport(a, progress);
   if (!r.ok()) return ReportError(r.status());

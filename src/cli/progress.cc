@@ -14,7 +14,7 @@ Progress::Progress(bool quiet) {
   if (!quiet) thread_ = std::thread([this] { Run(); });
 }
 
-Progress::~Progress() { Finish(); }
+Progress::~Progress() { Stop(); }
 
 void Progress::Phase(std::string name, std::function<std::string()> detail) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -22,15 +22,26 @@ void Progress::Phase(std::string name, std::function<std::string()> detail) {
   detail_ = std::move(detail);
 }
 
-void Progress::Finish() {
+bool Progress::StopThread() {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (stop_) return;
+    if (stop_) return false;
     stop_ = true;
   }
   wake_.notify_all();
   if (thread_.joinable()) thread_.join();
-  if (printed_) std::fprintf(stderr, "perseus: done in %.1f s\n", Elapsed_s());
+  return true;
+}
+
+void Progress::Finish() {
+  if (StopThread() && printed_) std::fprintf(stderr, "perseus: done in %.1f s\n", Elapsed_s());
+}
+
+void Progress::Stop() { StopThread(); }
+
+void Progress::ClearDetail() {
+  std::lock_guard<std::mutex> lock(mu_);
+  detail_ = nullptr;
 }
 
 double Progress::Elapsed_s() const {

@@ -33,9 +33,15 @@ class Progress {
   void Phase(std::string name, std::function<std::string()> detail = {});
   // Stops; prints "perseus: done in X s" when a line was printed before.
   void Finish();
+  // Stops without the "done" line (the work failed; its error follows).
+  // The destructor does this when Finish was not called.
+  void Stop();
+  // Drops the current phase's detail (see DetailScope).
+  void ClearDetail();
 
  private:
   void Run();
+  bool StopThread();  // true when this call stopped it
   double Elapsed_s() const;
 
   const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
@@ -46,6 +52,20 @@ class Progress {
   bool stop_ = false;
   bool printed_ = false;
   std::thread thread_;
+};
+
+// Clears the phase's detail when destroyed. Declare it right after the object
+// a detail reads (a local of the function that sets the phase), so that the
+// progress thread never calls the detail once that object is gone.
+class DetailScope {
+ public:
+  explicit DetailScope(Progress& progress) : progress_(progress) {}
+  ~DetailScope() { progress_.ClearDetail(); }
+  DetailScope(const DetailScope&) = delete;
+  DetailScope& operator=(const DetailScope&) = delete;
+
+ private:
+  Progress& progress_;
 };
 
 }  // namespace perseus::cli

@@ -31,11 +31,32 @@ TEST(Progress, LongWorkPrintsPhaseLinesThenTheTotal) {
     p.Phase("solving the frontier", [&steps] { return std::to_string(steps.load()) + " sweep steps"; });
     steps = 42;
     std::this_thread::sleep_for(std::chrono::milliseconds(3500));
-  }  // the destructor finishes
+    p.Finish();
+  }
   const std::string err = testing::internal::GetCapturedStderr();
   EXPECT_EQ(err.rfind("perseus: solving the frontier: 42 sweep steps (", 0), 0u) << err;
   EXPECT_NE(err.find(" s)\nperseus: solving the frontier: 42 sweep steps ("), std::string::npos) << "a line a second: " << err;
   EXPECT_NE(err.find("\nperseus: done in "), std::string::npos) << err;
+}
+
+// Work that failed stops without "done" (its error follows), and a detail
+// cleared by DetailScope is never called once the object it reads is gone.
+TEST(Progress, FailedWorkEndsWithoutDoneAndAScopedDetailIsDropped) {
+  testing::internal::CaptureStderr();
+  {
+    Progress p(false);
+    {
+      auto steps = std::make_unique<int>(7);
+      DetailScope scope(p);
+      p.Phase("solving", [&steps] { return std::to_string(*steps) + " steps"; });
+      std::this_thread::sleep_for(std::chrono::milliseconds(2300));
+    }  // scope clears the detail before `steps` goes
+    std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+  }  // destroyed without Finish: the work failed
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(err.rfind("perseus: solving: 7 steps (", 0), 0u) << err;
+  EXPECT_NE(err.find("\nperseus: solving (3 s)\n"), std::string::npos) << err;
+  EXPECT_EQ(err.find("done"), std::string::npos) << err;
 }
 
 TEST(Progress, QuietPrintsNothing) {

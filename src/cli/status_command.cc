@@ -182,7 +182,7 @@ int RunStatus(const StatusArgs& args) {
     return 1;
   }
   if (args.json) {
-    std::cout << reply->dump(2) << "\n";
+    std::cout << reply->dump(2, ' ', /*ensure_ascii=*/true) << "\n";  // no raw C1 control for the terminal
     return 0;
   }
   // The tables read the fields a perseus server sends; a reply of another

@@ -25,10 +25,10 @@ CLI::Validator NumberCheck(const std::string& what, Ok ok) {
   return CLI::Validator(
       [what, ok](std::string& text) -> std::string {
         std::optional<double> value = ParseDecimal(text);
-        if (!value || !ok(*value)) return "expected a number " + what + ", got " + text;
+        if (!value || !ok(*value)) return "expected a number" + (what.empty() ? "" : " " + what) + ", got " + text;
         return "";
       },
-      "NUMBER " + what);
+      what.empty() ? "NUMBER" : "NUMBER " + what);
 }
 
 // "expected a whole number <what>, got <text>" unless the text is a base-10
@@ -45,12 +45,12 @@ CLI::Validator WholeNumberCheck(const std::string& what, Ok ok) {
         const char* end = text.data() + text.size();
         const auto [stop, error] = std::from_chars(begin, end, value);
         if (begin == end || error != std::errc() || stop != end || !ok(value)) {
-          return "expected a whole number " + what + ", got " + text;
+          return "expected a whole number" + (what.empty() ? "" : " " + what) + ", got " + text;
         }
         text = std::to_string(value);
         return "";
       },
-      "INT " + what);
+      what.empty() ? "INT" : "INT " + what);
 }
 
 // A finite number in [lo, hi] (CLI::Range lets NaN through: every comparison
@@ -65,6 +65,9 @@ inline CLI::Validator IntegerIn(long long lo, long long hi) {
   return WholeNumberCheck(Format("in [%lld, %lld]", lo, hi), [lo, hi](long long v) { return v >= lo && v <= hi; });
 }
 
+// Decimal only; the range is the caller's to check (for its own message).
+inline const CLI::Validator kAnyNumber = NumberCheck("", [](double) { return true; });
+inline const CLI::Validator kAnyInt = WholeNumberCheck("", [](long long v) { return v >= INT_MIN && v <= INT_MAX; });
 inline const CLI::Validator kPositive = NumberCheck("> 0", [](double v) { return v > 0; });
 inline const CLI::Validator kNonNegative = NumberCheck(">= 0", [](double v) { return v >= 0; });
 inline const CLI::Validator kPositiveInt = WholeNumberCheck("> 0", [](long long v) { return v > 0 && v <= INT_MAX; });

@@ -58,28 +58,48 @@ inline std::string Format(const char* format, ...) {
   return out;
 }
 
-// `text` safe to print on a terminal: control characters (bytes 0-31 and
-// 127, and U+0080-U+009F in UTF-8, which some terminals read as escape
-// sequences) become visible escapes ("\x1b", "\n", "\u009b"). For text
-// from elsewhere (a server's reply, an API's error body) before it reaches
-// a person: an escape sequence in it could rewrite what the terminal shows.
+// `text` safe to print on a terminal: control characters become visible
+// escapes ("\x1b", "\n", "\t"; U+0080-U+009F, which some terminals read as
+// escape sequences, and the bidirectional overrides U+061C, U+200E-U+200F,
+// U+202A-U+202E, U+2066-U+2069 as "\u009b"), a backslash is doubled (so
+// "\x1b" in the text stays distinguishable from an escaped ESC) and a byte
+// that is not part of valid UTF-8 becomes "\xNN". For text from elsewhere (a
+// server's reply, an API's error body) before it reaches a person.
 inline std::string EscapeControlChars(const std::string& text) {
   std::string out;
   out.reserve(text.size());
-  for (size_t i = 0; i < text.size(); ++i) {
-    const unsigned char c = static_cast<unsigned char>(text[i]);
-    if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (c < 0x20 || c == 0x7f) {
-      out += Format("\\x%02x", c);
-    } else if (c == 0xc2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
-               static_cast<unsigned char>(text[i + 1]) <= 0x9f) {
-      out += Format("\\u%04x", static_cast<unsigned char>(text[++i]));
-    } else {
-      out += static_cast<char>(c);
+  const auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
+  for (size_t i = 0; i < text.size();) {
+    const unsigned char c = byte(i);
+    if (c < 0x80) {
+      if (c == '\n') out += "\\n";
+      else if (c == '\t') out += "\\t";
+      else if (c == '\\') out += "\\\\";
+      else if (c < 0x20 || c == 0x7f) out += Format("\\x%02x", c);
+      else out += static_cast<char>(c);
+      ++i;
+      continue;
     }
+    // A UTF-8 sequence: its length from the lead byte, then its code point.
+    const size_t length = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
+    char32_t code = length == 2 ? c & 0x1f : length == 3 ? c & 0x0f : c & 0x07;
+    bool valid = length > 0 && i + length <= text.size();
+    for (size_t k = 1; valid && k < length; ++k) {
+      valid = (byte(i + k) & 0xc0) == 0x80;
+      code = (code << 6) | (byte(i + k) & 0x3f);
+    }
+    valid = valid && !(length == 3 && (code < 0x800 || (code >= 0xd800 && code <= 0xdfff))) &&
+            !(length == 4 && (code < 0x10000 || code > 0x10ffff));
+    if (!valid) {
+      out += Format("\\x%02x", c);
+      ++i;
+      continue;
+    }
+    const bool control = code <= 0x9f || code == 0x61c || code == 0x200e || code == 0x200f ||
+                         (code >= 0x202a && code <= 0x202e) || (code >= 0x2066 && code <= 0x2069);
+    if (control) out += Format("\\u%04x", static_cast<unsigned>(code));
+    else out.append(text, i, length);
+    i += length;
   }
   return out;
 }

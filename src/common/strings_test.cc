@@ -16,7 +16,11 @@ TEST(EscapeControlChars, ShowsControlCharactersAsEscapes) {
   EXPECT_EQ(EscapeControlChars("one\ntwo\tthree\r"), "one\\ntwo\\tthree\\x0d");
   EXPECT_EQ(EscapeControlChars(std::string("nul\0del\x7f", 8)), "nul\\x00del\\x7f");
   EXPECT_EQ(EscapeControlChars("csi \xc2\x9b" "31m"), "csi \\u009b31m");  // U+009B: CSI on some terminals
-  EXPECT_EQ(EscapeControlChars("cut \xc2"), "cut \xc2");                  // a lone lead byte is not a control
+  EXPECT_EQ(EscapeControlChars("cut \xc2"), "cut \\xc2");                // not UTF-8: shown as its byte
+  EXPECT_EQ(EscapeControlChars("raw \x9b" "31m"), "raw \\x9b31m");        // a raw C1 byte (a proxy's page)
+  EXPECT_EQ(EscapeControlChars("a\\x1b"), "a\\\\x1b");                  // a backslash is doubled
+  EXPECT_EQ(EscapeControlChars("abc\xe2\x80\xaegnp.exe"), "abc\\u202egnp.exe");  // right-to-left override
+  EXPECT_EQ(EscapeControlChars("\xf0\x9f\x98\x80 \xe2\x82"), "\xf0\x9f\x98\x80 \\xe2\\x82");  // emoji kept; cut one not
 }
 
 TEST(ParseDecimal, TakesDecimalNumbersOnly) {

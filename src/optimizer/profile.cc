@@ -164,6 +164,8 @@ Status CheckPlausibleTimes(const Profile& profile, const std::map<std::tuple<int
 // thousand times too much; kilojoules, watt-hours or times in milliseconds a
 // thousand times too little.
 // Checked after the times, so a time in milliseconds is named as such.
+constexpr double kMaxTensorParallelGroup = 64;  // a group's summed energy reads as up to this many GPUs
+
 Status CheckPlausiblePowers(const Profile& profile, const std::map<std::tuple<int, int, int>, int>& line_of,
                             const std::string& source) {
   for (int s = 0; s < profile.num_stages(); ++s) {
@@ -174,10 +176,12 @@ Status CheckPlausiblePowers(const Profile& profile, const std::map<std::tuple<in
         return Status::InvalidArgument(
             source + ":" + std::to_string(line_of.at({s, i, p.freq_mhz})) + ": column 'energy': " +
             Format("%g J in %g s at %d MHz is ", p.energy_j, p.time_s, p.freq_mhz) +
-            Format(power_w >= 10 ? "%.0f" : "%.2g", power_w) +
+            Format(power_w >= 100 ? "%.1f" : "%.3g", power_w) +  // never rounded onto a bound
             Format(" W on one GPU: expected %g to %g W", kMinPlausibleGpuPowerW, kMaxPlausibleGpuPowerW) +
-            (power_w > kMaxPlausibleGpuPowerW ? " (joules, not millijoules?)"
-                                              : " (joules, not kilojoules or watt-hours? seconds, not milliseconds?)"));
+            (power_w < kMinPlausibleGpuPowerW ? " (joules, not kilojoules or watt-hours? seconds, not milliseconds?)"
+             : power_w <= kMaxTensorParallelGroup * kMaxPlausibleGpuPowerW
+                 ? " (one GPU's energy, not its tensor-parallel group's? joules, not millijoules?)"
+                 : " (joules, not millijoules?)"));
       }
     }
   }

@@ -230,6 +230,13 @@ TEST(PowerCapCli, StragglerFlagsAreCheckedAndEachPipelineGivenOnce) {
     EXPECT_NE(r.exit_code, 0) << bad;
     EXPECT_NE(r.err.find("expected PIPELINE:SLOWDOWN"), std::string::npos) << bad << ": " << r.err;
   }
+  // The same in emulate: decimal only there too, ranges left to the spec's own messages.
+  for (const auto& [flag, value] : {std::pair<std::string, std::string>{"--pipelines", "0x2"}, {"--iterations", "0x10"},
+                                    {"--scale", "0x1"}, {"--sweep", "0x1,1.1"}}) {
+    r = RunPerseus({"emulate", "--example", "gpt3-xl-a100", flag, value, "--out", out});
+    EXPECT_EQ(r.exit_code, 2) << flag;
+    EXPECT_EQ(r.err.rfind("perseus: error: " + flag + ": expected a ", 0), 0u) << r.err;
+  }
   // CLI11 read integers with base 0: "0x10" was 16 pipelines and "010" eight.
   for (const char* bad : {"0x10", "1e3", "4.0"}) {
     r = RunPerseus({"powercap", "--example", "gpt3-xl-a100", "--pipelines", bad, "--out", out});
@@ -240,10 +247,11 @@ TEST(PowerCapCli, StragglerFlagsAreCheckedAndEachPipelineGivenOnce) {
         << r.err;
   }
   EXPECT_FALSE(fs::exists(out));
-  r = RunPerseus({"powercap", "--example", "gpt3-xl-a100", "--pipelines", "04", "--straggler", "1:1.2",
+  r = RunPerseus({"powercap", "--example", "gpt3-xl-a100", "--pipelines", "010", "--straggler", "1:1.2",
                   "--straggler", "2:1.1", "--caps", "4", "--out", out});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(fs::exists(out + "/power_cap.csv"));
+  EXPECT_NE(r.out.find("10 pipeline(s);"), std::string::npos) << r.out;  // ten, not octal eight
 }
 
 // --out through a dangling link said "File exists", and a file said the same.
@@ -258,6 +266,12 @@ TEST(PowerCapCli, AnOutFolderThatCannotBeIsNamed) {
   r = RunPerseus({"powercap", "--example", "gpt3-xl-a100", "--caps", "4", "--out", file});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.err, "perseus: error: --out " + file + ": not a folder\n");
+  // A trailing '/' changes nothing; a folder under a file is refused before any work (was after all of it).
+  r = RunPerseus({"powercap", "--example", "gpt3-xl-a100", "--caps", "4", "--out", link + "/"});
+  EXPECT_EQ(r.err, "perseus: error: --out " + link + "/: a symbolic link to " + tmp.Path("gone") + ", which does not exist\n");
+  r = RunPerseus({"powercap", "--example", "gpt3-xl-a100", "--pipelines", "100000", "--out", file + "/sub"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "perseus: error: --out " + file + "/sub: " + file + " is not a folder\n");
   EXPECT_FALSE(fs::exists(tmp.Path("gone")));
 }
 
