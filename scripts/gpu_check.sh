@@ -62,10 +62,15 @@ pythonpath="${PERSEUS_PYTHONPATH:-$(cd "$(dirname "$cli")/../.." && pwd)/python}
 daemon_args=()
 [[ -n "$daemon" ]] && daemon_args=(--daemon "$daemon")
 
+# Outlive a Ctrl-C that doctor answers by unlocking, reporting and ending by
+# the signal: show its report. ':' and not '': doctor must not inherit the
+# signals as ignored.
+trap : INT TERM HUP
 set +e
 report="$("$cli" doctor --gpu "$gpu" "${daemon_args[@]}" 2>&1)"
 rc=$?
 set -e
+trap - INT TERM HUP
 if ((rc >= 128)); then  # doctor ended by a signal (it unlocks the clock first)
   echo "$report"
   echo "gpu_check: perseus doctor was interrupted" >&2

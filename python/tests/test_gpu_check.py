@@ -463,3 +463,28 @@ def test_switch_timing_does_not_take_noise_for_a_partial_forward():
             assert t["effective_s"] == pytest.approx(0.010 + (0.0105 - 0.014) * 0.010 / -0.004, abs=1e-9)
         else:
             assert t["effective_s"] == pytest.approx(0.020), prev
+
+
+@pytest.mark.skipif(not os.path.exists(FAKE_NVML) or not os.environ.get("PERSEUS_CLI"),
+                    reason="the fake libnvidia-ml or the perseus binary (PERSEUS_CLI) is not built")
+def test_ctrl_c_during_doctor_keeps_its_report_and_stops_the_script(tmp_path):
+    # Ctrl-C reaches the script and doctor (one process group). Doctor unlocks the clock, reports and ends by
+    # the signal; the script must show that report and stop with the signal's status (the shell would
+    # otherwise die with doctor, losing the captured report, or go on to "found problems").
+    script = os.path.join(os.environ.get("PERSEUS_SOURCE_DIR", os.getcwd()), "scripts", "gpu_check.sh")
+    state = tmp_path / "state"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FAKE_NVML_")}
+    env.update(PERSEUS_NVML_LIBRARY=FAKE_NVML, FAKE_NVML_LOCK_CALL_MS="1500", FAKE_NVML_STATE=str(state))
+    p = subprocess.Popen(["bash", script], env=env, start_new_session=True, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while " sets 1 " not in (state.read_text() if state.exists() else "") and time.monotonic() < deadline:
+        time.sleep(0.01)  # the first lock is done: a switch's 1.5 s call runs next
+    time.sleep(0.3)
+    os.killpg(p.pid, signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 128 + signal.SIGINT, (p.returncode, out, err)
+    assert "summary: " in out and "interrupted by SIGINT" in out, out
+    assert "gpu_check: perseus doctor was interrupted" in err, err
+    assert "found problems" not in err, err
+    assert "locked_sm_clock_mhz 0 " in state.read_text(), state.read_text()

@@ -37,6 +37,10 @@ Status CheckOutDir(const std::string& dir) {
   }
   // Missing: the nearest part that exists must be a folder, to make it in.
   for (fs::path up = fs::path(path).parent_path(); !up.empty(); up = up.parent_path()) {
+    if (fs::is_symlink(fs::symlink_status(up, ec)) && !fs::exists(up, ec)) {
+      return Status::IoError("--out " + dir + ": " + up.string() + " is a symbolic link to " +
+                             fs::read_symlink(up, ec).string() + ", which does not exist");
+    }
     if (fs::exists(up, ec)) {
       if (!fs::is_directory(up, ec)) return Status::IoError("--out " + dir + ": " + up.string() + " is not a folder");
       break;

@@ -81,7 +81,7 @@ inline std::string EscapeControlChars(const std::string& text) {
       continue;
     }
     // A UTF-8 sequence: its length from the lead byte, then its code point.
-    const size_t length = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
+    const size_t length = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xc2 && c <= 0xdf ? 2 : 0;
     char32_t code = length == 2 ? c & 0x1f : length == 3 ? c & 0x0f : c & 0x07;
     bool valid = length > 0 && i + length <= text.size();
     for (size_t k = 1; valid && k < length; ++k) {

@@ -18,6 +18,7 @@ TEST(EscapeControlChars, ShowsControlCharactersAsEscapes) {
   EXPECT_EQ(EscapeControlChars("csi \xc2\x9b" "31m"), "csi \\u009b31m");  // U+009B: CSI on some terminals
   EXPECT_EQ(EscapeControlChars("cut \xc2"), "cut \\xc2");                // not UTF-8: shown as its byte
   EXPECT_EQ(EscapeControlChars("raw \x9b" "31m"), "raw \\x9b31m");        // a raw C1 byte (a proxy's page)
+  EXPECT_EQ(EscapeControlChars("\xff\x80\x80\xf8\x88"), "\\xff\\x80\\x80\\xf8\\x88");  // no UTF-8 lead byte
   EXPECT_EQ(EscapeControlChars("a\\x1b"), "a\\\\x1b");                  // a backslash is doubled
   EXPECT_EQ(EscapeControlChars("abc\xe2\x80\xaegnp.exe"), "abc\\u202egnp.exe");  // right-to-left override
   EXPECT_EQ(EscapeControlChars("\xf0\x9f\x98\x80 \xe2\x82"), "\xf0\x9f\x98\x80 \\xe2\\x82");  // emoji kept; cut one not

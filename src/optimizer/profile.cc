@@ -176,7 +176,7 @@ Status CheckPlausiblePowers(const Profile& profile, const std::map<std::tuple<in
         return Status::InvalidArgument(
             source + ":" + std::to_string(line_of.at({s, i, p.freq_mhz})) + ": column 'energy': " +
             Format("%g J in %g s at %d MHz is ", p.energy_j, p.time_s, p.freq_mhz) +
-            Format(power_w >= 100 ? "%.1f" : "%.3g", power_w) +  // never rounded onto a bound
+            Format("%.6g", power_w) +  // enough digits that a value just outside a bound does not print as it
             Format(" W on one GPU: expected %g to %g W", kMinPlausibleGpuPowerW, kMaxPlausibleGpuPowerW) +
             (power_w < kMinPlausibleGpuPowerW ? " (joules, not kilojoules or watt-hours? seconds, not milliseconds?)"
              : power_w <= kMaxTensorParallelGroup * kMaxPlausibleGpuPowerW

@@ -174,17 +174,17 @@ TEST(ProfileParse, MissingValue) {
 // (a review, 2026-11-29): each row's power must be one a GPU can draw.
 TEST(ProfileParse, APowerNoGpuDrawsIsRefused) {
   EXPECT_EQ(ParseError(std::string(kHeader) + "0,forward,1410,0.05,20000\n0,backward,1410,0.1,40\n"),
-            "x.csv:2: column 'energy': 20000 J in 0.05 s at 1410 MHz is 400000.0 W on one GPU: expected 5 to 3000 W "
+            "x.csv:2: column 'energy': 20000 J in 0.05 s at 1410 MHz is 400000 W on one GPU: expected 5 to 3000 W "
             "(joules, not millijoules?)");
   EXPECT_EQ(ParseError(std::string(kHeader) + "0,forward,1410,0.05,20\n0,backward,1410,0.1,0.011\n"),
             "x.csv:3: column 'energy': 0.011 J in 0.1 s at 1410 MHz is 0.11 W on one GPU: expected 5 to 3000 W "
             "(joules, not kilojoules or watt-hours? seconds, not milliseconds?)");
   // A tensor-parallel group's summed energy is named as a possible cause; a value near a bound is not rounded onto it.
   EXPECT_EQ(ParseError(std::string(kHeader) + "0,forward,1410,0.05,400\n0,backward,1410,0.1,40\n"),
-            "x.csv:2: column 'energy': 400 J in 0.05 s at 1410 MHz is 8000.0 W on one GPU: expected 5 to 3000 W "
+            "x.csv:2: column 'energy': 400 J in 0.05 s at 1410 MHz is 8000 W on one GPU: expected 5 to 3000 W "
             "(one GPU's energy, not its tensor-parallel group's? joules, not millijoules?)");
-  EXPECT_EQ(ParseError(std::string(kHeader) + "0,forward,1410,1,4.99\n0,backward,1410,2,400\n"),
-            "x.csv:2: column 'energy': 4.99 J in 1 s at 1410 MHz is 4.99 W on one GPU: expected 5 to 3000 W "
+  EXPECT_EQ(ParseError(std::string(kHeader) + "0,forward,1410,1,4.9996\n0,backward,1410,2,400\n"),
+            "x.csv:2: column 'energy': 4.9996 J in 1 s at 1410 MHz is 4.9996 W on one GPU: expected 5 to 3000 W "
             "(joules, not kilojoules or watt-hours? seconds, not milliseconds?)");
   // A measured profile is checked by the profiler's own warnings instead.
   EXPECT_TRUE(ParseProfileCsv(std::string(kHeader) + "0,forward,1410,0.05,20000\n0,backward,1410,0.1,40\n", "x.csv", 1,

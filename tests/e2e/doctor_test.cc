@@ -437,6 +437,20 @@ bool WaitUntilCatching(pid_t pid, int sig) {
   return false;
 }
 
+// True once process `pid` sleeps (state S) on two reads 50 ms apart, within
+// 10 s: doctor sleeps first in the fake's slow clock-lock call.
+bool WaitUntilAsleep(pid_t pid) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  int asleep = 0;
+  while (std::chrono::steady_clock::now() < deadline && asleep < 2) {
+    const std::string stat = ReadText("/proc/" + std::to_string(pid) + "/stat");
+    const size_t paren = stat.rfind(')');
+    asleep = paren != std::string::npos && stat.compare(paren + 1, 3, " S ") == 0 ? asleep + 1 : 0;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return asleep >= 2;
+}
+
 // True once the fake GPU's state file shows `sets` clock locks done, within 10 s.
 bool WaitForLocks(const fs::path& state, int sets) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
@@ -490,7 +504,7 @@ TEST(DoctorTest, ASecondSignalEndsAStuckCallAtOnce) {
   ScopedTempDir tmp;
   SpawnedDoctor d = SpawnDoctorJson(fs::path(tmp.path()), {"FAKE_NVML_LOCK_CALL_MS=60000"});
   ASSERT_TRUE(WaitUntilCatching(d.pid, SIGINT));
-  SleepForS(0.3);
+  ASSERT_TRUE(WaitUntilAsleep(d.pid));  // in the 60 s lock call
   kill(d.pid, SIGINT);
   SleepForS(1.5);
   kill(d.pid, SIGINT);
@@ -530,6 +544,8 @@ TEST(DoctorTest, SlowLockCallsEndTheSwitchTestEarly) {
   EXPECT_EQ(latency["values"]["switches"], 2) << latency.dump();
   EXPECT_TRUE(Contains(latency["reason"], "median of 2 switches")) << latency.dump();
   EXPECT_TRUE(Contains(latency["reason"], "stopped after 2 of 6 switches: they took over 2 s")) << latency.dump();
+  // The new clock is looked for after the slow call returns, not within 200 ms of its start.
+  EXPECT_EQ(latency["values"]["timeouts"], 0) << latency.dump();
   EXPECT_EQ(r.Check("restore")["verdict"], "ok");
   EXPECT_LT(r.run.wall_s, 9.0);
 }

@@ -269,6 +269,9 @@ TEST(PowerCapCli, AnOutFolderThatCannotBeIsNamed) {
   // A trailing '/' changes nothing; a folder under a file is refused before any work (was after all of it).
   r = RunPerseus({"powercap", "--example", "gpt3-xl-a100", "--caps", "4", "--out", link + "/"});
   EXPECT_EQ(r.err, "perseus: error: --out " + link + "/: a symbolic link to " + tmp.Path("gone") + ", which does not exist\n");
+  r = RunPerseus({"powercap", "--example", "gpt3-xl-a100", "--pipelines", "100000", "--out", link + "/sub"});
+  EXPECT_EQ(r.err, "perseus: error: --out " + link + "/sub: " + link + " is a symbolic link to " + tmp.Path("gone") +
+                       ", which does not exist\n");
   r = RunPerseus({"powercap", "--example", "gpt3-xl-a100", "--pipelines", "100000", "--out", file + "/sub"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.err, "perseus: error: --out " + file + "/sub: " + file + " is not a folder\n");
