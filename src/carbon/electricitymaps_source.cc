@@ -123,7 +123,7 @@ Result<std::string> ElectricityMapsSource::Get(const std::string& endpoint) {
   if (!res) return Status::Unavailable("GET " + url + ": " + DescribeHttpError(res.error(), config_.timeout_s));
   if (res->status != 200) {
     return Status::Unavailable("GET " + url + ": HTTP " + std::to_string(res->status) + ": " +
-                               EscapeControlChars(body.substr(0, 200)));
+                               ShownText(body, 200));
   }
   return body;
 }

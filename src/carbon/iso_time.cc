@@ -47,10 +47,9 @@ bool Expect(const std::string& s, size_t& pos, const char* any_of) {
 
 Result<int64_t> ParseIsoUtc(const std::string& text) {
   // The text may come from a server (ElectricityMaps): shown escaped and cut.
-  constexpr size_t kMaxShownChars = 64;
-  const Status bad = Status::InvalidArgument(
-      "expected an ISO-8601 UTC timestamp, got '" +
-      EscapeControlChars(text.size() > kMaxShownChars ? text.substr(0, kMaxShownChars) + "..." : text) + "'");
+  constexpr size_t kMaxShownBytes = 64;
+  const Status bad =
+      Status::InvalidArgument("expected an ISO-8601 UTC timestamp, got '" + ShownText(text, kMaxShownBytes) + "'");
   size_t p = 0;
   int y, mo, d, h, mi, s = 0;
   if (!Digits(text, p, 4, y) || !Expect(text, p, "-") || !Digits(text, p, 2, mo) || !Expect(text, p, "-") ||

@@ -249,7 +249,6 @@ class Doctor {
   bool achieved_readable_ = false;
   int ceiling_mhz_ = 0;                     // the clock reached when locked to the maximum
   std::optional<CounterEstimate> counter_;
-  Check restore_ = MakeCheck("restore", Verdict::kSkip, "no clock was locked");
 };
 
 // Appends a skip for each check from the next one up to, not including, `name`.
@@ -267,16 +266,20 @@ std::vector<Check> Doctor::Run() {
   if (!Interrupted()) checks.push_back(CheckGpus());
   if (checks.back().verdict == Verdict::kFail) return SkipUntil(checks, "", "no GPU to check"), checks;
   if (!Interrupted()) checks.push_back(CheckClocks());
-  // The clock checks, each only if no signal came, then the restore as soon as they are done (reported last).
-  for (Check (Doctor::*check)() : {&Doctor::CheckClockControl, &Doctor::CheckLockedClock, &Doctor::CheckSwitchLatency,
-                                   &Doctor::CheckEnergyCounter, &Doctor::CheckPower}) {
+  // Each check runs only if no signal came; the restore comes as soon as the
+  // clock checks are done or interrupted, and is reported last.
+  using Step = Check (Doctor::*)();
+  for (Step step : {&Doctor::CheckClockControl, &Doctor::CheckLockedClock, &Doctor::CheckSwitchLatency}) {
     if (Interrupted()) break;
-    if (check == &Doctor::CheckEnergyCounter) restore_ = Restore();
-    checks.push_back((this->*check)());
+    checks.push_back((this->*step)());
   }
-  if (locked_) restore_ = Restore();
+  const Check restore = Restore();
+  for (Step step : {&Doctor::CheckEnergyCounter, &Doctor::CheckPower}) {
+    if (Interrupted()) break;
+    checks.push_back((this->*step)());
+  }
   if (Interrupted()) SkipUntil(checks, "restore", InterruptedReason());
-  checks.push_back(restore_);
+  checks.push_back(restore);
   return checks;
 }
 

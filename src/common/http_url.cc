@@ -4,10 +4,12 @@
 #include <algorithm>
 #include <string>
 
+#include "common/strings.h"
+
 namespace perseus {
 
 Status CheckHttpUrl(const std::string& url, const std::string& what) {
-  const std::string shown = "'" + url.substr(0, 200) + "'";
+  const std::string shown = "'" + ShownText(url, 200) + "'";
   const std::string example = " (expected e.g. http://127.0.0.1:7787)";
   std::string rest = url;
   const size_t scheme_end = url.find("://");

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <vector>
 
+#include "common/strings.h"
+
 namespace perseus {
 
 Status FieldError(const std::string& field, const std::string& what) {
@@ -12,10 +14,7 @@ Status FieldError(const std::string& field, const std::string& what) {
 
 std::string Quote(const Json& value) {
   std::string text = value.dump(-1, ' ', false, Json::error_handler_t::replace);
-  if (text.size() <= 40) return text;
-  size_t cut = 37;
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 character
-  return text.substr(0, cut) + "...";
+  return text.size() <= 40 ? text : CutText(text, 37);
 }
 
 namespace {

@@ -104,4 +104,19 @@ inline std::string EscapeControlChars(const std::string& text) {
   return out;
 }
 
+// `text` cut to at most `keep_bytes` bytes, never inside a UTF-8 character,
+// with "..." when anything was cut.
+inline std::string CutText(const std::string& text, size_t keep_bytes) {
+  if (text.size() <= keep_bytes) return text;
+  size_t cut = keep_bytes;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  return text.substr(0, cut) + "...";
+}
+
+// Text from elsewhere as a message shows it: cut (CutText) and escaped
+// (EscapeControlChars).
+inline std::string ShownText(const std::string& text, size_t keep_bytes) {
+  return EscapeControlChars(CutText(text, keep_bytes));
+}
+
 }  // namespace perseus

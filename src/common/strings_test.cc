@@ -24,6 +24,13 @@ TEST(EscapeControlChars, ShowsControlCharactersAsEscapes) {
   EXPECT_EQ(EscapeControlChars("\xf0\x9f\x98\x80 \xe2\x82"), "\xf0\x9f\x98\x80 \\xe2\\x82");  // emoji kept; cut one not
 }
 
+TEST(CutText, CutsOnACharacterBoundaryAndSaysSo) {
+  EXPECT_EQ(CutText("short", 10), "short");
+  EXPECT_EQ(CutText("abcdef", 3), "abc...");
+  EXPECT_EQ(CutText("ab\xc3\xbc", 3), "ab...");  // not inside the two bytes of ü
+  EXPECT_EQ(ShownText("\x1b[2Jabcdef", 6), "\\x1b[2Jab...");  // cut, then escaped
+}
+
 TEST(ParseDecimal, TakesDecimalNumbersOnly) {
   EXPECT_EQ(ParseDecimal("1.5"), 1.5);
   EXPECT_EQ(ParseDecimal("-2"), -2.0);

@@ -81,7 +81,7 @@ Result<std::string> ServerApi::Check(const std::string& what, int http_status, c
   // The server's words, or the start of a reply of another shape (a proxy's
   // page), never escape sequences for the terminal they are printed on.
   constexpr size_t kMaxShownBytes = 500;
-  std::string message = body.size() > kMaxShownBytes ? body.substr(0, kMaxShownBytes) + "..." : body;
+  std::string message = CutText(body, kMaxShownBytes);
   Json j = Json::parse(body, nullptr, false);
   if (j.is_object() && j.contains("error") && j["error"].is_object() && j["error"].value("message", Json()).is_string()) {
     message = j["error"]["message"].get<std::string>();
