@@ -128,6 +128,8 @@ int RunServe(const ServeArgs& args) {
   limits.max_jobs = args.max_jobs;
   limits.max_frontier_plans = args.max_frontier_plans;
   limits.optimizer_threads = args.optimizer_threads;
+  limits.optimizer_workers = args.optimizer_workers;
+  limits.max_solve_s = args.max_solve_s;
   limits.job_expiry_s = args.job_expiry_s;
   limits.job_resources = *resources;
   Result<std::unique_ptr<server::JobService>> service =
@@ -219,6 +221,15 @@ void RegisterServeCommand(CLI::App& app) {
                   "when the server shares a machine with training")
       ->capture_default_str()
       ->transform(IntegerIn(0, 4096));
+  cmd->add_option("--optimizer-workers", args->optimizer_workers,
+                  "Jobs optimised at once, so that one long solve does not hold up the jobs behind it")
+      ->capture_default_str()
+      ->transform(IntegerIn(1, 64));
+  cmd->add_option("--max-solve-s", args->max_solve_s,
+                  "Stop a job's optimisation after this many seconds and fail the job, naming the limit (0: no "
+                  "limit); jobs of tens of thousands of computations per iteration take minutes to hours")
+      ->capture_default_str()
+      ->transform(NumberIn(0, 1e9));
   cmd->add_option("--job-expiry-s", args->job_expiry_s,
                   "Delete a job no rank reached for this long (0: never)")
       ->capture_default_str()

@@ -37,6 +37,8 @@ struct ServeArgs {
   int max_jobs = 1000;
   int max_frontier_plans = kDefaultMaxPlans;
   int optimizer_threads = 0;  // ServiceLimits::optimizer_threads
+  int optimizer_workers = 2;  // ServiceLimits::optimizer_workers
+  double max_solve_s = 3600;  // ServiceLimits::max_solve_s
   int64_t job_expiry_s = 7 * 86400;
   std::string log_file;    // empty: stderr
   std::string log_level = "info";

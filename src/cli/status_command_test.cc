@@ -82,6 +82,19 @@ TEST(StatusCommand, ShowsTheProfilingWindowAndWarnings) {
   EXPECT_NE(text.find("warning [clock_has_no_effect stage 2]: stage 2's time"), std::string::npos) << text;
 }
 
+TEST(StatusCommand, ShowsHowLongASolveHasRun) {
+  Json job = RunningJob();
+  job["phase"] = "optimizing";
+  job["solving_s"] = 125.4;
+  EXPECT_NE(FormatJobStatus(job).find("optimizing for 125 s (the server stops a solve after --max-solve-s)"),
+            std::string::npos)
+      << FormatJobStatus(job);
+  job["solving_s"] = nullptr;
+  EXPECT_EQ(FormatJobStatus(job).find("optimizing for"), std::string::npos);
+  job.erase("solving_s");  // an older server
+  EXPECT_EQ(FormatJobStatus(job).find("optimizing for"), std::string::npos);
+}
+
 TEST(StatusCommand, JobListCountsWarningsAndUnknownRankRequests) {
   Json reply = {{"jobs", Json::array({{{"id", "gpt"}, {"phase", "running"}, {"ranks_registered", 8}, {"world_size", 8},
                                        {"warnings", Json::array({Json::object()})}}})},

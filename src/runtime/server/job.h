@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -56,6 +57,13 @@ struct Job {
   // Set under mu by DeleteJob: a request that found the job before it was
   // deleted changes nothing.
   bool deleted = false;
+  // The job's running solve (JobService::Optimize), not stored: it reads
+  // cancel_solve (FrontierOptions::cancel), which DeleteJob, the solve time
+  // limit (ServiceLimits::max_solve_s) and a stopping service set. Under mu:
+  // when it started (nullopt: none running) and whether the limit stopped it.
+  std::atomic<bool> cancel_solve{false};
+  std::optional<std::chrono::steady_clock::time_point> solve_started;
+  bool solve_timed_out = false;
   // Power capping (job_service_power.cc), not stored: measured again after a restart.
   double measured_power_w = 0;   // the job's GPUs over their recent complete iterations; 0: none yet
   double power_correction = 1;   // measured / predicted for the plans that ran

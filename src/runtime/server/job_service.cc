@@ -90,7 +90,8 @@ Result<std::unique_ptr<JobService>> JobService::Create(Store* store, JsonLog* lo
     if (!st.ok()) service->Quarantine(id, st.message());
   }
   PERSEUS_RETURN_IF_ERROR(service->LoadServerPowerCap());
-  service->optimizer_ = std::make_unique<OptimizationQueue>([s = service.get()](const std::string& id) { s->Optimize(id); });
+  service->optimizer_ = std::make_unique<OptimizationQueue>(
+      service->limits_.optimizer_workers, [s = service.get()](const std::string& id) { s->Optimize(id); });
   for (const std::shared_ptr<Job>& job : service->jobs_.All()) {  // before any request: no job lock needed
     if (job->state.phase == Phase::kOptimizing) service->Enqueue(job->spec.id);
   }
@@ -118,7 +119,12 @@ JobService::~JobService() {
   carbon_cv_.notify_all();
   if (carbon_thread_.joinable()) carbon_thread_.join();
   if (maintenance_thread_.joinable()) maintenance_thread_.join();
-  cancel_solves_ = true;  // a stop does not wait for a solve (the job stays optimizing; a restart solves it)
+  // A stop does not wait for a solve (the job stays optimizing; a restart solves it).
+  cancel_solves_ = true;
+  for (const std::shared_ptr<Job>& job : jobs_.All()) {
+    std::lock_guard<std::mutex> lock(job->mu);  // Optimize resets the flag under it
+    job->cancel_solve = true;
+  }
   if (optimizer_) optimizer_->Stop();
 }
 

@@ -76,6 +76,14 @@ struct ServiceLimits {
   // Threads one optimisation makes its plans on (FrontierOptions::threads;
   // 0: every CPU the server may run on).
   int optimizer_threads = 0;
+  // Jobs optimised at once (OptimizationQueue): one long solve does not hold
+  // up the jobs that finish profiling after it.
+  int optimizer_workers = 2;
+  // A job's solve still running after this long is stopped and the job
+  // fails, naming the limit (0: no limit). The exact sweep grows faster than
+  // the job: 16 x 256 takes seconds, 32 x 128 x 2 chunks about a minute, 32 x
+  // 512 x 2 hours (docs/design.md, "Speed").
+  double max_solve_s = 3600;
   // The files and URLs a job spec may make the server read (job_resources.h);
   // the default reads any, as a server with a token does.
   JobResourcePolicy job_resources;
@@ -115,8 +123,9 @@ class JobService {
   // POST /jobs/{id}/reprofile: discards the profile and plans of a running,
   // failed or finished job and profiles it again; the phase afterwards.
   Result<Phase> Reprofile(const std::string& job_id);
-  // Deletes expired jobs and retries optimisations whose result could not
-  // be stored (a full disk); the background thread calls it every poll_s.
+  // Deletes expired jobs, retries optimisations whose result could not be
+  // stored (a full disk) and stops solves past ServiceLimits::max_solve_s;
+  // the background thread calls it every poll_s.
   void MaintenanceTick();
   // Jobs that could not be loaded: id -> why.
   std::map<std::string, std::string> QuarantinedJobs();
@@ -204,8 +213,11 @@ class JobService {
   static Status AdvanceProfiling(Job& job, ControlState* state, StoreWrite* write);
   static Status FinishProfilingRound(Job& job, ControlState* state, StoreWrite* write);
   void Enqueue(const std::string& job_id);  // on optimizer_
-  // The optimizer thread's work for one job: solve (no lock held), then commit under job.mu.
+  // An optimizer thread's work for one job: solve (no lock held), then commit under job.mu.
   void Optimize(const std::string& job_id);
+  // REQUIRES: job.mu held. Cancels the job's solve once it has run
+  // limits_.max_solve_s (Optimize then fails the job).
+  void StopOverlongSolve(Job& job);
 
   // Running (job_service_running.cc). REQUIRES (all): job.mu held.
   // The iteration (the server's count) a pause that starts now takes effect before.

@@ -32,6 +32,7 @@ Status JobService::DeleteJob(const std::string& job_id) {
   if (job->deleted) return Status::NotFound("job '" + job_id + "' is not registered");
   PERSEUS_RETURN_IF_ERROR(DeleteRows(store_, job_id));
   job->deleted = true;
+  job->cancel_solve = true;  // a solve running for it ends at its next step
   jobs_.Remove(job);
   Log("job_deleted", {{"job", job_id}, {"phase", PhaseName(job->state.phase)}});
   return Status::Ok();
@@ -87,9 +88,18 @@ void JobService::MaintenanceTick() {
     {
       std::lock_guard<std::mutex> lock(job->mu);
       optimizing = !job->deleted && job->state.phase == Phase::kOptimizing;
+      StopOverlongSolve(*job);
     }
     if (optimizing) Enqueue(job->spec.id);  // no-op while queued; retries a result that was not stored
   }
+}
+
+void JobService::StopOverlongSolve(Job& job) {
+  if (limits_.max_solve_s <= 0 || !job.solve_started || job.solve_timed_out) return;
+  const double solving_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - *job.solve_started).count();
+  if (solving_s < limits_.max_solve_s) return;
+  job.solve_timed_out = true;
+  job.cancel_solve = true;
 }
 
 void JobService::BackgroundLoop(const std::function<void()>& tick) {

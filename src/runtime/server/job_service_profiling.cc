@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <mutex>
 #include <optional>
 
@@ -191,6 +192,37 @@ JobWarning ClockChangesLimitedWarning(const control::ClockChangeDecision& d, dou
           -1, -1};
 }
 
+
+// Clears a job's solve_started however Optimize returns (taking job.mu, so it
+// must be declared before any lock of it in the same scope).
+class SolveClock {
+ public:
+  explicit SolveClock(Job& job) : job_(job) {}
+  ~SolveClock() {
+    std::lock_guard<std::mutex> lock(job_.mu);
+    job_.solve_started.reset();
+  }
+  SolveClock(const SolveClock&) = delete;
+  SolveClock& operator=(const SolveClock&) = delete;
+
+ private:
+  Job& job_;
+};
+
+// Why a job's solve was stopped by ServiceLimits::max_solve_s.
+Status SolveTimeLimitStatus(double max_solve_s, const JobSpec& spec) {
+  const ScheduleSpec& s = spec.schedule;
+  const long computations = 2L * s.stages * s.microbatches * s.chunks;
+  char limit[32];
+  std::snprintf(limit, sizeof limit, "%g", max_solve_s);
+  return Status::Unavailable("stopped after " + std::string(limit) + " s, the server's limit (--max-solve-s): " +
+                             std::to_string(computations) + " computations per iteration (" +
+                             std::to_string(s.stages) + " stages x " + std::to_string(s.microbatches) +
+                             " microbatches x " + std::to_string(s.chunks) +
+                             " chunks x 2) take the optimizer longer; solve the profile offline with perseus "
+                             "optimize (GET /jobs/" + spec.id + "/profile), or raise the limit");
+}
+
 }  // namespace
 
 void JobService::StartProfiling(Job& job, ControlState* state) {
@@ -352,12 +384,16 @@ void JobService::Optimize(const std::string& job_id) {
   control::ClockChangeDecision changes;  // the limit slow clock switches chose, if any
   {
     std::lock_guard<std::mutex> lock(job.mu);
-    if (job.state.phase != Phase::kOptimizing) return;
+    if (job.state.phase != Phase::kOptimizing || job.deleted) return;
     spec = job.spec;
     csv = job.profile_csv;
     blocking_power_w = job.state.blocking_power_w;
     clock_switch_latency_s = job.state.clock_switch_latency_s;
+    job.solve_started = std::chrono::steady_clock::now();
+    job.solve_timed_out = false;
+    job.cancel_solve = cancel_solves_.load();
   }
+  const SolveClock solve_clock(job);
   Log("optimization_started", {{"job", job_id}});
   Result<Frontier> frontier = Status::Internal("not solved");
   Result<Profile> profile = ParseProfileCsv(csv, "job " + job_id + " profile", spec.pp, ProfileOrigin::kMeasured);
@@ -368,16 +404,23 @@ void JobService::Optimize(const std::string& job_id) {
     FrontierOptions options;
     options.unit_time_s = spec.unit_time_s;
     options.max_clock_changes_per_gpu = spec.max_clock_changes_per_gpu;
-    options.cancel = &cancel_solves_;
+    options.cancel = &job.cancel_solve;
     options.threads = limits_.optimizer_threads;
     options.max_plans = MakePlansFor(limits_.max_frontier_plans);
     frontier = problem.ok() ? solver_(*problem, options) : Result<Frontier>(problem.status());
     if (frontier.ok() && frontier->NoSlowdownPlan() != nullptr) {
       changes = control::LimitClockChangesForLatency(*problem, spec.max_clock_changes_per_gpu, clock_switch_latency_s,
-                                                     &*frontier, &cancel_solves_, limits_.optimizer_threads);
+                                                     &*frontier, &job.cancel_solve, limits_.optimizer_threads);
     }
   }
   if (cancel_solves_) return;  // stopping: the job stays optimizing and is solved after a restart
+  bool timed_out = false;
+  {
+    std::lock_guard<std::mutex> lock(job.mu);
+    if (job.deleted) return;
+    timed_out = job.solve_timed_out;
+  }
+  if (timed_out) frontier = SolveTimeLimitStatus(limits_.max_solve_s, spec);
   // The plan book and the stored frontier are built here, without the job's
   // lock: polls, reports and reads go on meanwhile.
   Result<std::shared_ptr<const PlanBook>> book =

@@ -1,5 +1,6 @@
 // JobService: iteration reports, straggler detection and plan switching.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <mutex>
 
@@ -275,6 +276,10 @@ Json JobService::Summary(const Job& job) const {
             {"error", st.error}, {"ranks_registered", job.registered}, {"world_size", job.spec.world_size()},
             {"blocking_power_w", st.blocking_power_w}, {"stragglers", StragglersJson(st.stragglers)}};
   j["profiling"] = ProfilingSummary(job);
+  // How long the job's solve has run, while it runs (--max-solve-s stops it).
+  j["solving_s"] = job.solve_started ? Json(std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                                                          *job.solve_started).count())
+                                     : Json(nullptr);
   j["warnings"] = protocol::JobWarningsToJson(st.warnings);
   Json pipelines = Json::array();
   for (size_t p = 0; p < st.pipelines.size() && job.plans; ++p) {

@@ -504,6 +504,96 @@ TEST_F(JobServiceTest, StoppingDoesNotWaitForASolve) {
   EXPECT_EQ(Phase("j"), "running");  // not "failed": the cancelled solve was not stored
 }
 
+// A solver that runs until cancelled on problems of `slow_nodes` computations
+// and solves the others at once; counts the solves it is in.
+struct SlowSolver {
+  int slow_nodes;
+  std::atomic<int> solving{0}, cancelled{0};
+  Result<Frontier> operator()(const Problem& p, const FrontierOptions& o) {
+    if (p.num_nodes() != slow_nodes) return testing::UniformPlansSolver(p, o);
+    ++solving;
+    while (!(o.cancel && o.cancel->load())) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    --solving;
+    ++cancelled;
+    return Status::Unavailable("cancelled");
+  }
+  void AwaitSolving(int n) {
+    for (int i = 0; i < 10000 && solving < n; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    ASSERT_EQ(solving.load(), n);
+  }
+};
+
+// Two optimizer workers (the default): a job whose solve runs on and on
+// does not hold up a job that finishes profiling after it.
+TEST_F(JobServiceTest, ALongSolveDoesNotHoldUpAnotherJob) {
+  SlowSolver slow{2 * 2 * 8};  // "big": 2 stages x 8 microbatches x 2
+  service_ = JobService::Create(store_.get(), nullptr, std::ref(slow)).value();
+  ASSERT_TRUE(HandleRegisterJob(*service_, JobBody("big", 1, 2, 8)).ok());
+  testing::RegisterAndProfile(*service_, "big", 1, 2, 8);
+  slow.AwaitSolving(1);
+  ASSERT_TRUE(HandleRegisterJob(*service_, JobBody("small", 1, 2, 4)).ok());
+  testing::RegisterAndProfile(*service_, "small", 1, 2, 4);
+  for (int i = 0; i < 10000 && Phase("small") != "running"; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_EQ(Phase("small"), "running");
+  EXPECT_EQ(Phase("big"), "optimizing");
+  EXPECT_EQ(slow.solving.load(), 1);
+  service_.reset();  // stops the solve before `slow` goes
+  EXPECT_EQ(slow.cancelled.load(), 1);
+}
+
+// DELETE /jobs/{id} during its solve ends the solve at its next step, and
+// the worker is free for the next job.
+TEST_F(JobServiceTest, DeletingAJobStopsItsSolve) {
+  ServiceLimits one_worker;
+  one_worker.optimizer_workers = 1;
+  SlowSolver slow{2 * 2 * 8};
+  service_ = JobService::Create(store_.get(), nullptr, std::ref(slow), {}, one_worker).value();
+  ASSERT_TRUE(HandleRegisterJob(*service_, JobBody("big", 1, 2, 8)).ok());
+  testing::RegisterAndProfile(*service_, "big", 1, 2, 8);
+  slow.AwaitSolving(1);
+  ASSERT_TRUE(service_->DeleteJob("big").ok());
+  for (int i = 0; i < 10000 && slow.cancelled < 1; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_EQ(slow.cancelled.load(), 1);
+  ASSERT_TRUE(HandleRegisterJob(*service_, JobBody("small", 1, 2, 4)).ok());
+  testing::RegisterAndProfile(*service_, "small", 1, 2, 4);
+  service_->WaitForOptimizer();
+  EXPECT_EQ(Phase("small"), "running");
+  EXPECT_EQ(service_->JobSummary("big").status().code(), Status::Code::kNotFound);
+  EXPECT_TRUE(store_->LoadAll().value().size() == 1);  // nothing of "big" written back
+}
+
+// A solve past --max-solve-s is stopped by the maintenance tick and its job
+// fails with a message that names the limit, the job's size and the way out;
+// its ranks run at maximum clocks, and a reprofile may try again.
+TEST_F(JobServiceTest, ASolvePastTheTimeLimitFailsTheJobNamingIt) {
+  ServiceLimits limits;
+  limits.max_solve_s = 0.05;
+  CarbonOptions manual;
+  manual.background = false;
+  SlowSolver slow{2 * 2 * 8};
+  service_ = JobService::Create(store_.get(), nullptr, std::ref(slow), manual, limits).value();
+  ASSERT_TRUE(HandleRegisterJob(*service_, JobBody("big", 1, 2, 8)).ok());
+  testing::RegisterAndProfile(*service_, "big", 1, 2, 8);
+  slow.AwaitSolving(1);
+  service_->MaintenanceTick();  // too early: it runs on
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(slow.solving.load(), 1);
+  EXPECT_GT((*service_->JobSummary("big"))["solving_s"].get<double>(), 0.0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  service_->MaintenanceTick();
+  service_->WaitForOptimizer();
+  EXPECT_EQ(slow.cancelled.load(), 1);
+  const Json summary = *service_->JobSummary("big");
+  EXPECT_EQ(summary["phase"], "failed");
+  EXPECT_EQ(summary["error"],
+            "optimization: stopped after 0.05 s, the server's limit (--max-solve-s): 32 computations per iteration "
+            "(2 stages x 8 microbatches x 1 chunks x 2) take the optimizer longer; solve the profile offline with "
+            "perseus optimize (GET /jobs/big/profile), or raise the limit");
+  EXPECT_EQ(Plan(*service_, "big", 0)["kind"], "max");
+  EXPECT_TRUE(summary["solving_s"].is_null());
+  EXPECT_TRUE(service_->ProfileCsv("big").ok());  // what the message says to solve offline
+}
+
 TEST(FindNonFinite, NamesThePathOfTheFirstNaNOrInfinity) {
   Json state = {{"phase", "running"}, {"carbon", {{"powers", {1.0, 2.0, std::nan("")}}}}};
   EXPECT_EQ(FindNonFinite(state, "state"), "state.carbon.powers[2]");

@@ -1,11 +1,14 @@
 #include "runtime/server/optimization_queue.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace perseus::server {
 
-OptimizationQueue::OptimizationQueue(std::function<void(const std::string&)> optimize)
-    : optimize_(std::move(optimize)), thread_([this] { Loop(); }) {}
+OptimizationQueue::OptimizationQueue(int workers, std::function<void(const std::string&)> optimize)
+    : optimize_(std::move(optimize)) {
+  for (int i = 0; i < std::max(workers, 1); ++i) threads_.emplace_back([this] { Loop(); });
+}
 
 OptimizationQueue::~OptimizationQueue() { Stop(); }
 
@@ -29,7 +32,9 @@ void OptimizationQueue::Stop() {
     stopping_ = true;
   }
   cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  for (std::thread& t : threads_) {
+    if (t.joinable()) t.join();
+  }
 }
 
 void OptimizationQueue::Loop() {

@@ -1,5 +1,7 @@
-// OptimizationQueue: jobs waiting for their frontier, optimised one at a time
-// on one background thread; a job is queued at most once at a time.
+// OptimizationQueue: jobs waiting for their frontier, optimised on a few
+// background threads, so that one long solve (a job of tens of thousands of
+// computations takes minutes) does not hold up the others; a job is queued
+// at most once at a time, so it is never optimised twice at once.
 //
 // Locking: one mutex inside guards the queue and is never held while
 // `optimize` runs (which takes the job's lock itself). A caller may hold a
@@ -15,13 +17,15 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace perseus::server {
 
 class OptimizationQueue {
  public:
-  // Starts the thread, which calls `optimize(job_id)` for each queued job.
-  explicit OptimizationQueue(std::function<void(const std::string&)> optimize);
+  // Starts `workers` (at least one) threads, which call `optimize(job_id)`
+  // for each queued job, oldest first.
+  OptimizationQueue(int workers, std::function<void(const std::string&)> optimize);
   // Stop().
   ~OptimizationQueue();
   OptimizationQueue(const OptimizationQueue&) = delete;
@@ -31,8 +35,8 @@ class OptimizationQueue {
   void Enqueue(const std::string& job_id);
   // Blocks until nothing is queued or running (tests).
   void WaitUntilIdle();
-  // Takes no more jobs and waits for the running `optimize` to return (the
-  // caller makes it return early, e.g. with a cancel flag). Idempotent.
+  // Takes no more jobs and waits for the running `optimize` calls to return
+  // (the caller makes them return early, e.g. with a cancel flag). Idempotent.
   void Stop();
 
  private:
@@ -45,7 +49,7 @@ class OptimizationQueue {
   std::set<std::string> queued_;   // queued or being optimised; guarded by mu_
   int busy_ = 0;                   // guarded by mu_
   bool stopping_ = false;          // guarded by mu_
-  std::thread thread_;
+  std::vector<std::thread> threads_;
 };
 
 }  // namespace perseus::server
