@@ -33,13 +33,20 @@ skip() {
   exit 0
 }
 
-# True when the NVML library is certainly absent (checked before building anything).
+# A path given in PERSEUS_NVML_LIBRARY that is not there is a mistake, not a
+# machine without a driver: an error (as perseus doctor says), before
+# anything is built or run.
+nvml_library="${PERSEUS_NVML_LIBRARY:-libnvidia-ml.so.1}"
+if [[ "$nvml_library" == */* && ! -e "$nvml_library" ]]; then
+  echo "gpu_check: error: PERSEUS_NVML_LIBRARY=$nvml_library does not exist (unset, the driver's libnvidia-ml.so.1 is looked for)" >&2
+  exit 1
+fi
+
+# True when the driver's NVML library is certainly absent (checked before
+# building anything).
 nvml_missing() {
-  local lib="${PERSEUS_NVML_LIBRARY:-libnvidia-ml.so.1}"
-  if [[ "$lib" == */* ]]; then
-    [[ ! -e "$lib" ]]
-    return
-  fi
+  local lib="$nvml_library"
+  [[ "$lib" == */* ]] && return 1  # there (above): let doctor load it
   local ldconfig
   ldconfig="$(command -v ldconfig || echo /sbin/ldconfig)"
   [[ -x "$ldconfig" ]] || return 1  # cannot tell: let doctor decide
@@ -49,7 +56,7 @@ nvml_missing() {
 cli="${PERSEUS_CLI:-}"
 if [[ -z "$cli" ]]; then
   if nvml_missing; then
-    skip "no NVIDIA driver: ${PERSEUS_NVML_LIBRARY:-libnvidia-ml.so.1} not found"
+    skip "no NVIDIA driver: $nvml_library not found"
   fi
   scripts/install_deps.sh
   # Build the python module for the interpreter that has PyTorch.

@@ -25,7 +25,8 @@
 
 Locking clocks needs root, or a running perseusd (--daemon SOCKET). Without a
 GPU (no NVML, no GPU, or torch.cuda.is_available() False) it prints one line,
-"skipped: no NVIDIA GPU (...)", and exits 0. docs/real_gpu.md explains the
+"skipped: no NVIDIA GPU (...)", and exits 0; a library path given that is
+missing or not a library is an error (exit 1). docs/real_gpu.md explains the
 figures. scripts/gpu_check.sh runs `perseus doctor` first, then this.
 """
 import argparse
@@ -239,11 +240,26 @@ def switch_timing(before_s, after, to_mhz):
     return out
 
 
+class NvmlPathError(Exception):
+    """A library path someone gave that is missing or not a library."""
+
+
 def nvml_skip_reason(library):
-    """None when NVML loads and sees a GPU; else why not, for the skip line."""
+    """None when NVML loads and sees a GPU; else why not, for the skip line.
+
+    Only a library named the driver's way (a file name the loader searches
+    for) can mean no driver. A path (--nvml-library, PERSEUS_NVML_LIBRARY)
+    that is missing or not a library raises NvmlPathError: a mistyped path
+    must not read as a machine without a GPU (as perseus doctor says).
+    """
     try:
         nvml = Nvml(library)
     except OSError as e:
+        if "/" in library:
+            if not os.path.exists(library):
+                raise NvmlPathError("%s does not exist: --nvml-library or PERSEUS_NVML_LIBRARY names a missing file "
+                                    "(unset, the driver's libnvidia-ml.so.1 is looked for)" % library) from e
+            raise NvmlPathError("%s is not a library this machine can load (%s)" % (library, e)) from e
         if "No such file" in str(e) or "cannot open" in str(e):
             return "no NVIDIA driver: %s not found" % library
         return "no NVIDIA driver: %s cannot be loaded: %s" % (library, e)
@@ -1121,7 +1137,11 @@ def main(argv=None, torch_module=None):
     """Returns the exit code. torch_module: a stand-in for torch (tests)."""
     args = parse_args(argv)
     library = args.nvml_library or os.environ.get("PERSEUS_NVML_LIBRARY") or "libnvidia-ml.so.1"
-    reason = nvml_skip_reason(library)
+    try:
+        reason = nvml_skip_reason(library)
+    except NvmlPathError as e:
+        print("gpu_check: error: %s" % e, file=sys.stderr)
+        return 1
     if reason:
         print("skipped: no NVIDIA GPU (%s)" % reason)
         return 0

@@ -47,15 +47,32 @@ def _run_on_cpu(*args, env=None):
 
 
 def test_skips_without_nvml():
-    r = _run_module("--nvml-library", "/nonexistent/libnvidia-ml.so.1")
+    r = _run_module("--nvml-library", "libnvidia-ml-absent.so.1")
     assert r.returncode == 0, r.stderr
-    assert r.stdout == "skipped: no NVIDIA GPU (no NVIDIA driver: /nonexistent/libnvidia-ml.so.1 not found)\n"
+    assert r.stdout == "skipped: no NVIDIA GPU (no NVIDIA driver: libnvidia-ml-absent.so.1 not found)\n"
 
 
 def test_skips_without_nvml_from_the_environment():
-    r = _run_module(env={"PERSEUS_NVML_LIBRARY": "/nonexistent/libnvidia-ml.so.1"})
+    r = _run_module(env={"PERSEUS_NVML_LIBRARY": "libnvidia-ml-absent.so.1"})
     assert r.returncode == 0, r.stderr
-    assert r.stdout.startswith("skipped: no NVIDIA GPU (no NVIDIA driver: /nonexistent/libnvidia-ml.so.1")
+    assert r.stdout.startswith("skipped: no NVIDIA GPU (no NVIDIA driver: libnvidia-ml-absent.so.1")
+
+
+def test_a_mistyped_library_path_is_an_error_not_a_skip(tmp_path):
+    """A path that is missing or not a library is the user's mistake: exit 1, as perseus doctor says."""
+    for env in ({}, {"PERSEUS_NVML_LIBRARY": "/nonexistent/libnvidia-ml.so.1"}):
+        args = () if env else ("--nvml-library", "/nonexistent/libnvidia-ml.so.1")
+        r = _run_module(*args, env=env)
+        assert (r.returncode, r.stdout) == (1, ""), r.stdout + r.stderr
+        assert r.stderr == ("gpu_check: error: /nonexistent/libnvidia-ml.so.1 does not exist: --nvml-library or "
+                            "PERSEUS_NVML_LIBRARY names a missing file (unset, the driver's libnvidia-ml.so.1 is "
+                            "looked for)\n"), r.stderr
+    not_a_library = tmp_path / "libnvidia-ml.so.1"
+    not_a_library.write_text("not ELF\n")
+    r = _run_module("--nvml-library", str(not_a_library))
+    assert (r.returncode, r.stdout) == (1, ""), r.stdout + r.stderr
+    assert r.stderr.startswith("gpu_check: error: %s is not a library this machine can load (" % not_a_library), \
+        r.stderr
 
 
 @pytest.mark.skipif(not os.path.exists(FAKE_NVML), reason="the fake libnvidia-ml is not built")

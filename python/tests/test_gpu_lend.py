@@ -47,11 +47,11 @@ def test_the_kit_builds_a_module_that_works_and_check_runs(tmp_path):
 
     pytest.importorskip("torch")
     r = _run(["bash", os.path.join(SCRIPTS, "check.sh"), str(kit), str(prefix), str(tmp_path / "out"),
-              "--nvml-library", "/nonexistent/libnvidia-ml.so.1"],
-             env={"PERSEUS_NVML_LIBRARY": "/nonexistent/libnvidia-ml.so.1"})
+              "--nvml-library", "libnvidia-ml-absent.so.1"],
+             env={"PERSEUS_NVML_LIBRARY": "libnvidia-ml-absent.so.1"})
     assert r.returncode == 0, r.stdout + r.stderr
     assert "import torch, then perseus: ok" in r.stdout and "import perseus, then torch: ok" in r.stdout
-    assert r.stdout.rstrip().endswith("skipped: no NVIDIA GPU (no NVIDIA driver: /nonexistent/libnvidia-ml.so.1 "
+    assert r.stdout.rstrip().endswith("skipped: no NVIDIA GPU (no NVIDIA driver: libnvidia-ml-absent.so.1 "
                                       "not found)"), r.stdout
 
 

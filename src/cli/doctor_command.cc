@@ -102,13 +102,23 @@ double NowS() {
 void SleepS(double s) { std::this_thread::sleep_for(std::chrono::duration<double>(s)); }
 
 // Why NVML did not load, for people: a missing library or driver says so
-// first. A library that exists but does not load is no driver only when it
-// is the driver's own name; a path someone gave is that file's fault.
+// first. Only a library named the driver's way (a file name the loader
+// searches for) can mean no driver; a path someone gave (--nvml-library,
+// PERSEUS_NVML_LIBRARY) that is missing or does not load is that path's
+// fault, so a mistyped path fails instead of reading as a machine without a
+// GPU (scripts/gpu_check.sh would skip).
 std::string NvmlFailureReason(const std::string& library, const Status& status) {
   const std::string& m = status.message();
   if (m.rfind("dlopen(", 0) == 0) {
-    if (m.find("No such file or directory") != std::string::npos) return "no NVIDIA driver: " + library + " not found (" + m + ")";
-    if (library.find('/') != std::string::npos) return library + " is not a library this machine can load (" + m + ")";
+    const bool missing = m.find("No such file or directory") != std::string::npos;
+    if (library.find('/') != std::string::npos) {
+      if (missing) {
+        return library + " does not exist: --nvml-library or PERSEUS_NVML_LIBRARY names a missing file (unset, the "
+                         "driver's libnvidia-ml.so.1 is looked for) (" + m + ")";
+      }
+      return library + " is not a library this machine can load (" + m + ")";
+    }
+    if (missing) return "no NVIDIA driver: " + library + " not found (" + m + ")";
     return "no NVIDIA driver: " + library + " cannot be loaded (" + m + ")";
   }
   if (m.find("NVML_ERROR_DRIVER_NOT_LOADED") != std::string::npos) return "no NVIDIA driver: " + m;

@@ -184,16 +184,30 @@ TEST(DoctorTest, RefusedClockControlFailsAndSaysWhy) {
   EXPECT_EQ(r.Check("restore")["reason"], "no clock was locked");
 }
 
-TEST(DoctorTest, MissingLibraryFailsWithAClearMessage) {
-  CliRun r = Doctor({"--nvml-library", "/nonexistent/libnvidia-ml.so.1"});
+// A library named the driver's way that the loader cannot find: no driver.
+TEST(DoctorTest, MissingDriverFailsWithAClearMessage) {
+  CliRun r = Doctor({"--nvml-library", "libnvidia-ml-absent.so.1"});
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.out.find("fail  NVML library          no NVIDIA driver: /nonexistent/libnvidia-ml.so.1 not found "
-                       "(dlopen(/nonexistent/libnvidia-ml.so.1): /nonexistent/libnvidia-ml.so.1: cannot open shared "
+  EXPECT_NE(r.out.find("fail  NVML library          no NVIDIA driver: libnvidia-ml-absent.so.1 not found "
+                       "(dlopen(libnvidia-ml-absent.so.1): libnvidia-ml-absent.so.1: cannot open shared "
                        "object file: No such file or directory)\n"),
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("skip  clock restored        NVML did not load\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("summary: 0 ok, 0 warn, 1 fail, 8 skip: not ready for perseus"), std::string::npos) << r.out;
+}
+
+// A path that is not there is a mistake (a typo), not a machine without a
+// driver: scripts/gpu_check.sh must not skip on it.
+TEST(DoctorTest, AMissingLibraryPathIsNamedAsAMistake) {
+  CliRun r = Doctor({"--nvml-library", "/nonexistent/libnvidia-ml.so.1"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("fail  NVML library          /nonexistent/libnvidia-ml.so.1 does not exist: --nvml-library "
+                       "or PERSEUS_NVML_LIBRARY names a missing file (unset, the driver's libnvidia-ml.so.1 is "
+                       "looked for) (dlopen("),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("no NVIDIA driver"), std::string::npos) << r.out;
 }
 
 // A file that is not a library is that file's fault, not a missing driver.
@@ -553,9 +567,19 @@ TEST(DoctorTest, SlowLockCallsEndTheSwitchTestEarly) {
 // scripts/gpu_check.sh on a machine without a GPU: one line, exit 0.
 TEST(GpuCheckScriptTest, SkipsWithoutAGpu) {
   CliRun r = RunProgram(GPU_CHECK_SCRIPT, {}, {std::string("PERSEUS_CLI=") + PERSEUS_CLI_PATH,
-                                            "PERSEUS_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1"});
+                                            "PERSEUS_NVML_LIBRARY=libnvidia-ml-absent.so.1"});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_EQ(r.out, "skipped: no NVIDIA GPU (no NVIDIA driver: /nonexistent/libnvidia-ml.so.1 not found)\n") << r.err;
+  EXPECT_EQ(r.out, "skipped: no NVIDIA GPU (no NVIDIA driver: libnvidia-ml-absent.so.1 not found)\n") << r.err;
+}
+
+// A mistyped PERSEUS_NVML_LIBRARY path fails instead of skipping, before
+// anything is built or run.
+TEST(GpuCheckScriptTest, AMissingLibraryPathIsAnError) {
+  CliRun r = RunProgram(GPU_CHECK_SCRIPT, {}, {"PERSEUS_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_EQ(r.out, "") << r.err;
+  EXPECT_EQ(r.err, "gpu_check: error: PERSEUS_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 does not exist (unset, "
+                   "the driver's libnvidia-ml.so.1 is looked for)\n");
 }
 
 }  // namespace
