@@ -12,9 +12,9 @@
 # Environment: PERSEUS_CLI names a built perseus binary (default: build one
 # with the dev preset; its python module must sit in <build>/python, or set
 # PERSEUS_PYTHONPATH); PYTHON the interpreter that has PyTorch (default
-# python3); PERSEUS_NVML_LIBRARY the NVML library (default libnvidia-ml.so.1).
+# python3); PERSEUS_NVML_LIBRARY (or --nvml-library) the NVML library (default
+# libnvidia-ml.so.1; a path that does not exist is an error, not a skip).
 set -euo pipefail
-cd "$(dirname "$0")/.."
 
 gpu=0
 daemon=""
@@ -23,9 +23,16 @@ while (($# > 0)); do
   case "$1" in
     --gpu) gpu="$2"; shift 2 ;;
     --daemon) daemon="$2"; shift 2 ;;
+    # For doctor too, which reads the environment.
+    --nvml-library) export PERSEUS_NVML_LIBRARY="$2"; shift 2 ;;
     *) rest+=("$1"); shift ;;
   esac
 done
+# A relative library path means the caller's folder, not ours.
+if [[ "${PERSEUS_NVML_LIBRARY:-}" == */* && "${PERSEUS_NVML_LIBRARY}" != /* ]]; then
+  export PERSEUS_NVML_LIBRARY="$PWD/$PERSEUS_NVML_LIBRARY"
+fi
+cd "$(dirname "$0")/.."
 python="${PYTHON:-python3}"
 
 skip() {
@@ -38,7 +45,7 @@ skip() {
 # anything is built or run.
 nvml_library="${PERSEUS_NVML_LIBRARY:-libnvidia-ml.so.1}"
 if [[ "$nvml_library" == */* && ! -e "$nvml_library" ]]; then
-  echo "gpu_check: error: PERSEUS_NVML_LIBRARY=$nvml_library does not exist (unset, the driver's libnvidia-ml.so.1 is looked for)" >&2
+  echo "gpu_check: error: $nvml_library does not exist: --nvml-library or PERSEUS_NVML_LIBRARY names a missing file (unset, the driver's libnvidia-ml.so.1 is looked for)" >&2
   exit 1
 fi
 

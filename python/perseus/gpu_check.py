@@ -266,6 +266,8 @@ def nvml_skip_reason(library):
     except NvmlError as e:
         return "no NVIDIA driver: %s" % e
     except AttributeError as e:  # a library without the NVML symbols
+        if "/" in library:
+            raise NvmlPathError("%s is not a usable NVML library: %s" % (library, e)) from e
         return "%s is not a usable NVML library: %s" % (library, e)
     try:
         if nvml.count() == 0:

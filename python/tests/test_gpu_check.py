@@ -73,6 +73,11 @@ def test_a_mistyped_library_path_is_an_error_not_a_skip(tmp_path):
     assert (r.returncode, r.stdout) == (1, ""), r.stdout + r.stderr
     assert r.stderr.startswith("gpu_check: error: %s is not a library this machine can load (" % not_a_library), \
         r.stderr
+    libm = "/lib/x86_64-linux-gnu/libm.so.6"  # a library, but not NVML
+    if os.path.exists(libm):
+        r = _run_module("--nvml-library", libm)
+        assert (r.returncode, r.stdout) == (1, ""), r.stdout + r.stderr
+        assert r.stderr.startswith("gpu_check: error: %s is not a usable NVML library: " % libm), r.stderr
 
 
 @pytest.mark.skipif(not os.path.exists(FAKE_NVML), reason="the fake libnvidia-ml is not built")
@@ -505,3 +510,20 @@ def test_ctrl_c_during_doctor_keeps_its_report_and_stops_the_script(tmp_path):
     assert "gpu_check: perseus doctor was interrupted" in err, err
     assert "found problems" not in err, err
     assert "locked_sm_clock_mhz 0 " in state.read_text(), state.read_text()
+
+
+def test_the_script_reads_a_relative_library_path_from_the_callers_folder(tmp_path):
+    # The script changes to the repository's folder; a relative path is the caller's. PERSEUS_CLI=/bin/false
+    # stands in for doctor: past the path check, it "finds problems".
+    script = os.path.join(os.environ.get("PERSEUS_SOURCE_DIR", os.getcwd()), "scripts", "gpu_check.sh")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("FAKE_NVML_", "PERSEUS_NVML_"))}
+    env["PERSEUS_CLI"] = "/bin/false"
+    r = subprocess.run(["bash", script], cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                       env=dict(env, PERSEUS_NVML_LIBRARY="missing/libnvidia-ml.so.1"))
+    assert (r.returncode, r.stdout) == (1, ""), r.stdout + r.stderr
+    assert r.stderr.startswith("gpu_check: error: %s/missing/libnvidia-ml.so.1 does not exist: " % tmp_path), r.stderr
+    (tmp_path / "libnvidia-ml.so.1").write_text("there\n")
+    r = subprocess.run(["bash", script, "--nvml-library", "./libnvidia-ml.so.1"], cwd=tmp_path, capture_output=True,
+                       text=True, timeout=60, env=env)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "does not exist" not in r.stderr and "perseus doctor found problems" in r.stderr, r.stderr

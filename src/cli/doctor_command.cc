@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -110,15 +111,19 @@ void SleepS(double s) { std::this_thread::sleep_for(std::chrono::duration<double
 std::string NvmlFailureReason(const std::string& library, const Status& status) {
   const std::string& m = status.message();
   if (m.rfind("dlopen(", 0) == 0) {
-    const bool missing = m.find("No such file or directory") != std::string::npos;
     if (library.find('/') != std::string::npos) {
-      if (missing) {
+      // The file itself, links followed: dlerror's "No such file" may be
+      // about a library it needs.
+      std::error_code error;
+      if (!std::filesystem::exists(library, error)) {
         return library + " does not exist: --nvml-library or PERSEUS_NVML_LIBRARY names a missing file (unset, the "
                          "driver's libnvidia-ml.so.1 is looked for) (" + m + ")";
       }
       return library + " is not a library this machine can load (" + m + ")";
     }
-    if (missing) return "no NVIDIA driver: " + library + " not found (" + m + ")";
+    if (m.find("No such file or directory") != std::string::npos) {
+      return "no NVIDIA driver: " + library + " not found (" + m + ")";
+    }
     return "no NVIDIA driver: " + library + " cannot be loaded (" + m + ")";
   }
   if (m.find("NVML_ERROR_DRIVER_NOT_LOADED") != std::string::npos) return "no NVIDIA driver: " + m;

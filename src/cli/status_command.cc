@@ -129,7 +129,7 @@ std::string FormatJobStatus(const Json& j) {
          spec["microbatches"].get<int>(), j["ranks_registered"].get<int>(), j["world_size"].get<int>());
   if (!j["error"].get<std::string>().empty()) Append(out, "error: %s\n", Text(j["error"]).c_str());
   if (const Json solving = j.value("solving_s", Json()); solving.is_number()) {  // an older server sends none
-    Append(out, "optimizing for %.0f s (the server stops a solve after --max-solve-s)\n", solving.get<double>());
+    Append(out, "optimizing for %.0f s\n", solving.get<double>());
   }
   const Json& prof = j.value("profiling", Json());
   if (prof.is_object() && prof.contains("stages")) {

@@ -86,8 +86,7 @@ TEST(StatusCommand, ShowsHowLongASolveHasRun) {
   Json job = RunningJob();
   job["phase"] = "optimizing";
   job["solving_s"] = 125.4;
-  EXPECT_NE(FormatJobStatus(job).find("optimizing for 125 s (the server stops a solve after --max-solve-s)"),
-            std::string::npos)
+  EXPECT_NE(FormatJobStatus(job).find("optimizing for 125 s\n"), std::string::npos)
       << FormatJobStatus(job);
   job["solving_s"] = nullptr;
   EXPECT_EQ(FormatJobStatus(job).find("optimizing for"), std::string::npos);

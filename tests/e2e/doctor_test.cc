@@ -572,14 +572,20 @@ TEST(GpuCheckScriptTest, SkipsWithoutAGpu) {
   EXPECT_EQ(r.out, "skipped: no NVIDIA GPU (no NVIDIA driver: libnvidia-ml-absent.so.1 not found)\n") << r.err;
 }
 
-// A mistyped PERSEUS_NVML_LIBRARY path fails instead of skipping, before
-// anything is built or run.
+// A mistyped library path fails instead of skipping, before anything is
+// built or run (PERSEUS_CLI=/bin/false: doctor is never reached).
 TEST(GpuCheckScriptTest, AMissingLibraryPathIsAnError) {
-  CliRun r = RunProgram(GPU_CHECK_SCRIPT, {}, {"PERSEUS_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1"});
+  const std::string expected = "gpu_check: error: /nonexistent/libnvidia-ml.so.1 does not exist: --nvml-library or "
+                               "PERSEUS_NVML_LIBRARY names a missing file (unset, the driver's libnvidia-ml.so.1 is "
+                               "looked for)\n";
+  CliRun r = RunProgram(GPU_CHECK_SCRIPT, {},
+                        {"PERSEUS_CLI=/bin/false", "PERSEUS_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1"});
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_EQ(r.out, "") << r.err;
-  EXPECT_EQ(r.err, "gpu_check: error: PERSEUS_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 does not exist (unset, "
-                   "the driver's libnvidia-ml.so.1 is looked for)\n");
+  EXPECT_EQ(r.err, expected);
+  r = RunProgram(GPU_CHECK_SCRIPT, {"--nvml-library", "/nonexistent/libnvidia-ml.so.1"}, {"PERSEUS_CLI=/bin/false"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_EQ(r.err, expected);
 }
 
 }  // namespace

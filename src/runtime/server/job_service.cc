@@ -301,6 +301,7 @@ Status JobService::FinishJob(const std::string& job_id) {
   Job& job = **found;
   std::lock_guard<std::mutex> lock(job.mu);
   if (job.state.phase == Phase::kDone) return Status::Ok();
+  job.cancel_solve = true;  // a solve running for it would be thrown away: it ends at its next step
   ControlState state = job.state;
   state.phase = Phase::kDone;
   state.base_version = state.NextVersion();

@@ -95,7 +95,7 @@ void JobService::MaintenanceTick() {
 }
 
 void JobService::StopOverlongSolve(Job& job) {
-  if (limits_.max_solve_s <= 0 || !job.solve_started || job.solve_timed_out) return;
+  if (!(limits_.max_solve_s > 0) || !job.solve_started || job.solve_timed_out) return;  // NaN: none either
   const double solving_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - *job.solve_started).count();
   if (solving_s < limits_.max_solve_s) return;
   job.solve_timed_out = true;

@@ -209,18 +209,18 @@ class SolveClock {
   Job& job_;
 };
 
-// Why a job's solve was stopped by ServiceLimits::max_solve_s.
-Status SolveTimeLimitStatus(double max_solve_s, const JobSpec& spec) {
-  const ScheduleSpec& s = spec.schedule;
-  const long computations = 2L * s.stages * s.microbatches * s.chunks;
+// Why a job's solve was stopped by ServiceLimits::max_solve_s, and the ways
+// out: this server keeps the job failed until it is profiled again.
+Status SolveTimeLimitStatus(double max_solve_s, const JobSpec& spec, int computations) {
   char limit[32];
-  std::snprintf(limit, sizeof limit, "%g", max_solve_s);
-  return Status::Unavailable("stopped after " + std::string(limit) + " s, the server's limit (--max-solve-s): " +
-                             std::to_string(computations) + " computations per iteration (" +
-                             std::to_string(s.stages) + " stages x " + std::to_string(s.microbatches) +
-                             " microbatches x " + std::to_string(s.chunks) +
-                             " chunks x 2) take the optimizer longer; solve the profile offline with perseus "
-                             "optimize (GET /jobs/" + spec.id + "/profile), or raise the limit");
+  std::snprintf(limit, sizeof limit, "%.10g", max_solve_s);
+  return Status::Unavailable(
+      "stopped after " + std::string(limit) + " s, the server's limit (--max-solve-s): this job's " +
+      std::to_string(computations) + " computations per iteration (" + std::to_string(spec.schedule.stages) +
+      " stages x " + std::to_string(spec.schedule.microbatches) + " microbatches, " +
+      ScheduleName(spec.schedule.kind) + ") take the optimizer longer. Its profile stays readable (GET /jobs/" +
+      spec.id + "/profile) for perseus optimize offline; to optimise it here, restart the server with a higher "
+      "--max-solve-s and POST /jobs/" + spec.id + "/reprofile (which measures it again)");
 }
 
 }  // namespace
@@ -396,6 +396,7 @@ void JobService::Optimize(const std::string& job_id) {
   const SolveClock solve_clock(job);
   Log("optimization_started", {{"job", job_id}});
   Result<Frontier> frontier = Status::Internal("not solved");
+  int computations = 0;
   Result<Profile> profile = ParseProfileCsv(csv, "job " + job_id + " profile", spec.pp, ProfileOrigin::kMeasured);
   if (!profile.ok()) {
     frontier = profile.status();
@@ -407,6 +408,7 @@ void JobService::Optimize(const std::string& job_id) {
     options.cancel = &job.cancel_solve;
     options.threads = limits_.optimizer_threads;
     options.max_plans = MakePlansFor(limits_.max_frontier_plans);
+    if (problem.ok()) computations = problem->num_nodes();
     frontier = problem.ok() ? solver_(*problem, options) : Result<Frontier>(problem.status());
     if (frontier.ok() && frontier->NoSlowdownPlan() != nullptr) {
       changes = control::LimitClockChangesForLatency(*problem, spec.max_clock_changes_per_gpu, clock_switch_latency_s,
@@ -414,13 +416,13 @@ void JobService::Optimize(const std::string& job_id) {
     }
   }
   if (cancel_solves_) return;  // stopping: the job stays optimizing and is solved after a restart
-  bool timed_out = false;
-  {
+  // The flag only goes from false to true during a solve: if it is still
+  // false, the frontier is complete, even if the limit fires from now on.
+  if (job.cancel_solve) {
     std::lock_guard<std::mutex> lock(job.mu);
-    if (job.deleted) return;
-    timed_out = job.solve_timed_out;
+    if (job.deleted || job.state.phase != Phase::kOptimizing) return;  // deleted or finished meanwhile
+    if (job.solve_timed_out) frontier = SolveTimeLimitStatus(limits_.max_solve_s, spec, computations);
   }
-  if (timed_out) frontier = SolveTimeLimitStatus(limits_.max_solve_s, spec);
   // The plan book and the stored frontier are built here, without the job's
   // lock: polls, reports and reads go on meanwhile.
   Result<std::shared_ptr<const PlanBook>> book =
@@ -430,6 +432,7 @@ void JobService::Optimize(const std::string& job_id) {
           : Result<std::shared_ptr<const PlanBook>>(frontier.status());
   std::string frontier_json = book.ok() ? StoredFrontierJson((*book)->frontier()).dump() : std::string();
   std::lock_guard<std::mutex> lock(job.mu);
+  job.solve_started.reset();  // before the phase changes (SolveClock clears it on the other returns)
   if (job.deleted || job.state.phase != Phase::kOptimizing) return;
   ControlState state = job.state;
   StoreWrite write;

@@ -73,6 +73,13 @@ TEST(OptimizationQueueTest, ALongSolveDoesNotHoldUpTheJobsBehindIt) {
     --running[id];
   });
   queue.Enqueue("huge");
+  for (int wait_ms = 0; wait_ms < 10000; ++wait_ms) {  // running on one worker
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (running["huge"] == 1) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   for (int i = 0; i < 20; ++i) {
     queue.Enqueue("small" + std::to_string(i % 5));
     queue.Enqueue("huge");  // running already: not again
