@@ -13,6 +13,7 @@
 
 #include "common/temp_dir_for_test.h"
 #include "control/clock_change_limit.h"
+#include "runtime/server/metrics.h"
 #include "runtime/server/test_util.h"
 
 namespace perseus::server {
@@ -594,6 +595,8 @@ TEST_F(JobServiceTest, ASolvePastTheTimeLimitFailsTheJobNamingIt) {
   const Json solving = (*service_->JobSummary("big"))["solving_s"];
   ASSERT_TRUE(solving.is_number()) << solving.dump();
   EXPECT_GT(solving.get<double>(), 0.0);
+  EXPECT_NE(RenderMetrics(service_->AllSummaries(), 0).find("perseus_job_solving_seconds{job_id=\"big\"} "),
+            std::string::npos);
   std::this_thread::sleep_for(std::chrono::milliseconds(600));
   service_->MaintenanceTick();
   service_->WaitForOptimizer();
@@ -607,6 +610,7 @@ TEST_F(JobServiceTest, ASolvePastTheTimeLimitFailsTheJobNamingIt) {
             "--max-solve-s and POST /jobs/big/reprofile (which measures it again)");
   EXPECT_EQ(Plan(*service_, "big", 0)["kind"], "max");
   EXPECT_TRUE(summary["solving_s"].is_null());
+  EXPECT_EQ(RenderMetrics(service_->AllSummaries(), 0).find("perseus_job_solving_seconds"), std::string::npos);
   EXPECT_TRUE(service_->ProfileCsv("big").ok());  // what the message says to solve offline
 }
 

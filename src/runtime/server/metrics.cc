@@ -159,6 +159,9 @@ void AddJob(Exposition& e, const Json& s) {
   e.Gauge("perseus_job_ranks_registered", "Ranks registered.", job, s["ranks_registered"]);
   e.Gauge("perseus_job_world_size", "Ranks expected (dp * pp * tp).", job, s["world_size"]);
   e.Gauge("perseus_job_stragglers", "Pipelines currently straggling.", job, s["stragglers"].size());
+  if (const Json solving = s.value("solving_s", Json()); solving.is_number()) {
+    e.Gauge("perseus_job_solving_seconds", "How long the job's optimisation has run (while it runs).", job, solving);
+  }
   AddProfiling(e, job, s["profiling"]);
   std::map<std::string, int> warnings_by_code;
   for (const Json& w : s["warnings"]) ++warnings_by_code[w["code"].get<std::string>()];
