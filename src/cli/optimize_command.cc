@@ -3,12 +3,16 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
+#include <thread>
 
 #include "cli/cli_util.h"
 #include "cli/job_flags.h"
@@ -34,7 +38,47 @@ struct OptimizeArgs {
   bool zeus_plans = false;
   std::vector<double> zeus_plan_times_s;
   bool quiet = false;
+  double time_limit_s = 0;  // 0: none
 };
+
+// Sets `cancel` once `limit_s` (> 0) has passed, unless destroyed first: the
+// solve (FrontierOptions::cancel) then stops at its next step.
+class CancelAfter {
+ public:
+  CancelAfter(double limit_s, std::atomic<bool>& cancel) {
+    if (!(limit_s > 0)) return;
+    thread_ = std::thread([this, limit_s, &cancel] {
+      std::unique_lock<std::mutex> lock(mu_);
+      if (!done_cv_.wait_for(lock, std::chrono::duration<double>(limit_s), [this] { return done_; })) cancel = true;
+    });
+  }
+  ~CancelAfter() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      done_ = true;
+    }
+    done_cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+  CancelAfter(const CancelAfter&) = delete;
+  CancelAfter& operator=(const CancelAfter&) = delete;
+
+ private:
+  std::mutex mu_;
+  std::condition_variable done_cv_;
+  bool done_ = false;
+  std::thread thread_;
+};
+
+// Why --time-limit-s stopped the solve.
+Status TimeLimitStatus(double limit_s, const Problem& problem) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.10g", limit_s);
+  return Status::Unavailable("stopped after " + std::string(text) + " s (--time-limit-s): " +
+                             std::to_string(problem.num_nodes()) +
+                             " computations take the optimizer longer (docs/design.md, \"Speed\", gives its run "
+                             "times by size); nothing was written");
+}
 
 std::string Seconds(double s) {
   char buf[32];
@@ -210,15 +254,22 @@ int RunOptimize(const OptimizeArgs& a) {
   options.max_plans = MakePlansFor(a.max_plans);
   options.progress = &solved;
   progress.Phase("solving the frontier", [&solved] { return DescribeFrontierProgress(solved); });
-  Result<Frontier> f = SolveFrontier(*problem, options);
-  if (!f.ok()) return ReportError(f.status());
-  // Limited here rather than through FrontierOptions, to report what the limit cost.
+  std::atomic<bool> out_of_time{false};
+  options.cancel = &out_of_time;
+  Result<Frontier> f = Status::Internal("not solved");
   std::optional<FrontierPlan> unlimited;
-  if (a.max_clock_changes >= 0) {
-    if (const FrontierPlan* ns = f->NoSlowdownPlan()) unlimited = *ns;
-    progress.Phase("limiting clock changes to " + std::to_string(a.max_clock_changes) + " per GPU");
-    LimitFrontierClockChanges(*problem, a.max_clock_changes, &*f, nullptr, a.threads);
+  {
+    const CancelAfter limit(a.time_limit_s, out_of_time);
+    f = SolveFrontier(*problem, options);
+    // Limited here rather than through FrontierOptions, to report what the limit cost.
+    if (f.ok() && a.max_clock_changes >= 0) {
+      if (const FrontierPlan* ns = f->NoSlowdownPlan()) unlimited = *ns;
+      progress.Phase("limiting clock changes to " + std::to_string(a.max_clock_changes) + " per GPU");
+      LimitFrontierClockChanges(*problem, a.max_clock_changes, &*f, &out_of_time, a.threads);
+    }
   }
+  if (out_of_time) return ReportError(TimeLimitStatus(a.time_limit_s, *problem));
+  if (!f.ok()) return ReportError(f.status());
   Result<Selection> sel = Select(a, *f);
   if (!sel.ok()) return ReportError(sel.status());
   progress.Phase("writing " + std::to_string(sel->written.size()) + " plans to " + a.out);
@@ -255,6 +306,11 @@ void RegisterOptimizeCommand(CLI::App& app) {
                   "max(this, " + std::to_string(kDefaultMaxPlans) + ") evenly spread times (0: made one every "
                   "--unit-time-ms, all written); the fastest, no-slowdown and minimum-energy plans are always kept")
       ->transform(kNonNegativeInt)->capture_default_str();
+  cmd->add_option("--time-limit-s", args->time_limit_s,
+                  "Stop with an error, writing nothing, if the frontier takes longer than this many seconds (0: no "
+                  "limit); jobs of tens of thousands of computations take minutes to hours")
+      ->transform(NumberIn(0, 1e9))
+      ->capture_default_str();
   cmd->add_option("--max-clock-changes", args->max_clock_changes,
                   "At most this many clock changes per GPU per iteration in every plan, for jobs whose "
                   "communication stalls when clocks change often (-1: no limit); plans only get faster")

@@ -315,6 +315,24 @@ TEST_F(OptimizeCli, MaxClockChangesLimitsEveryWrittenPlanAndReportsWhatItCost) {
   }
 }
 
+// --time-limit-s stops a solve that runs longer (8 x 96 takes about half a
+// second) with an error naming the limit, and writes nothing; a limit it
+// keeps changes nothing.
+TEST_F(OptimizeCli, ATimeLimitStopsTheSolveAndWritesNothing) {
+  CliRun r = Perseus({"optimize", "--example", "gpt3-175b-a100", "--stages", "8", "--microbatches", "96", "--out",
+                      out_.string(), "--quiet", "--time-limit-s", "0.001"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.err, "perseus: error: stopped after 0.001 s (--time-limit-s): 1536 computations take the optimizer "
+                   "longer (docs/design.md, \"Speed\", gives its run times by size); nothing was written\n");
+  EXPECT_TRUE(FilesUnder(out_).empty());
+  r = Perseus({"optimize", "--example", "gpt3-xl-a100", "--out", out_.string(), "--quiet", "--time-limit-s", "600"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  ExpectOutputs();
+  r = Perseus({"optimize", "--example", "gpt3-xl-a100", "--out", out_.string(), "--time-limit-s", "-1"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--time-limit-s"), std::string::npos) << r.err;
+}
+
 TEST_F(OptimizeCli, MaxClockChangesBelowMinusOneIsAnError) {
   CliRun r = Perseus({"optimize", "--example", "gpt3-xl-a100", "--out", out_.string(), "--max-clock-changes", "-2"});
   EXPECT_NE(r.exit_code, 0);
