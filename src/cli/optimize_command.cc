@@ -258,6 +258,7 @@ int RunOptimize(const OptimizeArgs& a) {
   options.cancel = &out_of_time;
   Result<Frontier> f = Status::Internal("not solved");
   std::optional<FrontierPlan> unlimited;
+  bool stopped = false;  // by the limit, before the work ended
   {
     const CancelAfter limit(a.time_limit_s, out_of_time);
     f = SolveFrontier(*problem, options);
@@ -267,8 +268,9 @@ int RunOptimize(const OptimizeArgs& a) {
       progress.Phase("limiting clock changes to " + std::to_string(a.max_clock_changes) + " per GPU");
       LimitFrontierClockChanges(*problem, a.max_clock_changes, &*f, &out_of_time, a.threads);
     }
+    stopped = out_of_time;  // a limit passing from here on stopped nothing
   }
-  if (out_of_time) return ReportError(TimeLimitStatus(a.time_limit_s, *problem));
+  if (stopped) return ReportError(TimeLimitStatus(a.time_limit_s, *problem));
   if (!f.ok()) return ReportError(f.status());
   Result<Selection> sel = Select(a, *f);
   if (!sel.ok()) return ReportError(sel.status());
