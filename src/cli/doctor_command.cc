@@ -441,21 +441,18 @@ Check Doctor::CheckSwitchLatency() {
   std::vector<double> settle_s, call_s;
   int timeouts = 0;
   const double begin_s = NowS();
+  auto interrupted_after = [](int switches) {
+    return MakeCheck("switch_latency", Verdict::kSkip,
+                     InterruptedReason() + Format(" after %d of %d switches", switches, kSwitches));
+  };
   for (int i = 0; i < kSwitches && (i == 0 || NowS() - begin_s < kSwitchBudgetS); ++i) {
-    if (Interrupted()) {
-      return MakeCheck("switch_latency", Verdict::kSkip,
-                       InterruptedReason() + Format(" after %d of %d switches", i, kSwitches));
-    }
+    if (Interrupted()) return interrupted_after(i);
     int target = i % 2 == 0 ? a : b;
     std::vector<ClockSample> samples;
     double start = NowS();
     Status st = control_->SetSmClockMhz(target);
     call_s.push_back(NowS() - start);
     if (!st.ok()) return MakeCheck("switch_latency", Verdict::kFail, "switching clocks: " + st.message());
-    if (Interrupted()) {
-      return MakeCheck("switch_latency", Verdict::kSkip,
-                       InterruptedReason() + Format(" after %d of %d switches", i + 1, kSwitches));
-    }
     // Up to kSwitchTimeoutS after the call returned (a slow call must not use the whole wait up).
     const double returned = NowS();
     while (NowS() - returned < kSwitchTimeoutS && !Interrupted()) {
@@ -465,10 +462,7 @@ Check Doctor::CheckSwitchLatency() {
       if (*r == target) break;
       SleepS(kClockPollS);
     }
-    if (Interrupted()) {  // not a switch that did not show
-      return MakeCheck("switch_latency", Verdict::kSkip,
-                       InterruptedReason() + Format(" after %d of %d switches", i + 1, kSwitches));
-    }
+    if (Interrupted()) return interrupted_after(i + 1);  // not a switch that did not show
     std::optional<double> t = FindClockSettleTime(samples, start, target);
     if (t.has_value()) settle_s.push_back(*t);
     else ++timeouts;

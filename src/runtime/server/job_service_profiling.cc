@@ -192,7 +192,6 @@ JobWarning ClockChangesLimitedWarning(const control::ClockChangeDecision& d, dou
           -1, -1};
 }
 
-
 // Clears a job's solve_started however Optimize returns (taking job.mu, so it
 // must be declared before any lock of it in the same scope).
 class SolveClock {
