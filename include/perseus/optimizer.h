@@ -52,8 +52,11 @@ struct FrontierOptions {
   // (LimitClockChanges on each frontier plan, then the Pareto filter again);
   // -1: no limit. Lower bounds stay those of the unlimited problem.
   int max_clock_changes_per_gpu = -1;
-  // Threads that make the discrete plans once the sweep is done (0: every
-  // CPU this process may run on). The frontier is the same for any count.
+  // Threads that make the discrete plans (0: every CPU this process may run
+  // on). With two or more, all but one start on the plans at and below the
+  // relaxation's least-energy time while the sweep still runs; the rest are
+  // made once it is done, on all of them. The frontier is the same for any
+  // count.
   int threads = 0;
   // Plans are made at about this many evenly spaced iteration times between
   // the fastest time and the relaxation's least-energy time where that
@@ -86,6 +89,7 @@ struct FrontierStats {
   double solve_s = 0;          // wall time of the sweep and plan extraction
   double plans_s = 0;          // the part of solve_s spent making discrete plans
   int plan_threads = 1;        // on this many threads (FrontierOptions::threads)
+  int plans_during_sweep = 0;  // of candidate_plans, made while the sweep ran (on plan_threads - 1)
   double lower_bound_s = 0;    // wall time of the lower-bound check
   bool lower_bound_checked = false;   // the sweep's relaxation matched the certificate or every independent solve
   double lower_bound_max_error = 0;   // largest relative difference seen in that check

@@ -227,10 +227,12 @@ void PrintSummary(const Problem& problem, const Frontier& f, double seconds) {
     std::printf("clock changes:      %.1f per GPU per iteration in the no-slowdown plan (at most %d, of %zu "
                 "computations)\n", mean, most, problem.gpu_order.front().size());
   }
-  std::printf("run time:           %.3f s (sweep %.3f s, %d steps; %d plans made in %.3f s on %d thread%s; lower "
-              "bound %.3f s, %s)\n", seconds, f.stats.solve_s - f.stats.plans_s, f.stats.sweep_steps,
-              f.stats.candidate_plans, f.stats.plans_s, f.stats.plan_threads, f.stats.plan_threads == 1 ? "" : "s",
-              f.stats.lower_bound_s, f.stats.lower_bound_checked ? "checked" : "not checked");
+  std::printf("run time:           %.3f s (sweep %.3f s, %d steps; %d plans made", seconds,
+              f.stats.solve_s - f.stats.plans_s, f.stats.sweep_steps, f.stats.candidate_plans);
+  if (f.stats.plans_during_sweep > 0) std::printf(" (%d while it ran)", f.stats.plans_during_sweep);
+  std::printf(" in %.3f s after it on %d thread%s; lower bound %.3f s, %s)\n", f.stats.plans_s, f.stats.plan_threads,
+              f.stats.plan_threads == 1 ? "" : "s", f.stats.lower_bound_s,
+              f.stats.lower_bound_checked ? "checked" : "not checked");
   if (!f.stats.sweep_complete) {
     std::fprintf(stderr, "perseus: warning: the sweep stopped before the fastest possible iteration time; plans "
                          "between all-max and %.6f s may be missing (please report this profile)\n", f.plans.front().time_s);
@@ -318,8 +320,9 @@ void RegisterOptimizeCommand(CLI::App& app) {
                   "communication stalls when clocks change often (-1: no limit); plans only get faster")
       ->transform(IntegerIn(-1, 1000000))->capture_default_str();
   cmd->add_option("--threads", args->threads,
-                  "Threads that make the discrete plans after the sweep, at most one per CPU this process may "
-                  "run on (0: one per CPU); the plans are the same for any count")
+                  "Threads that make the discrete plans, at most one per CPU this process may run on (0: one per "
+                  "CPU); with two or more, all but one start while the sweep runs; the plans are the same for any "
+                  "count")
       ->transform(kNonNegativeInt)->capture_default_str();
   cmd->add_flag("--zeus-plans", args->zeus_plans,
                 "Also write the fastest, no-slowdown and minimum-energy plans as Zeus frequency-plan files");

@@ -217,8 +217,8 @@ void RegisterServeCommand(CLI::App& app) {
       ->capture_default_str()
       ->transform(IntegerIn(0, 1000000));
   cmd->add_option("--optimizer-threads", args->optimizer_threads,
-                  "Threads one optimisation makes its plans on (0: every CPU the server may run on); lower it "
-                  "when the server shares a machine with training")
+                  "Threads one optimisation makes its plans on, all but one beside its sweep (0: every CPU the "
+                  "server may run on); lower it when the server shares a machine with training")
       ->capture_default_str()
       ->transform(IntegerIn(0, 4096));
   cmd->add_option("--optimizer-workers", args->optimizer_workers,

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 
+#include "common/ahead_pool.h"
 #include "common/in_order.h"
 #include "optimizer/critical_path.h"
 #include "optimizer/discretize.h"
@@ -41,6 +42,9 @@ constexpr int kMaxRecordedPlans = 1'000'000;
 // each, on problems of up to 128 computations.
 constexpr long kSearchVisitsPerPlan = 1L << 14;
 constexpr long kSearchVisitsNoSlowdown = 1L << 24;
+// Slices above the one holding the relaxation's least-energy time that are
+// made during the sweep (EarlySlices).
+constexpr size_t kEarlySlicesPastLeastEnergy = 2;
 static_assert(optimizer::Discretizer::Chains(128, kSearchVisitsPerPlan) &&
               !optimizer::Discretizer::Chains(129, kSearchVisitsPerPlan));
 
@@ -99,6 +103,7 @@ struct SweepResult {
   std::vector<double> certificate_durations_s;
   double plans_s = 0;  // making the discrete plans
   int threads = 1;     // on this many
+  int plans_during_sweep = 0;  // of those recorded, made while the sweep ran
 };
 
 // The iteration time with every computation at its fastest option.
@@ -109,23 +114,26 @@ double FastestTime(const Problem& problem, const std::vector<NodeCosts>& costs) 
 }
 
 // The deadlines to record plans at, ascending: every unit of time back from
-// the slowest, the fastest time and the all-max time. Where `max_plans` asks
-// for fewer, the unit grows so that about that many fall between the fastest
-// time and `least_energy_s` (where the relaxation's energy is least; the
-// recording usually stops soon after it), and at most 4 x max_plans between
-// the fastest and the slowest time (where discrete plans keep getting
-// cheaper well past the relaxation's least-energy time).
-Result<std::vector<double>> RecordTimes(double fastest_s, double slowest_s, double all_max_s, double unit_s,
-                                        int max_plans, double least_energy_s) {
+// the slowest down to the fastest time (every computation at its fastest
+// option), the sweep's end (`end_s`, that fastest time up to rounding) and
+// the all-max time. Where `max_plans` asks for fewer, the unit grows so that
+// about that many fall between the fastest time and `least_energy_s` (where
+// the relaxation's energy is least; the recording usually stops soon after
+// it), and at most 4 x max_plans between the fastest and the slowest time
+// (where discrete plans keep getting cheaper well past the relaxation's
+// least-energy time). Only `end_s` needs the whole sweep: the rest is known
+// once the sweep has passed the least-energy time (EarlySlices).
+Result<std::vector<double>> RecordTimes(double fastest_s, double end_s, double slowest_s, double all_max_s,
+                                        double unit_s, int max_plans, double least_energy_s) {
   if (max_plans > 0) {
     unit_s = std::max({unit_s, (least_energy_s - fastest_s) / max_plans, (slowest_s - fastest_s) / (4.0 * max_plans)});
   }
-  const double units = std::floor((slowest_s - fastest_s) / unit_s);
+  const double units = std::floor(std::max(0.0, slowest_s - fastest_s) / unit_s);
   if (units > kMaxRecordedPlans) {
     return Status::InvalidArgument("unit time " + std::to_string(unit_s) +
                                    " s is too small for this problem (over 1 million plans); use a larger one");
   }
-  std::vector<double> times = {fastest_s};
+  std::vector<double> times = {end_s};
   if (all_max_s > fastest_s && all_max_s < slowest_s) times.push_back(all_max_s);
   for (long k = static_cast<long>(units); k >= 0; --k) times.push_back(slowest_s - static_cast<double>(k) * unit_s);
   std::sort(times.begin(), times.end());
@@ -137,15 +145,6 @@ bool Cancelled(const FrontierOptions& options) {
   return options.cancel != nullptr && options.cancel->load(std::memory_order_relaxed);
 }
 
-// Per worker: a replay of the sweep and a discretizer, kept across its slices.
-struct Recorder {
-  Recorder(const Problem& problem, const std::vector<NodeCosts>& costs, const optimizer::FrontierSweep& sweep)
-      : replay(sweep), discretizer(problem, costs) {}
-  optimizer::SweepReplay replay;
-  optimizer::Discretizer discretizer;
-  std::vector<double> durations_s;
-};
-
 // How the record times are split into tasks. Each slice of consecutive
 // times starts from a fresh discretizer, so the plans are the same on any
 // number of threads. Where every plan's search also starts from earlier
@@ -154,6 +153,17 @@ struct Recorder {
 struct Slicing {
   size_t times;  // per slice
   bool chained;  // one plan per slice, on one thread, each following the last
+
+  // The first time slice `slice` replays: its own first, or the one before
+  // when that is the no-slowdown plan's (whose search also starts from the
+  // plan before it), and the time after its last.
+  size_t Begin(const std::vector<double>& times, size_t slice, double all_max_time_s) const {
+    const size_t first = slice * this->times;
+    return !chained && first > 0 && times[first] == all_max_time_s ? first - 1 : first;
+  }
+  size_t End(const std::vector<double>& times, size_t slice) const {
+    return std::min(times.size(), (slice + 1) * this->times);
+  }
 };
 
 Slicing SliceRecordTimes(const Problem& problem) {
@@ -162,28 +172,148 @@ Slicing SliceRecordTimes(const Problem& problem) {
   return {kSliceTimes, false};
 }
 
-// The discrete plans at times[first, first + slicing.times), fewer if
-// `abandon` is set or the solve is cancelled meanwhile. The no-slowdown
-// plan's search also starts from the plan before it, so a fresh slice it
-// opens begins there.
-std::vector<FrontierPlan> RecordSlice(const Problem& problem, const std::vector<double>& times, size_t first,
+// The discrete plans at one slice's times, replayed by `replay` and made by
+// `discretizer`; fewer if `abandon` is set or the solve is cancelled
+// meanwhile.
+std::vector<FrontierPlan> RecordSlice(const Problem& problem, const std::vector<double>& times, size_t slice,
                                       const Slicing& slicing, double all_max_time_s, const FrontierOptions& options,
-                                      const std::atomic<bool>& abandon, Recorder& r) {
+                                      const std::atomic<bool>& abandon, optimizer::SweepReplay& replay,
+                                      optimizer::Discretizer& discretizer) {
   std::vector<FrontierPlan> plans;
-  size_t begin = first;
-  if (!slicing.chained) {
-    r.discretizer.Forget();
-    if (first > 0 && times[first] == all_max_time_s) begin = first - 1;
-  }
-  for (size_t k = begin; k < std::min(times.size(), first + slicing.times); ++k) {
+  if (!slicing.chained) discretizer.Forget();
+  std::vector<double> durations_s;
+  for (size_t k = slicing.Begin(times, slice, all_max_time_s); k < slicing.End(times, slice); ++k) {
     if (abandon.load(std::memory_order_relaxed) || Cancelled(options)) break;
-    r.replay.DurationsAt(times[k], r.durations_s);
+    replay.DurationsAt(times[k], durations_s);
     const long search_visits = times[k] == all_max_time_s ? kSearchVisitsNoSlowdown : kSearchVisitsPerPlan;
-    PlanChoice choice = r.discretizer.Run(r.durations_s, times[k], search_visits, /*pair_moves=*/true);
-    if (k >= first) plans.push_back(MakePlan(problem, std::move(choice)));
+    PlanChoice choice = discretizer.Run(durations_s, times[k], search_visits, /*pair_moves=*/true);
+    if (k >= slice * slicing.times) plans.push_back(MakePlan(problem, std::move(choice)));
   }
   return plans;
 }
+
+// Plans made while the sweep still runs, on threads - 1 workers (the sweep
+// keeps a CPU of its own). Once the sweep is past the relaxation's
+// least-energy time, every record time but the sweep's end is known
+// (RecordTimes); a slice at or below that time, or just above it, can be
+// made as soon as the sweep has passed its fastest time, from a copy of the
+// stretch of trajectory it replays (SweepStretch: the same durations, to
+// the bit, as the finished sweep's replay). Slices further above, where the
+// recording stops somewhere, and the fastest one, which holds the sweep's
+// end, wait for RecordPlans. A slice made here counts only if the finished sweep's record
+// times for it are the same (Claim): a least-energy time that moves once more
+// or a grid that differs leaves it to be made again.
+class EarlySlices {
+ public:
+  EarlySlices(const Problem& problem, const std::vector<NodeCosts>& costs, const FrontierOptions& options,
+              double all_max_time_s, double fastest_s, double slowest_s)
+      : problem_(problem),
+        costs_(costs),
+        options_(options),
+        slicing_(SliceRecordTimes(problem)),
+        all_max_time_s_(all_max_time_s),
+        fastest_s_(fastest_s),
+        slowest_s_(slowest_s) {}
+  ~EarlySlices() { abandon_ = true; }  // before pool_ joins its workers
+
+  // After each step of the sweep.
+  void Offer(const optimizer::FrontierSweep& sweep, const optimizer::RelaxationCurve& relaxation) {
+    if (times_.empty() && !Predict(sweep, relaxation)) return;
+    while (next_ > 0 && sweep.time_s() <= times_[slicing_.Begin(times_, next_, all_max_time_s_)]) {
+      const size_t slice = next_--;
+      auto stretch = std::make_shared<const optimizer::SweepStretch>(sweep, times_[slicing_.End(times_, slice) - 1]);
+      pool_->Offer(slice, [this, slice, stretch](int worker) { return Make(slice, *stretch, worker); });
+    }
+  }
+
+  // No slice starts after this; those running finish.
+  void Close() {
+    if (pool_) pool_->Close();
+  }
+
+  // The slice's plans, if made here for the same times as `times`
+  // (RecordPlans's); nullopt: the caller makes them.
+  std::optional<std::vector<FrontierPlan>> Claim(size_t slice, const std::vector<double>& times) {
+    if (!pool_) return std::nullopt;
+    std::optional<Made> made = pool_->Claim(slice);
+    if (!made || made->plans.size() != slicing_.End(times, slice) - slice * slicing_.times) return std::nullopt;
+    const size_t begin = slicing_.Begin(times, slice, all_max_time_s_), end = slicing_.End(times, slice);
+    if (!std::equal(times.begin() + static_cast<std::ptrdiff_t>(begin), times.begin() + static_cast<std::ptrdiff_t>(end),
+                    made->times.begin(), made->times.end())) {
+      return std::nullopt;
+    }
+    claimed_plans_ += static_cast<int>(made->plans.size());
+    return std::move(made->plans);
+  }
+  // Plans of the claimed slices: those made while the sweep ran.
+  int claimed_plans() const { return claimed_plans_.load(); }
+
+ private:
+  struct Made {
+    std::vector<double> times;  // the slice's, from Slicing::Begin
+    std::vector<FrontierPlan> plans;
+  };
+
+  // Once the relaxation's energy has risen past its least (it is convex in
+  // the time), the record times below; false until then, or if there are
+  // too few slices for a second thread.
+  bool Predict(const optimizer::FrontierSweep& sweep, const optimizer::RelaxationCurve& relaxation) {
+    if (predicted_) return false;
+    const double least_j = relaxation.LeastEnergy();
+    const double now_j = sweep.relaxation_cost_j() + problem_.pipeline_blocking_power_w() * sweep.time_s();
+    if (slicing_.chained || !(now_j > least_j + 1e-9 * std::abs(least_j))) return false;
+    predicted_ = true;
+    const double least_energy_s = relaxation.MinEnergyTime();
+    Result<std::vector<double>> times = RecordTimes(fastest_s_, fastest_s_, slowest_s_, all_max_time_s_,
+                                                    options_.unit_time_s, options_.max_plans, least_energy_s);
+    if (!times.ok()) return false;
+    const size_t slices = (times->size() + slicing_.times - 1) / slicing_.times;
+    const int threads = WorkerCount(options_.threads, slices);
+    if (threads < 2) return false;
+    times_ = std::move(*times);
+    // The slice holding the least-energy time and the two above it: the
+    // recording stops soon after that time (about 150 plans past it at
+    // GPT-3 8 x 96), never before it, so these are almost always needed.
+    next_ = 0;
+    while (next_ + 1 < slices && times_[slicing_.Begin(times_, next_ + 1, all_max_time_s_)] <= least_energy_s) ++next_;
+    next_ = std::min(next_ + kEarlySlicesPastLeastEnergy, slices - 1);
+    discretizers_.resize(static_cast<size_t>(threads - 1));
+    pool_.emplace(threads - 1);
+    return true;
+  }
+
+  Made Make(size_t slice, const optimizer::SweepStretch& stretch, int worker) {
+    std::unique_ptr<optimizer::Discretizer>& discretizer = discretizers_[static_cast<size_t>(worker)];
+    if (!discretizer) discretizer = std::make_unique<optimizer::Discretizer>(problem_, costs_);
+    optimizer::SweepReplay replay(stretch);
+    Made made;
+    made.times.assign(times_.begin() + static_cast<std::ptrdiff_t>(slicing_.Begin(times_, slice, all_max_time_s_)),
+                      times_.begin() + static_cast<std::ptrdiff_t>(slicing_.End(times_, slice)));
+    made.plans = RecordSlice(problem_, times_, slice, slicing_, all_max_time_s_, options_, abandon_, replay, *discretizer);
+    return made;
+  }
+
+  const Problem& problem_;
+  const std::vector<NodeCosts>& costs_;
+  const FrontierOptions& options_;
+  const Slicing slicing_;
+  const double all_max_time_s_, fastest_s_, slowest_s_;
+  bool predicted_ = false;
+  std::vector<double> times_;  // the record times once predicted; read-only after
+  size_t next_ = 0;            // the next slice to offer, counting down; 0: none left
+  std::vector<std::unique_ptr<optimizer::Discretizer>> discretizers_;  // per worker
+  std::atomic<bool> abandon_{false};
+  std::atomic<int> claimed_plans_{0};  // Claim runs on RecordPlans's workers
+  std::optional<AheadPool<Made>> pool_;  // last: joined first
+};
+
+// Per worker: a replay of the sweep and a discretizer, kept across its slices.
+struct Recorder {
+  Recorder(const Problem& problem, const std::vector<NodeCosts>& costs, const optimizer::FrontierSweep& sweep)
+      : replay(sweep), discretizer(problem, costs) {}
+  optimizer::SweepReplay replay;
+  optimizer::Discretizer discretizer;
+};
 
 // Sets a flag when it goes out of scope (however the scope is left).
 class SetOnExit {
@@ -201,19 +331,21 @@ class SetOnExit {
 // fastest time: a plan every unit of time and at the all-max time, until
 // the relaxation proves every slower plan uses more energy than one already
 // found. Plans are made ahead on worker threads (FrontierOptions::threads)
-// and taken in order here; the workers are joined before this returns.
+// and taken in order here, or taken from those made during the sweep
+// (`early`); the workers are joined before this returns.
 Status RecordPlans(const Problem& problem, const std::vector<NodeCosts>& costs,
                    const optimizer::FrontierSweep& sweep, const std::vector<double>& times, double all_max_time_s,
-                   const FrontierOptions& options, SweepResult& out) {
+                   const FrontierOptions& options, EarlySlices& early, SweepResult& out) {
   const Slicing slicing = SliceRecordTimes(problem);
   const size_t slices = (times.size() + slicing.times - 1) / slicing.times;
   out.threads = WorkerCount(slicing.chained ? 1 : options.threads, slices);
   std::vector<std::unique_ptr<Recorder>> recorders(out.threads);
   std::atomic<bool> abandon{false};
   InOrder<std::vector<FrontierPlan>> made(slices, out.threads, [&](size_t slice, int worker) {
+    if (std::optional<std::vector<FrontierPlan>> plans = early.Claim(slice, times)) return std::move(*plans);
     if (!recorders[worker]) recorders[worker] = std::make_unique<Recorder>(problem, costs, sweep);
-    return RecordSlice(problem, times, slice * slicing.times, slicing, all_max_time_s, options, abandon,
-                       *recorders[worker]);
+    return RecordSlice(problem, times, slice, slicing, all_max_time_s, options, abandon, recorders[worker]->replay,
+                       recorders[worker]->discretizer);
   });
   const SetOnExit abandon_on_exit(abandon);  // before `made` joins its workers
   std::optional<std::vector<FrontierPlan>> slice;
@@ -239,17 +371,20 @@ Status RecordPlans(const Problem& problem, const std::vector<NodeCosts>& costs,
   return Cancelled(options) ? Status::Unavailable("cancelled") : Status::Ok();
 }
 
-// The sweep from slowest to fastest (`fastest_s`), then the discrete plans (RecordPlans).
+// The sweep from slowest to fastest (`fastest_s`), then the discrete plans
+// (RecordPlans), some of them made while the sweep runs (EarlySlices).
 Result<SweepResult> Sweep(const Problem& problem, const std::vector<NodeCosts>& costs, const FrontierOptions& options,
                           double all_max_time_s, double fastest_s) {
   optimizer::FrontierSweep sweep(problem, costs);
   SweepResult out{{}, 0, optimizer::RelaxationCurve(problem.pipeline_blocking_power_w()), 0, 0, 0, {}};
   const double slowest_s = sweep.time_s();
+  EarlySlices early(problem, costs, options, all_max_time_s, fastest_s, slowest_s);
   out.relaxation.Add(sweep.time_s(), sweep.relaxation_cost_j());
   while (sweep.Step()) {
     if (sweep.steps() > kMaxSweepSteps) return Status::Internal("sweep did not converge (over 5 million steps)");
     if (Cancelled(options)) return Status::Unavailable("cancelled");
     out.relaxation.Add(sweep.time_s(), sweep.relaxation_cost_j());
+    early.Offer(sweep, out.relaxation);
     if (options.progress) {
       options.progress->sweep_steps.store(sweep.steps(), std::memory_order_relaxed);
       if (slowest_s > fastest_s) {
@@ -258,11 +393,13 @@ Result<SweepResult> Sweep(const Problem& problem, const std::vector<NodeCosts>& 
       }
     }
   }
+  early.Close();
   out.relaxation.Finish();
   out.steps = sweep.steps();
   out.end_time_s = sweep.time_s();
-  Result<std::vector<double>> times = RecordTimes(sweep.time_s(), slowest_s, all_max_time_s, options.unit_time_s,
-                                                  options.max_plans, out.relaxation.MinEnergyTime());
+  Result<std::vector<double>> times = RecordTimes(fastest_s, sweep.time_s(), slowest_s, all_max_time_s,
+                                                  options.unit_time_s, options.max_plans,
+                                                  out.relaxation.MinEnergyTime());
   if (!times.ok()) return times.status();
   if (options.progress) {
     options.progress->record_times.store(static_cast<int>(times->size()), std::memory_order_relaxed);
@@ -272,8 +409,9 @@ Result<SweepResult> Sweep(const Problem& problem, const std::vector<NodeCosts>& 
     optimizer::SweepReplay(sweep).DurationsAt(out.certificate_time_s, out.certificate_durations_s);
   }
   const auto plans_start = std::chrono::steady_clock::now();
-  PERSEUS_RETURN_IF_ERROR(RecordPlans(problem, costs, sweep, *times, all_max_time_s, options, out));
+  PERSEUS_RETURN_IF_ERROR(RecordPlans(problem, costs, sweep, *times, all_max_time_s, options, early, out));
   out.plans_s = Seconds(plans_start);
+  out.plans_during_sweep = early.claimed_plans();
   return out;
 }
 
@@ -342,6 +480,7 @@ Result<Frontier> SolveFrontier(const Problem& problem, const FrontierOptions& op
   f.stats.sweep_steps = sweep->steps;
   f.stats.plans_s = sweep->plans_s;
   f.stats.plan_threads = sweep->threads;
+  f.stats.plans_during_sweep = sweep->plans_during_sweep;
   f.stats.sweep_complete = sweep->end_time_s <= fastest_s * (1 + 1e-6);
   sweep->candidates.push_back(f.all_max);
   f.stats.candidate_plans = sweep->recorded + 1;

@@ -301,6 +301,48 @@ TEST(SolveFrontier, TheSameFrontierOnAnyNumberOfThreads) {
   }
 }
 
+// With two threads or more, plans at and below the relaxation's least-energy
+// time are made while the sweep still runs, from copies of its trajectory;
+// they must be the plans one thread makes after it, on every schedule. Whether
+// a worker gets to a slice before the sweep ends depends on timing, so each
+// problem is solved a few times; some must have made plans during the sweep.
+TEST(SolveFrontier, PlansMadeDuringTheSweepAreThoseMadeAfterIt) {
+  if (WorkerCount(2, 100) < 2) GTEST_SKIP() << "one CPU: the sweep and the plans cannot overlap";
+  std::mt19937 rng(37);
+  struct Case {
+    ScheduleKind kind;
+    int stages, microbatches, chunks;
+  };
+  int during = 0;
+  for (const Case& c : {Case{ScheduleKind::k1F1B, 6, 24, 1}, Case{ScheduleKind::kGPipe, 4, 24, 1},
+                        Case{ScheduleKind::kInterleaved1F1B, 4, 16, 2}, Case{ScheduleKind::kZBH1, 4, 24, 1},
+                        Case{ScheduleKind::kDualPipeV, 4, 16, 2}}) {
+    const Problem problem = MakeProblem(testing::RandomProfile(rng, c.stages, 6, SplitsBackward(c.kind)), c.kind,
+                                        c.stages, c.microbatches, c.chunks, 50);
+    FrontierOptions options;
+    options.unit_time_s = 1e-5;
+    options.max_plans = 300;
+    options.threads = 1;
+    Result<Frontier> one = SolveFrontier(problem, options);
+    ASSERT_TRUE(one.ok()) << one.status().ToString();
+    EXPECT_EQ(one->stats.plans_during_sweep, 0);
+    options.threads = 2;
+    for (int run = 0; run < 3; ++run) {
+      Result<Frontier> two = SolveFrontier(problem, options);
+      ASSERT_TRUE(two.ok()) << two.status().ToString();
+      during += two->stats.plans_during_sweep;
+      EXPECT_LE(two->stats.plans_during_sweep, two->stats.candidate_plans);
+      EXPECT_EQ(two->stats.candidate_plans, one->stats.candidate_plans) << ScheduleName(c.kind);
+      ASSERT_EQ(two->plans.size(), one->plans.size()) << ScheduleName(c.kind);
+      for (size_t i = 0; i < one->plans.size(); ++i) {
+        ASSERT_EQ(two->plans[i].choice, one->plans[i].choice) << ScheduleName(c.kind) << " plan " << i;
+        ASSERT_EQ(two->plans[i].energy_j, one->plans[i].energy_j) << ScheduleName(c.kind) << " plan " << i;
+      }
+    }
+  }
+  EXPECT_GT(during, 0) << "no plan was made while a sweep ran";
+}
+
 TEST(SolveFrontier, PlanForTimePicksLeastEnergyWithinTime) {
   std::mt19937 rng(5);
   Problem problem = MakeProblem(testing::RandomProfile(rng, 3, 3), ScheduleKind::k1F1B, 3, 4, 1, 70);

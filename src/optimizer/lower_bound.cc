@@ -145,6 +145,9 @@ EnergyLowerBound::Tangent TangentOf(const Network& net, const Simplex& simplex, 
 void RelaxationCurve::Add(double time_s, double cost_j) {
   time_s_.push_back(time_s);
   cost_j_.push_back(cost_j);
+  // Times fall, so a tie moves the least energy's time to the faster point.
+  const double energy_j = cost_j + blocking_power_w_ * time_s;
+  if (energy_j <= least_energy_j_) least_energy_j_ = energy_j, least_energy_time_s_ = time_s;
 }
 
 void RelaxationCurve::Finish() {
@@ -187,12 +190,6 @@ double RelaxationCurve::AtLeastTime(double t) const {
   size_t k = std::upper_bound(time_s_.begin(), time_s_.end(), t) - time_s_.begin();
   double at_t = CostAt(t) + blocking_power_w_ * t;
   return k == time_s_.size() ? at_t : std::min(suffix_min_energy_j_[k], at_t);
-}
-
-double RelaxationCurve::MinEnergyTime() const {
-  if (time_s_.empty()) return 0;
-  const auto least = std::min_element(prefix_min_energy_j_.begin(), prefix_min_energy_j_.end());
-  return time_s_[static_cast<size_t>(least - prefix_min_energy_j_.begin())];
 }
 
 Result<EnergyLowerBound> EnergyLowerBound::Compute(const Problem& problem, const std::vector<NodeCosts>& costs,

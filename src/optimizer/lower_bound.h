@@ -12,6 +12,7 @@
 // built and thread-safe to query.
 #pragma once
 
+#include <limits>
 #include <vector>
 
 #include "optimizer/node_costs.h"
@@ -33,11 +34,16 @@ class RelaxationCurve {
   double AtTime(double time_s) const;
   // Lower bound on the energy of any plan whose iteration time is >= time_s.
   double AtLeastTime(double time_s) const;
-  // The fastest visited time at which the relaxation's energy is least.
-  double MinEnergyTime() const;
+  // The fastest visited time at which the relaxation's energy is least: of
+  // the points added so far (before Finish() too), and in the end of all.
+  double MinEnergyTime() const { return least_energy_time_s_; }
+  // The least energy (cost + blocking power x time) of the points so far.
+  double LeastEnergy() const { return least_energy_j_; }
 
  private:
   std::vector<double> time_s_, cost_j_;  // ascending after Finish()
+  double least_energy_j_ = std::numeric_limits<double>::infinity();
+  double least_energy_time_s_ = 0;
   std::vector<double> prefix_min_energy_j_, suffix_min_energy_j_;
   double blocking_power_w_;  // x stages
 };

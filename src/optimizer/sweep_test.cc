@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <algorithm>
 #include <functional>
+#include <memory>
 #include <random>
 
 #include "optimizer/critical_path.h"
@@ -44,6 +46,47 @@ RelaxationCurve SweepCurve(const Problem& problem, const std::vector<NodeCosts>&
   while (sweep.Step()) curve.Add(sweep.time_s(), sweep.relaxation_cost_j());
   curve.Finish();
   return curve;
+}
+
+// A stretch copied while the sweep runs replays, at every time from its
+// upper limit down to where the sweep was, exactly what the finished sweep's
+// replay gives: the frontier's plans made during the sweep rely on it.
+TEST(SweepStretch, ReplaysToTheBitWhatTheFinishedSweepGives) {
+  std::mt19937 rng(29);
+  for (int trial = 0; trial < 20; ++trial) {
+    Problem problem = RandomProblem(rng, 2 + trial % 4, 4 + trial % 9, 3 + trial % 5);
+    std::vector<NodeCosts> costs = BuildNodeCosts(problem);
+    FrontierSweep sweep(problem, costs);
+    const double slowest_s = sweep.time_s();
+    // Stretches taken after some steps, each up to a time above the sweep's.
+    struct Taken {
+      std::unique_ptr<SweepStretch> stretch;
+      double from_s, to_s;  // the sweep's time then, the stretch's upper limit
+    };
+    std::vector<Taken> taken;
+    while (sweep.Step()) {
+      if (std::uniform_int_distribution<>(0, 3)(rng) != 0) continue;
+      const double to_s = sweep.time_s() + (slowest_s * 1.1 - sweep.time_s()) * std::uniform_real_distribution<>(0, 1)(rng);
+      taken.push_back({std::make_unique<SweepStretch>(sweep, to_s), sweep.time_s(), to_s});
+    }
+    ASSERT_FALSE(taken.empty());
+    for (const Taken& t : taken) {
+      SweepReplay whole(sweep), part(*t.stretch);
+      std::vector<double> expected, got;
+      std::vector<double> times = {t.from_s, t.to_s};
+      for (double step_s : sweep.step_times_s()) {
+        if (step_s > t.from_s && step_s < t.to_s) times.push_back(step_s);  // step ends: no interpolation
+      }
+      for (int k = 0; k < 20; ++k) times.push_back(t.from_s + (t.to_s - t.from_s) * std::uniform_real_distribution<>(0, 1)(rng));
+      std::sort(times.begin(), times.end());
+      for (double time_s : times) {
+        whole.DurationsAt(time_s, expected);
+        part.DurationsAt(time_s, got);
+        ASSERT_EQ(got, expected) << "trial " << trial << " at " << time_s << " s, stretch from " << t.from_s;
+      }
+      EXPECT_LE(t.stretch->step_times_s.size(), sweep.step_times_s().size());
+    }
+  }
 }
 
 TEST(SweepReplay, ReproducesEveryStepAndInterpolatesFeasibly) {
@@ -120,6 +163,36 @@ TEST(RelaxationCurve, BoundsEverySlowerPlan) {
         EXPECT_LE(curve.AtTime(p.time_s), p.energy_j * (1 + 1e-9)) << "trial " << trial;
       }
     }
+  }
+}
+
+// The least-energy time is known while points are still added (the plans
+// made during the sweep start from it): at every point it is the fastest of
+// those so far whose energy is least, ties included.
+TEST(RelaxationCurve, MinEnergyTimeIsTheFastestLeastSoFar) {
+  std::mt19937 rng(31);
+  for (int trial = 0; trial < 200; ++trial) {
+    const double blocking_w = trial % 4 == 0 ? 0 : 100;
+    RelaxationCurve curve(blocking_w);
+    std::vector<std::pair<double, double>> added;  // time, cost
+    double t = 10;
+    for (int k = 0; k < 30; ++k) {
+      t -= std::uniform_int_distribution<>(1, 3)(rng) * 0.01;
+      // Energies from a few values, so that ties come up.
+      const double cost_j = 1000 + std::uniform_int_distribution<>(0, 4)(rng) - blocking_w * t;
+      curve.Add(t, cost_j);
+      added.emplace_back(t, cost_j);
+      double least_j = 1e300, at_s = 0;
+      for (const auto& [time_s, c] : added) {  // times fall: a tie takes the faster
+        if (c + blocking_w * time_s <= least_j) least_j = c + blocking_w * time_s, at_s = time_s;
+      }
+      ASSERT_EQ(curve.MinEnergyTime(), at_s) << "trial " << trial << " point " << k;
+      ASSERT_EQ(curve.LeastEnergy(), least_j);
+    }
+    const double before_finish_s = curve.MinEnergyTime();
+    curve.Finish();
+    EXPECT_EQ(curve.MinEnergyTime(), before_finish_s);
+    EXPECT_EQ(curve.AtTime(1e9), curve.LeastEnergy());  // the bound's least, from the finished curve
   }
 }
 

@@ -269,7 +269,7 @@ TEST_F(OptimizeCli, MaxPlansThinsPlansJsonAndKeepsZeusPlanTimes) {
 
 // The plans made, from the summary's "N plans made" (-1 if absent).
 int PlansMade(const std::string& out) {
-  const size_t at = out.find(" plans made in ");
+  const size_t at = out.find(" plans made ");
   if (at == std::string::npos) return -1;
   size_t begin = out.rfind(' ', at - 1);
   return std::atoi(out.substr(begin + 1, at - begin - 1).c_str());
