@@ -90,7 +90,7 @@ struct FrontierStats {
   double plans_s = 0;          // the part of solve_s spent making discrete plans
   int plan_threads = 1;        // on this many threads (FrontierOptions::threads)
   int plans_during_sweep = 0;  // of candidate_plans, made while the sweep ran (on plan_threads - 1)
-  double lower_bound_s = 0;    // wall time of the lower-bound check
+  double lower_bound_s = 0;    // time the lower-bound check took (its certificate runs beside the plans on 2+ threads)
   bool lower_bound_checked = false;   // the sweep's relaxation matched the certificate or every independent solve
   double lower_bound_max_error = 0;   // largest relative difference seen in that check
   double clock_limit_s = 0;           // wall time of FrontierOptions::max_clock_changes_per_gpu

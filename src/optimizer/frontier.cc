@@ -3,8 +3,10 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <future>
 #include <memory>
 #include <optional>
+#include <system_error>
 
 #include "common/ahead_pool.h"
 #include "common/in_order.h"
@@ -91,16 +93,21 @@ Status CheckOptions(const Problem& problem, const FrontierOptions& options) {
   return Status::Ok();
 }
 
+struct TimedTangent {
+  Result<optimizer::EnergyLowerBound::Tangent> tangent = Status::Internal("not computed");
+  double seconds = 0;  // making it
+};
+
 struct SweepResult {
   std::vector<FrontierPlan> candidates;  // energy descending; ParetoFilter sorts out the times
   int recorded = 0;
   optimizer::RelaxationCurve relaxation;
   int steps = 0;
   double end_time_s = 0;  // where the sweep stopped
-  // The relaxation's durations at certificate_time_s (the all-max time, or
-  // the sweep's range end nearest it), for the dual certificate.
-  double certificate_time_s = 0;
-  std::vector<double> certificate_durations_s;
+  // The dual certificate of the relaxation at the all-max time (or the
+  // sweep's range end nearest it), made beside the plans (StartCertificate);
+  // not valid() unless FrontierOptions::lower_bound_samples < 0.
+  std::future<TimedTangent> certificate;
   double plans_s = 0;  // making the discrete plans
   int threads = 1;     // on this many
   int plans_during_sweep = 0;  // of those recorded, made while the sweep ran
@@ -371,12 +378,34 @@ Status RecordPlans(const Problem& problem, const std::vector<NodeCosts>& costs,
   return Cancelled(options) ? Status::Unavailable("cancelled") : Status::Ok();
 }
 
+// The dual certificate of the relaxation's optimum `durations_s` at
+// `time_s`: on a thread of its own, beside the plans, where there are CPUs
+// for both (FrontierOptions::threads), else when asked for.
+std::future<TimedTangent> StartCertificate(const Problem& problem, const std::vector<NodeCosts>& costs,
+                                           const FrontierOptions& options, double time_s,
+                                           std::vector<double> durations_s) {
+  auto certify = [&problem, &costs, time_s, durations = std::move(durations_s)] {
+    const auto start = std::chrono::steady_clock::now();
+    TimedTangent made{optimizer::DualFlowTangent(problem, costs, durations, time_s), 0};
+    made.seconds = Seconds(start);
+    return made;
+  };
+  if (WorkerCount(options.threads, 2) >= 2) {
+    try {
+      return std::async(std::launch::async, certify);
+    } catch (const std::system_error&) {
+      // No thread to spare: made when asked for.
+    }
+  }
+  return std::async(std::launch::deferred, std::move(certify));
+}
+
 // The sweep from slowest to fastest (`fastest_s`), then the discrete plans
 // (RecordPlans), some of them made while the sweep runs (EarlySlices).
 Result<SweepResult> Sweep(const Problem& problem, const std::vector<NodeCosts>& costs, const FrontierOptions& options,
                           double all_max_time_s, double fastest_s) {
   optimizer::FrontierSweep sweep(problem, costs);
-  SweepResult out{{}, 0, optimizer::RelaxationCurve(problem.pipeline_blocking_power_w()), 0, 0, 0, {}};
+  SweepResult out{{}, 0, optimizer::RelaxationCurve(problem.pipeline_blocking_power_w()), 0, 0, {}};
   const double slowest_s = sweep.time_s();
   EarlySlices early(problem, costs, options, all_max_time_s, fastest_s, slowest_s);
   out.relaxation.Add(sweep.time_s(), sweep.relaxation_cost_j());
@@ -405,8 +434,10 @@ Result<SweepResult> Sweep(const Problem& problem, const std::vector<NodeCosts>& 
     options.progress->record_times.store(static_cast<int>(times->size()), std::memory_order_relaxed);
   }
   if (options.lower_bound_samples < 0) {  // the default check certifies them
-    out.certificate_time_s = std::clamp(all_max_time_s, sweep.time_s() * (1 + 1e-9), slowest_s);
-    optimizer::SweepReplay(sweep).DurationsAt(out.certificate_time_s, out.certificate_durations_s);
+    const double certificate_time_s = std::clamp(all_max_time_s, sweep.time_s() * (1 + 1e-9), slowest_s);
+    std::vector<double> durations_s;
+    optimizer::SweepReplay(sweep).DurationsAt(certificate_time_s, durations_s);
+    out.certificate = StartCertificate(problem, costs, options, certificate_time_s, std::move(durations_s));
   }
   const auto plans_start = std::chrono::steady_clock::now();
   PERSEUS_RETURN_IF_ERROR(RecordPlans(problem, costs, sweep, *times, all_max_time_s, options, early, out));
@@ -430,7 +461,7 @@ std::vector<double> SampleTimes(double fastest_s, double slowest_s, double all_m
 // certificate (the default) or independent min-cost-flow solves; on a
 // disagreement with the latter their bounds are used.
 Status AddLowerBounds(const Problem& problem, const std::vector<NodeCosts>& costs, const FrontierOptions& options,
-                      const SweepResult& sweep, double fastest_s, Frontier& f) {
+                      SweepResult& sweep, double fastest_s, Frontier& f) {
   const optimizer::RelaxationCurve& relaxation = sweep.relaxation;
   const optimizer::EnergyLowerBound* fallback = nullptr;
   Result<optimizer::EnergyLowerBound> lb = Status::Internal("not computed");
@@ -438,8 +469,9 @@ Status AddLowerBounds(const Problem& problem, const std::vector<NodeCosts>& cost
   if (samples < 0) {
     // The dual certificate at the all-max time, for any size; should it
     // fail, one min-cost-flow solve (small problems only) decides.
-    Result<optimizer::EnergyLowerBound::Tangent> cert =
-        optimizer::DualFlowTangent(problem, costs, sweep.certificate_durations_s, sweep.certificate_time_s);
+    TimedTangent made = sweep.certificate.get();
+    f.stats.lower_bound_s += made.seconds;
+    const Result<optimizer::EnergyLowerBound::Tangent>& cert = made.tangent;
     if (cert.ok()) {
       const double err = (relaxation.CostAt(cert->time_s) - cert->cost_j) / std::max(1.0, std::abs(cert->cost_j));
       f.stats.lower_bound_max_error = std::abs(err);
@@ -448,6 +480,7 @@ Status AddLowerBounds(const Problem& problem, const std::vector<NodeCosts>& cost
     samples = f.stats.lower_bound_checked || problem.num_nodes() > kAutoCheckMaxNodes ? 0 : 1;
   }
   if (samples > 0) {
+    const auto start = std::chrono::steady_clock::now();
     double slowest_s = std::max(f.plans.back().time_s, fastest_s);
     lb = optimizer::EnergyLowerBound::Compute(problem, costs,
                                               SampleTimes(fastest_s, slowest_s, f.all_max.time_s, samples));
@@ -459,6 +492,7 @@ Status AddLowerBounds(const Problem& problem, const std::vector<NodeCosts>& cost
       if (err > 1e-6) f.stats.lower_bound_checked = false;
     }
     if (!f.stats.lower_bound_checked) fallback = &*lb;
+    f.stats.lower_bound_s += Seconds(start);
   }
   auto bound = [&](double t) { return fallback ? fallback->AtTime(t) : relaxation.AtTime(t); };
   for (FrontierPlan& p : f.plans) p.lower_bound_j = bound(p.time_s);
@@ -486,10 +520,8 @@ Result<Frontier> SolveFrontier(const Problem& problem, const FrontierOptions& op
   f.stats.candidate_plans = sweep->recorded + 1;
   f.plans = ParetoFilter(std::move(sweep->candidates));
   f.stats.solve_s = Seconds(t0);
-  auto t1 = std::chrono::steady_clock::now();
   if (Cancelled(options)) return Status::Unavailable("cancelled");
   PERSEUS_RETURN_IF_ERROR(AddLowerBounds(problem, costs, options, *sweep, fastest_s, f));
-  f.stats.lower_bound_s = Seconds(t1);
   if (options.max_clock_changes_per_gpu >= 0) {
     auto t2 = std::chrono::steady_clock::now();
     LimitFrontierClockChanges(problem, options.max_clock_changes_per_gpu, &f, options.cancel, options.threads);
