@@ -124,9 +124,30 @@ void BindOptimizer(py::module_& m) {
       .def("__repr__", [](const FrontierPlan& p) {
         return Format("FrontierPlan(time_s=%.9g, energy_j=%.9g)", p.time_s, p.energy_j);
       });
+  py::class_<FrontierStats>(m, "FrontierStats", "How a frontier was solved, and whether its bound was checked.")
+      .def_readonly("sweep_steps", &FrontierStats::sweep_steps, "Steps of the relaxation's sweep.")
+      .def_readonly("candidate_plans", &FrontierStats::candidate_plans, "Plans made before the Pareto filter.")
+      .def_readonly("solve_s", &FrontierStats::solve_s, "Wall time of the sweep and the plans (s).")
+      .def_readonly("plans_s", &FrontierStats::plans_s, "Of solve_s, the plans made after the sweep (s).")
+      .def_readonly("plan_threads", &FrontierStats::plan_threads, "Threads the plans were made on.")
+      .def_readonly("plans_during_sweep", &FrontierStats::plans_during_sweep,
+                    "Of candidate_plans, those made while the sweep ran (on plan_threads - 1 threads).")
+      .def_readonly("lower_bound_s", &FrontierStats::lower_bound_s, "Time the lower bound's check took (s).")
+      .def_readonly("lower_bound_checked", &FrontierStats::lower_bound_checked,
+                    "The bound was certified (dual certificate or min-cost-flow solves agreed).")
+      .def_readonly("lower_bound_max_error", &FrontierStats::lower_bound_max_error,
+                    "Largest relative difference the check saw.")
+      .def_readonly("clock_limit_s", &FrontierStats::clock_limit_s, "Time max_clock_changes_per_gpu took (s).")
+      .def_readonly("sweep_complete", &FrontierStats::sweep_complete,
+                    "The sweep reached the fastest possible time (False: plans faster than the first may be missing).")
+      .def("__repr__", [](const FrontierStats& s) {
+        return Format("FrontierStats(sweep_steps=%d, candidate_plans=%d, solve_s=%.3f, lower_bound_checked=%s)",
+                      s.sweep_steps, s.candidate_plans, s.solve_s, s.lower_bound_checked ? "True" : "False");
+      });
   py::class_<Frontier>(m, "Frontier", "Pareto-optimal plans, time ascending, energy descending.")
       .def_readonly("all_max", &Frontier::all_max, "Every computation at the maximum clock (the baseline).")
       .def_readonly("plans", &Frontier::plans, "The frontier's plans, time ascending.")
+      .def_readonly("stats", &Frontier::stats, "How it was solved (FrontierStats).")
       .def("plan_for_time", &Frontier::PlanForTime, py::arg("time_s"), py::return_value_policy::reference_internal,
            "The least-energy plan whose time is <= time_s, or None.")
       .def("no_slowdown_plan", &Frontier::NoSlowdownPlan, py::return_value_policy::reference_internal,
@@ -152,7 +173,8 @@ void BindOptimizer(py::module_& m) {
         "again as a min-cost flow (-1: the default, a dual-flow certificate at the all-max time; 0: no\n"
         "check); max_clock_changes_per_gpu: at most this many clock\n"
         "changes per GPU per iteration in every plan (-1: no limit); threads: threads that make the\n"
-        "discrete plans (0: every CPU this process may run on; the plans are the same for any count);\n"
+        "discrete plans, all but one beside the sweep (0: every CPU this process may run on; the plans\n"
+        "are the same for any count);\n"
         "max_plans: make plans at no more than about this many evenly spaced times (0: every unit time).");
   m.def("clock_changes_per_gpu",
         [](const ProblemPtr& problem, const PlanChoice& choice) {

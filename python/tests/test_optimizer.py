@@ -51,6 +51,22 @@ def test_frontier_and_plans():
     assert {clock for _, _, clock in stages[0]} <= {1410, 1200, 1000}
 
 
+def test_frontier_stats_say_how_it_was_solved():
+    profile = perseus.parse_profile_csv(CSV)
+    problem = perseus.build_problem(profile, schedule="1f1b", microbatches=4, blocking_power_w=60)
+    frontier = perseus.solve_frontier(problem, unit_time_s=1e-4, threads=1)
+    stats = frontier.stats
+    assert stats.lower_bound_checked and stats.lower_bound_max_error < 1e-6
+    assert stats.sweep_complete
+    assert stats.candidate_plans >= len(frontier.plans) >= 2
+    assert stats.sweep_steps > 0 and stats.plan_threads == 1 and stats.plans_during_sweep == 0
+    assert 0 <= stats.plans_s <= stats.solve_s
+    assert repr(stats).startswith("FrontierStats(sweep_steps=%d, candidate_plans=%d" % (
+        stats.sweep_steps, stats.candidate_plans))
+    unchecked = perseus.solve_frontier(problem, unit_time_s=1e-4, lower_bound_samples=0)
+    assert not unchecked.stats.lower_bound_checked
+
+
 def test_errors_become_exceptions_with_the_message():
     with pytest.raises(ValueError, match=r"profile.csv:2: column 'time'"):
         perseus.parse_profile_csv("stage,instruction,frequency,time,energy\n0,forward,1410,abc,1\n", "profile.csv")
