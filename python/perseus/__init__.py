@@ -33,6 +33,7 @@ from ._perseus import (  # noqa: F401
     Computation,
     Frontier,
     FrontierPlan,
+    FrontierStats,
     FreqPoint,
     Problem,
     Profile,

@@ -56,6 +56,7 @@ def test_frontier_stats_say_how_it_was_solved():
     problem = perseus.build_problem(profile, schedule="1f1b", microbatches=4, blocking_power_w=60)
     frontier = perseus.solve_frontier(problem, unit_time_s=1e-4, threads=1)
     stats = frontier.stats
+    assert isinstance(stats, perseus.FrontierStats)
     assert stats.lower_bound_checked and stats.lower_bound_max_error < 1e-6
     assert stats.sweep_complete
     assert stats.candidate_plans >= len(frontier.plans) >= 2
