@@ -154,30 +154,53 @@ bool Cancelled(const FrontierOptions& options) {
 
 // How the record times are split into tasks. Each slice of consecutive
 // times starts from a fresh discretizer, so the plans are the same on any
-// number of threads. Where every plan's search also starts from earlier
-// plans (small problems, fast anyway), plans are made one at a time, in
-// order, on the caller's thread, each discretizer call following the last.
-struct Slicing {
-  size_t times;  // per slice
-  bool chained;  // one plan per slice, on one thread, each following the last
-
-  // The first time slice `slice` replays: its own first, or the one before
-  // when that is the no-slowdown plan's (whose search also starts from the
-  // plan before it), and the time after its last.
-  size_t Begin(const std::vector<double>& times, size_t slice, double all_max_time_s) const {
-    const size_t first = slice * this->times;
-    return !chained && first > 0 && times[first] == all_max_time_s ? first - 1 : first;
+// number of threads: a plan depends on the discretizer's earlier calls only
+// where its search starts from earlier plans, which the no-slowdown plan's
+// does (from the cheapest plan since the slice began). The fastest slice
+// ends at the no-slowdown plan's time where that is among the first
+// kSliceTimes, else it is the fastest time alone, so that the plans after
+// it, which need no more than a stretch of the sweep, can be made before the
+// sweep ends (EarlySlices), and only the fastest few wait for it; a later
+// slice that the all-max time opens begins one time earlier, so that its
+// search starts from the plan before it. Where every plan's search starts from earlier plans (small
+// problems, fast anyway), plans are made one at a time, in order, on the
+// caller's thread, each discretizer call following the last.
+class Slicing {
+ public:
+  Slicing(const Problem& problem, const std::vector<double>& times, double all_max_time_s)
+      : all_max_time_s_(all_max_time_s) {
+    constexpr size_t kSliceTimes = 64;
+    chained_ = optimizer::Discretizer::Chains(problem.num_nodes(), kSearchVisitsPerPlan);
+    per_slice_ = chained_ ? 1 : kSliceTimes;
+    // times[0] is the sweep's end, which equals no other time (while the
+    // sweep runs, EarlySlices puts the fastest time there, which can equal
+    // the all-max time).
+    const auto all_max = times.empty() ? times.end() : std::find(times.begin() + 1, times.end(), all_max_time_s);
+    const size_t at = static_cast<size_t>(all_max - times.begin());
+    first_ = chained_ ? 1 : all_max != times.end() && at < per_slice_ ? at + 1 : 1;
+    slices_ = times.size() <= first_ ? 1 : 1 + (times.size() - first_ + per_slice_ - 1) / per_slice_;
   }
+
+  bool chained() const { return chained_; }  // one plan per slice, on one thread, each following the last
+  size_t slices() const { return slices_; }
+  // The first time of slice `slice`.
+  size_t Start(size_t slice) const { return slice == 0 ? 0 : first_ + (slice - 1) * per_slice_; }
+  // The first time slice `slice` replays: its own, or the one before when
+  // that is the no-slowdown plan's.
+  size_t Begin(const std::vector<double>& times, size_t slice) const {
+    const size_t start = Start(slice);
+    return !chained_ && start > 0 && times[start] == all_max_time_s_ ? start - 1 : start;
+  }
+  // The time after its last.
   size_t End(const std::vector<double>& times, size_t slice) const {
-    return std::min(times.size(), (slice + 1) * this->times);
+    return std::min(times.size(), slice == 0 ? first_ : Start(slice) + per_slice_);
   }
-};
 
-Slicing SliceRecordTimes(const Problem& problem) {
-  constexpr size_t kSliceTimes = 64;
-  if (optimizer::Discretizer::Chains(problem.num_nodes(), kSearchVisitsPerPlan)) return {1, true};
-  return {kSliceTimes, false};
-}
+ private:
+  double all_max_time_s_;
+  bool chained_;
+  size_t per_slice_, first_, slices_;
+};
 
 // The discrete plans at one slice's times, replayed by `replay` and made by
 // `discretizer`; fewer if `abandon` is set or the solve is cancelled
@@ -187,14 +210,14 @@ std::vector<FrontierPlan> RecordSlice(const Problem& problem, const std::vector<
                                       const std::atomic<bool>& abandon, optimizer::SweepReplay& replay,
                                       optimizer::Discretizer& discretizer) {
   std::vector<FrontierPlan> plans;
-  if (!slicing.chained) discretizer.Forget();
+  if (!slicing.chained()) discretizer.Forget();
   std::vector<double> durations_s;
-  for (size_t k = slicing.Begin(times, slice, all_max_time_s); k < slicing.End(times, slice); ++k) {
+  for (size_t k = slicing.Begin(times, slice); k < slicing.End(times, slice); ++k) {
     if (abandon.load(std::memory_order_relaxed) || Cancelled(options)) break;
     replay.DurationsAt(times[k], durations_s);
     const long search_visits = times[k] == all_max_time_s ? kSearchVisitsNoSlowdown : kSearchVisitsPerPlan;
     PlanChoice choice = discretizer.Run(durations_s, times[k], search_visits, /*pair_moves=*/true);
-    if (k >= slice * slicing.times) plans.push_back(MakePlan(problem, std::move(choice)));
+    if (k >= slicing.Start(slice)) plans.push_back(MakePlan(problem, std::move(choice)));
   }
   return plans;
 }
@@ -217,7 +240,6 @@ class EarlySlices {
       : problem_(problem),
         costs_(costs),
         options_(options),
-        slicing_(SliceRecordTimes(problem)),
         all_max_time_s_(all_max_time_s),
         fastest_s_(fastest_s),
         slowest_s_(slowest_s) {}
@@ -226,9 +248,9 @@ class EarlySlices {
   // After each step of the sweep.
   void Offer(const optimizer::FrontierSweep& sweep, const optimizer::RelaxationCurve& relaxation) {
     if (times_.empty() && !Predict(sweep, relaxation)) return;
-    while (next_ > 0 && sweep.time_s() <= times_[slicing_.Begin(times_, next_, all_max_time_s_)]) {
+    while (next_ > 0 && sweep.time_s() <= times_[slicing_->Begin(times_, next_)]) {
       const size_t slice = next_--;
-      auto stretch = std::make_shared<const optimizer::SweepStretch>(sweep, times_[slicing_.End(times_, slice) - 1]);
+      auto stretch = std::make_shared<const optimizer::SweepStretch>(sweep, times_[slicing_->End(times_, slice) - 1]);
       pool_->Offer(slice, [this, slice, stretch](int worker) { return Make(slice, *stretch, worker); });
     }
   }
@@ -238,13 +260,14 @@ class EarlySlices {
     if (pool_) pool_->Close();
   }
 
-  // The slice's plans, if made here for the same times as `times`
-  // (RecordPlans's); nullopt: the caller makes them.
-  std::optional<std::vector<FrontierPlan>> Claim(size_t slice, const std::vector<double>& times) {
+  // The slice's plans, if made here for the same times as RecordPlans's
+  // `slicing` of `times` gives it; nullopt: the caller makes them.
+  std::optional<std::vector<FrontierPlan>> Claim(size_t slice, const std::vector<double>& times,
+                                                 const Slicing& slicing) {
     if (!pool_) return std::nullopt;
     std::optional<Made> made = pool_->Claim(slice);
-    if (!made || made->plans.size() != slicing_.End(times, slice) - slice * slicing_.times) return std::nullopt;
-    const size_t begin = slicing_.Begin(times, slice, all_max_time_s_), end = slicing_.End(times, slice);
+    const size_t begin = slicing.Begin(times, slice), end = slicing.End(times, slice);
+    if (!made || made->plans.size() != end - slicing.Start(slice)) return std::nullopt;
     if (!std::equal(times.begin() + static_cast<std::ptrdiff_t>(begin), times.begin() + static_cast<std::ptrdiff_t>(end),
                     made->times.begin(), made->times.end())) {
       return std::nullopt;
@@ -268,21 +291,23 @@ class EarlySlices {
     if (predicted_) return false;
     const double least_j = relaxation.LeastEnergy();
     const double now_j = sweep.relaxation_cost_j() + problem_.pipeline_blocking_power_w() * sweep.time_s();
-    if (slicing_.chained || !(now_j > least_j + 1e-9 * std::abs(least_j))) return false;
+    if (!(now_j > least_j + 1e-9 * std::abs(least_j))) return false;
     predicted_ = true;
     const double least_energy_s = relaxation.MinEnergyTime();
     Result<std::vector<double>> times = RecordTimes(fastest_s_, fastest_s_, slowest_s_, all_max_time_s_,
                                                     options_.unit_time_s, options_.max_plans, least_energy_s);
     if (!times.ok()) return false;
-    const size_t slices = (times->size() + slicing_.times - 1) / slicing_.times;
+    const Slicing slicing(problem_, *times, all_max_time_s_);
+    const size_t slices = slicing.slices();
     const int threads = WorkerCount(options_.threads, slices);
-    if (threads < 2) return false;
+    if (slicing.chained() || threads < 2) return false;
     times_ = std::move(*times);
+    slicing_.emplace(slicing);
     // The slice holding the least-energy time and the two above it: the
     // recording stops soon after that time (about 150 plans past it at
     // GPT-3 8 x 96), never before it, so these are almost always needed.
     next_ = 0;
-    while (next_ + 1 < slices && times_[slicing_.Begin(times_, next_ + 1, all_max_time_s_)] <= least_energy_s) ++next_;
+    while (next_ + 1 < slices && times_[slicing_->Begin(times_, next_ + 1)] <= least_energy_s) ++next_;
     next_ = std::min(next_ + kEarlySlicesPastLeastEnergy, slices - 1);
     discretizers_.resize(static_cast<size_t>(threads - 1));
     pool_.emplace(threads - 1);
@@ -294,19 +319,19 @@ class EarlySlices {
     if (!discretizer) discretizer = std::make_unique<optimizer::Discretizer>(problem_, costs_);
     optimizer::SweepReplay replay(stretch);
     Made made;
-    made.times.assign(times_.begin() + static_cast<std::ptrdiff_t>(slicing_.Begin(times_, slice, all_max_time_s_)),
-                      times_.begin() + static_cast<std::ptrdiff_t>(slicing_.End(times_, slice)));
-    made.plans = RecordSlice(problem_, times_, slice, slicing_, all_max_time_s_, options_, abandon_, replay, *discretizer);
+    made.times.assign(times_.begin() + static_cast<std::ptrdiff_t>(slicing_->Begin(times_, slice)),
+                      times_.begin() + static_cast<std::ptrdiff_t>(slicing_->End(times_, slice)));
+    made.plans = RecordSlice(problem_, times_, slice, *slicing_, all_max_time_s_, options_, abandon_, replay, *discretizer);
     return made;
   }
 
   const Problem& problem_;
   const std::vector<NodeCosts>& costs_;
   const FrontierOptions& options_;
-  const Slicing slicing_;
   const double all_max_time_s_, fastest_s_, slowest_s_;
   bool predicted_ = false;
   std::vector<double> times_;  // the record times once predicted; read-only after
+  std::optional<Slicing> slicing_;  // of times_
   size_t next_ = 0;            // the next slice to offer, counting down; 0: none left
   std::vector<std::unique_ptr<optimizer::Discretizer>> discretizers_;  // per worker
   std::atomic<bool> abandon_{false};
@@ -343,19 +368,20 @@ class SetOnExit {
 Status RecordPlans(const Problem& problem, const std::vector<NodeCosts>& costs,
                    const optimizer::FrontierSweep& sweep, const std::vector<double>& times, double all_max_time_s,
                    const FrontierOptions& options, EarlySlices& early, SweepResult& out) {
-  const Slicing slicing = SliceRecordTimes(problem);
-  const size_t slices = (times.size() + slicing.times - 1) / slicing.times;
-  out.threads = WorkerCount(slicing.chained ? 1 : options.threads, slices);
+  const Slicing slicing(problem, times, all_max_time_s);
+  const size_t slices = slicing.slices();
+  out.threads = WorkerCount(slicing.chained() ? 1 : options.threads, slices);
   std::vector<std::unique_ptr<Recorder>> recorders(out.threads);
   std::atomic<bool> abandon{false};
   InOrder<std::vector<FrontierPlan>> made(slices, out.threads, [&](size_t slice, int worker) {
-    if (std::optional<std::vector<FrontierPlan>> plans = early.Claim(slice, times)) return std::move(*plans);
+    if (std::optional<std::vector<FrontierPlan>> plans = early.Claim(slice, times, slicing)) return std::move(*plans);
     if (!recorders[worker]) recorders[worker] = std::make_unique<Recorder>(problem, costs, sweep);
     return RecordSlice(problem, times, slice, slicing, all_max_time_s, options, abandon, recorders[worker]->replay,
                        recorders[worker]->discretizer);
   });
   const SetOnExit abandon_on_exit(abandon);  // before `made` joins its workers
   std::optional<std::vector<FrontierPlan>> slice;
+  size_t slice_index = 0;      // of `slice`
   double max_shortfall_s = 0;  // how much faster than its deadline a plan has come out
   for (size_t k = 0; k < times.size(); ++k) {
     // Every plan at least as slow as `horizon` uses more energy than the
@@ -366,9 +392,13 @@ Status RecordPlans(const Problem& problem, const std::vector<NodeCosts>& costs,
     // well below its deadline).
     const double horizon = std::min(times[k] - 2 * max_shortfall_s - options.unit_time_s, times[k > 0 ? k - 1 : 0]);
     if (!out.candidates.empty() && out.relaxation.AtLeastTime(horizon) > out.candidates.back().energy_j) break;
-    if (k % slicing.times == 0) slice = made.Take(k / slicing.times);
-    if (Cancelled(options) || !slice || k % slicing.times >= slice->size()) break;
-    FrontierPlan& plan = (*slice)[k % slicing.times];
+    if (k == 0 || k == slicing.End(times, slice_index)) {
+      slice_index = k == 0 ? 0 : slice_index + 1;
+      slice = made.Take(slice_index);
+    }
+    const size_t in_slice = k - slicing.Start(slice_index);
+    if (Cancelled(options) || !slice || in_slice >= slice->size()) break;
+    FrontierPlan& plan = (*slice)[in_slice];
     ++out.recorded;
     if (options.progress) options.progress->plans_recorded.store(out.recorded, std::memory_order_relaxed);
     max_shortfall_s = std::max(max_shortfall_s, times[k] - plan.time_s);
