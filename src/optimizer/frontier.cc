@@ -272,11 +272,8 @@ class EarlySlices {
                     made->times.begin(), made->times.end())) {
       return std::nullopt;
     }
-    claimed_plans_ += static_cast<int>(made->plans.size());
     return std::move(made->plans);
   }
-  // Plans of the claimed slices: those made while the sweep ran.
-  int claimed_plans() const { return claimed_plans_.load(); }
 
  private:
   struct Made {
@@ -335,7 +332,6 @@ class EarlySlices {
   size_t next_ = 0;            // the next slice to offer, counting down; 0: none left
   std::vector<std::unique_ptr<optimizer::Discretizer>> discretizers_;  // per worker
   std::atomic<bool> abandon_{false};
-  std::atomic<int> claimed_plans_{0};  // Claim runs on RecordPlans's workers
   std::optional<AheadPool<Made>> pool_;  // last: joined first
 };
 
@@ -373,14 +369,21 @@ Status RecordPlans(const Problem& problem, const std::vector<NodeCosts>& costs,
   out.threads = WorkerCount(slicing.chained() ? 1 : options.threads, slices);
   std::vector<std::unique_ptr<Recorder>> recorders(out.threads);
   std::atomic<bool> abandon{false};
-  InOrder<std::vector<FrontierPlan>> made(slices, out.threads, [&](size_t slice, int worker) {
-    if (std::optional<std::vector<FrontierPlan>> plans = early.Claim(slice, times, slicing)) return std::move(*plans);
+  struct Made {
+    std::vector<FrontierPlan> plans;
+    bool during_sweep;
+  };
+  InOrder<Made> made(slices, out.threads, [&](size_t slice, int worker) {
+    if (std::optional<std::vector<FrontierPlan>> plans = early.Claim(slice, times, slicing)) {
+      return Made{std::move(*plans), true};
+    }
     if (!recorders[worker]) recorders[worker] = std::make_unique<Recorder>(problem, costs, sweep);
-    return RecordSlice(problem, times, slice, slicing, all_max_time_s, options, abandon, recorders[worker]->replay,
-                       recorders[worker]->discretizer);
+    return Made{RecordSlice(problem, times, slice, slicing, all_max_time_s, options, abandon,
+                            recorders[worker]->replay, recorders[worker]->discretizer),
+                false};
   });
   const SetOnExit abandon_on_exit(abandon);  // before `made` joins its workers
-  std::optional<std::vector<FrontierPlan>> slice;
+  std::optional<Made> slice;
   size_t slice_index = 0;      // of `slice`
   double max_shortfall_s = 0;  // how much faster than its deadline a plan has come out
   for (size_t k = 0; k < times.size(); ++k) {
@@ -397,9 +400,10 @@ Status RecordPlans(const Problem& problem, const std::vector<NodeCosts>& costs,
       slice = made.Take(slice_index);
     }
     const size_t in_slice = k - slicing.Start(slice_index);
-    if (Cancelled(options) || !slice || in_slice >= slice->size()) break;
-    FrontierPlan& plan = (*slice)[in_slice];
+    if (Cancelled(options) || !slice || in_slice >= slice->plans.size()) break;
+    FrontierPlan& plan = slice->plans[in_slice];
     ++out.recorded;
+    out.plans_during_sweep += slice->during_sweep;
     if (options.progress) options.progress->plans_recorded.store(out.recorded, std::memory_order_relaxed);
     max_shortfall_s = std::max(max_shortfall_s, times[k] - plan.time_s);
     // Only a plan cheaper than every faster one can be on the frontier.
@@ -472,7 +476,6 @@ Result<SweepResult> Sweep(const Problem& problem, const std::vector<NodeCosts>& 
   const auto plans_start = std::chrono::steady_clock::now();
   PERSEUS_RETURN_IF_ERROR(RecordPlans(problem, costs, sweep, *times, all_max_time_s, options, early, out));
   out.plans_s = Seconds(plans_start);
-  out.plans_during_sweep = early.claimed_plans();
   return out;
 }
 
