@@ -39,6 +39,10 @@ class AheadPool {
       for (int w = 0; w < workers; ++w) threads_.emplace_back([this, w] { Work(w); });
     } catch (const std::system_error&) {
       // The threads that started do the work.
+    } catch (...) {
+      Close();
+      for (std::thread& t : threads_) t.join();
+      throw;
     }
   }
   ~AheadPool() {
@@ -50,6 +54,12 @@ class AheadPool {
 
   int workers() const { return static_cast<int>(threads_.size()); }
 
+  // Tasks offered and not yet started (nor claimed back).
+  size_t queued() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return queued_;
+  }
+
   // REQUIRES: `key` not offered before.
   void Offer(size_t key, Task task) {
     {
@@ -57,6 +67,7 @@ class AheadPool {
       if (closed_ || threads_.empty()) return;
       slots_[key].task = std::move(task);
       queue_.push_back(key);
+      ++queued_;
     }
     work_.notify_one();
   }
@@ -79,9 +90,16 @@ class AheadPool {
     if (it == slots_.end() || it->second.state == State::kClaimed) return std::nullopt;
     if (it->second.state == State::kQueued) {
       it->second.state = State::kClaimed;  // the worker that dequeues it skips it
+      --queued_;
       return std::nullopt;
     }
-    done_.wait(lock, [&] { return it->second.state == State::kDone; });
+    // Looked up again after each wake: another claim of the same key may
+    // have taken and erased it meanwhile.
+    done_.wait(lock, [&] {
+      it = slots_.find(key);
+      return it == slots_.end() || it->second.state == State::kDone;
+    });
+    if (it == slots_.end()) return std::nullopt;
     Slot slot = std::move(it->second);
     slots_.erase(it);
     if (slot.error) std::rethrow_exception(slot.error);
@@ -112,6 +130,7 @@ class AheadPool {
           slots_.erase(key);
           continue;
         }
+        --queued_;
         slot.state = State::kRunning;
         task = std::move(slot.task);
       }
@@ -133,11 +152,12 @@ class AheadPool {
     }
   }
 
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable work_;  // a task queued, or closed
   std::condition_variable done_;  // a task finished
   std::map<size_t, Slot> slots_;  // guarded by mu_
   std::deque<size_t> queue_;      // offered keys not yet started, oldest first; guarded by mu_
+  size_t queued_ = 0;             // slots kQueued; guarded by mu_
   bool closed_ = false;           // guarded by mu_
   std::vector<std::thread> threads_;
 };

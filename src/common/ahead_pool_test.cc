@@ -35,6 +35,19 @@ class Gate {
 
 TEST(AheadPool, AFinishedTaskGivesItsResult) {
   AheadPool<int> pool(2);
+  std::promise<void> finished;
+  std::future<void> done = finished.get_future();
+  pool.Offer(4, [&](int) {
+    finished.set_value();  // the result is stored right after
+    return 16;
+  });
+  done.wait();
+  EXPECT_EQ(pool.Claim(4), 16);  // finished, or a moment from it: waited for
+  EXPECT_EQ(pool.Claim(4), std::nullopt);  // taken: a second claim finds nothing
+}
+
+TEST(AheadPool, EveryClaimGetsTheResultOrNothingStarted) {
+  AheadPool<int> pool(2);
   std::atomic<int> ran{0};
   for (size_t k = 0; k < 20; ++k) pool.Offer(k, [&ran, k](int) { ++ran; return static_cast<int>(k * k); });
   // Claims wait for running tasks; queued ones come back undone, so each
@@ -49,6 +62,26 @@ TEST(AheadPool, AFinishedTaskGivesItsResult) {
   }
   pool.Close();
   EXPECT_LE(given, ran.load());
+  EXPECT_EQ(pool.queued(), 0u);
+}
+
+TEST(AheadPool, QueuedCountsTasksNotYetStarted) {
+  AheadPool<int> pool(1);
+  Gate gate;
+  pool.Offer(0, [&](int) {
+    gate.MarkStarted();
+    gate.Wait();
+    return 0;
+  });
+  gate.WaitStarted();
+  EXPECT_EQ(pool.queued(), 0u);  // running, not queued
+  pool.Offer(1, [](int) { return 1; });
+  pool.Offer(2, [](int) { return 2; });
+  EXPECT_EQ(pool.queued(), 2u);
+  EXPECT_EQ(pool.Claim(2), std::nullopt);  // taken back
+  EXPECT_EQ(pool.queued(), 1u);
+  gate.Open();
+  EXPECT_EQ(pool.Claim(0), 0);
 }
 
 TEST(AheadPool, AClaimWaitsForARunningTask) {

@@ -122,8 +122,8 @@ double FastestTime(const Problem& problem, const std::vector<NodeCosts>& costs) 
 
 // The deadlines to record plans at, ascending: every unit of time back from
 // the slowest down to the fastest time (every computation at its fastest
-// option), the sweep's end (`end_s`, that fastest time up to rounding) and
-// the all-max time. Where `max_plans` asks for fewer, the unit grows so that
+// option), the sweep's end (`end_s`, that fastest time up to rounding, or
+// where the sweep stalled) and the all-max time. Where `max_plans` asks for fewer, the unit grows so that
 // about that many fall between the fastest time and `least_energy_s` (where
 // the relaxation's energy is least; the recording usually stops soon after
 // it), and at most 4 x max_plans between the fastest and the slowest time
@@ -140,9 +140,17 @@ Result<std::vector<double>> RecordTimes(double fastest_s, double end_s, double s
     return Status::InvalidArgument("unit time " + std::to_string(unit_s) +
                                    " s is too small for this problem (over 1 million plans); use a larger one");
   }
+  // Grid times within half a unit above the sweep's end (or below it, where
+  // the sweep stalled short of the fastest time) are left to the end itself:
+  // the end is a few ulps above the fastest time, and a grid time on the
+  // fastest time would be kept beside the end but merged with the fastest
+  // time while the sweep runs.
   std::vector<double> times = {end_s};
-  if (all_max_s > fastest_s && all_max_s < slowest_s) times.push_back(all_max_s);
-  for (long k = static_cast<long>(units); k >= 0; --k) times.push_back(slowest_s - static_cast<double>(k) * unit_s);
+  if (all_max_s > end_s && all_max_s < slowest_s) times.push_back(all_max_s);
+  for (long k = static_cast<long>(units); k >= 0; --k) {
+    const double t = slowest_s - static_cast<double>(k) * unit_s;
+    if (t >= end_s + unit_s / 2) times.push_back(t);
+  }
   std::sort(times.begin(), times.end());
   times.erase(std::unique(times.begin(), times.end()), times.end());
   return times;
@@ -248,7 +256,11 @@ class EarlySlices {
   // After each step of the sweep.
   void Offer(const optimizer::FrontierSweep& sweep, const optimizer::RelaxationCurve& relaxation) {
     if (times_.empty() && !Predict(sweep, relaxation)) return;
-    while (next_ > 0 && sweep.time_s() <= times_[slicing_->Begin(times_, next_)]) {
+    // No more queued than the workers can start: a slice offered later
+    // copies a longer stretch, but one offered now and never started (the
+    // sweep ended first) would hold its copy for nothing.
+    while (next_ > 0 && sweep.time_s() <= times_[slicing_->Begin(times_, next_)] &&
+           pool_->queued() < static_cast<size_t>(pool_->workers())) {
       const size_t slice = next_--;
       auto stretch = std::make_shared<const optimizer::SweepStretch>(sweep, times_[slicing_->End(times_, slice) - 1]);
       pool_->Offer(slice, [this, slice, stretch](int worker) { return Make(slice, *stretch, worker); });
@@ -259,6 +271,9 @@ class EarlySlices {
   void Close() {
     if (pool_) pool_->Close();
   }
+  // Those running stop at their next plan (their slices are then made again
+  // if claimed).
+  std::atomic<bool>& abandon() { return abandon_; }
 
   // The slice's plans, if made here for the same times as RecordPlans's
   // `slicing` of `times` gives it; nullopt: the caller makes them.
@@ -382,7 +397,7 @@ Status RecordPlans(const Problem& problem, const std::vector<NodeCosts>& costs,
                             recorders[worker]->replay, recorders[worker]->discretizer),
                 false};
   });
-  const SetOnExit abandon_on_exit(abandon);  // before `made` joins its workers
+  const SetOnExit abandon_on_exit(abandon), abandon_early_on_exit(early.abandon());  // before `made` joins
   std::optional<Made> slice;
   size_t slice_index = 0;      // of `slice`
   double max_shortfall_s = 0;  // how much faster than its deadline a plan has come out
