@@ -84,6 +84,12 @@ Result<ApiReply> HandleReprofile(JobService& service, const std::string& job_id)
   });
 }
 
+Result<ApiReply> HandleReoptimize(JobService& service, const std::string& job_id) {
+  return Encoded(service.Reoptimize(job_id), [&](Phase phase) {
+    return ApiReply{false, {{"id", job_id}, {"phase", PhaseName(phase)}}};
+  });
+}
+
 Result<ApiReply> HandleDeleteJob(JobService& service, const std::string& job_id) {
   PERSEUS_RETURN_IF_ERROR(service.DeleteJob(job_id));
   return ApiReply{false, {{"id", job_id}, {"deleted", true}}};

@@ -30,9 +30,10 @@ Result<ApiReply> HandleReportIterations(JobService& service, const std::string& 
 // POST /jobs/{id}/stragglers and DELETE /jobs/{id}/stragglers/{pipeline}
 Result<ApiReply> HandleDeclareStraggler(JobService& service, const std::string& job_id, const Json& body);
 Result<ApiReply> HandleClearStraggler(JobService& service, const std::string& job_id, int pipeline);
-// POST /jobs/{id}/finish, POST /jobs/{id}/reprofile, DELETE /jobs/{id}
+// POST /jobs/{id}/finish, POST /jobs/{id}/reprofile, POST /jobs/{id}/optimize, DELETE /jobs/{id}
 Result<ApiReply> HandleFinishJob(JobService& service, const std::string& job_id);
 Result<ApiReply> HandleReprofile(JobService& service, const std::string& job_id);
+Result<ApiReply> HandleReoptimize(JobService& service, const std::string& job_id);
 Result<ApiReply> HandleDeleteJob(JobService& service, const std::string& job_id);
 // PUT and DELETE /jobs/{id}/power-cap: the job's power-cap summary afterwards.
 Result<ApiReply> HandleSetPowerCap(JobService& service, const std::string& job_id, const Json& body);

@@ -301,6 +301,10 @@ TEST_F(HttpServerTest, JobsCanBeDeletedAndReprofiled) {
   auto [s, b] = Post("/jobs/j/reprofile", "{}");
   EXPECT_EQ(s, 409);  // still registering
   EXPECT_NE(b["error"]["message"].get<std::string>().find("registering"), std::string::npos);
+  auto [os, ob] = Post("/jobs/j/optimize", "{}");
+  EXPECT_EQ(os, 409);  // only a failed job is optimised again
+  EXPECT_NE(ob["error"]["message"].get<std::string>().find("only failed jobs"), std::string::npos);
+  EXPECT_EQ(Post("/jobs/nope/optimize", "{}").first, 404);
 }
 
 // At info the log is about events: the ranks' routine reports go at debug.

@@ -123,6 +123,11 @@ class JobService {
   // POST /jobs/{id}/reprofile: discards the profile and plans of a running,
   // failed or finished job and profiles it again; the phase afterwards.
   Result<Phase> Reprofile(const std::string& job_id);
+  // POST /jobs/{id}/optimize: optimises a failed job again from its stored
+  // profile (after an optimisation that failed, for instance past
+  // ServiceLimits::max_solve_s before a restart with a higher limit); the
+  // phase afterwards.
+  Result<Phase> Reoptimize(const std::string& job_id);
   // Deletes expired jobs, retries optimisations whose result could not be
   // stored (a full disk) and stops solves past ServiceLimits::max_solve_s;
   // the background thread calls it every poll_s.

@@ -70,6 +70,33 @@ Result<Phase> JobService::Reprofile(const std::string& job_id) {
   return job.state.phase;
 }
 
+Result<Phase> JobService::Reoptimize(const std::string& job_id) {
+  Result<std::shared_ptr<Job>> found = FindJob(job_id);
+  if (!found.ok()) return found.status();
+  Job& job = **found;
+  {
+    std::lock_guard<std::mutex> lock(job.mu);
+    const Phase phase = job.state.phase;
+    if (phase != Phase::kFailed) {
+      return Status::Unavailable("job '" + job_id + "' cannot be optimised again while " + PhaseName(phase) +
+                                 " (only failed jobs; POST /jobs/" + job_id + "/reprofile measures a running or " +
+                                 "done one again)");
+    }
+    if (job.profile_csv.empty()) {
+      return Status::Unavailable("job '" + job_id + "' failed before its profile was complete (" + job.state.error +
+                                 "): POST /jobs/" + job_id + "/reprofile measures it again");
+    }
+    ControlState state = job.state;
+    const std::string error = state.error;
+    state.error.clear();
+    state.phase = Phase::kOptimizing;
+    PERSEUS_RETURN_IF_ERROR(CommitState(job, state, StoreWrite{}));
+    Log("job_reoptimizing", {{"job", job_id}, {"previous_error", error}});
+  }
+  Enqueue(job_id);
+  return Phase::kOptimizing;
+}
+
 std::map<std::string, std::string> JobService::QuarantinedJobs() { return jobs_.Quarantined(); }
 
 void JobService::MaintenanceTick() {

@@ -219,7 +219,7 @@ Status SolveTimeLimitStatus(double max_solve_s, const JobSpec& spec, int computa
       " stages x " + std::to_string(spec.schedule.microbatches) + " microbatches, " +
       ScheduleName(spec.schedule.kind) + ") take the optimizer longer. Its profile stays readable (GET /jobs/" +
       spec.id + "/profile) for perseus optimize offline; to optimise it here, restart the server with a higher "
-      "--max-solve-s and POST /jobs/" + spec.id + "/reprofile (which measures it again)");
+      "--max-solve-s and POST /jobs/" + spec.id + "/optimize");
 }
 
 }  // namespace

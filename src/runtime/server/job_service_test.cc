@@ -444,6 +444,46 @@ TEST_F(JobServiceTest, AFailedJobCanBeProfiledAgain) {
   EXPECT_EQ((*service)->Reprofile("nope").status().code(), Status::Code::kNotFound);
 }
 
+// An optimisation that failed (here the solver refused; in production a
+// solve past --max-solve-s, before a restart with a higher limit) is retried
+// from the stored profile, without measuring it again. Only a failed job
+// with a profile is optimised again.
+TEST_F(JobServiceTest, AFailedOptimisationIsRetriedFromTheStoredProfile) {
+  Result<std::unique_ptr<Store>> store = Store::Open(":memory:", false);
+  ASSERT_TRUE(store.ok());
+  std::atomic<int> solves{0};
+  std::atomic<bool> fail{true};
+  auto solver = [&](const Problem& p, const FrontierOptions& o) -> Result<Frontier> {
+    ++solves;
+    if (fail) return Status::Internal("solver stopped");
+    return testing::UniformPlansSolver(p, o);
+  };
+  Result<std::unique_ptr<JobService>> service = JobService::Create(store->get(), nullptr, solver);
+  ASSERT_TRUE(service.ok());
+  ASSERT_TRUE(HandleRegisterJob(**service, JobBody("j", 1, 2, 4)).ok());
+  EXPECT_EQ((*service)->Reoptimize("j").status().message(),
+            "job 'j' cannot be optimised again while registering (only failed jobs; POST /jobs/j/reprofile measures "
+            "a running or done one again)");
+  testing::RegisterAndProfile(**service, "j", 1, 2, 4);
+  (*service)->WaitForOptimizer();
+  ASSERT_EQ((*(*service)->JobSummary("j"))["phase"], "failed");
+  const std::string profile = (*service)->ProfileCsv("j").value();
+  fail = false;
+  Result<ApiReply> reply = HandleReoptimize(**service, "j");
+  ASSERT_TRUE(reply.ok()) << reply.status().ToString();
+  EXPECT_EQ(reply->body["phase"], "optimizing");
+  (*service)->WaitForOptimizer();
+  const Json summary = *(*service)->JobSummary("j");
+  EXPECT_EQ(summary["phase"], "running");
+  EXPECT_TRUE(summary["error"].is_null() || summary["error"] == "") << summary.dump();
+  EXPECT_EQ(solves.load(), 2);
+  EXPECT_EQ((*service)->ProfileCsv("j").value(), profile);  // the same measurements, not new ones
+  EXPECT_NE(Plan(**service, "j", 0)["kind"], "max");
+  // Running now: nothing to retry.
+  EXPECT_EQ((*service)->Reoptimize("j").status().code(), Status::Code::kUnavailable);
+  EXPECT_EQ((*service)->Reoptimize("nope").status().code(), Status::Code::kNotFound);
+}
+
 // The optimiser's result cannot be committed (a full disk; here a trigger
 // that refuses the write): the job stays optimizing, and the maintenance
 // tick solves and commits it again once the database takes writes.
@@ -607,7 +647,7 @@ TEST_F(JobServiceTest, ASolvePastTheTimeLimitFailsTheJobNamingIt) {
             "optimization: stopped after 0.5 s, the server's limit (--max-solve-s): this job's 32 computations per "
             "iteration (2 stages x 8 microbatches, 1f1b) take the optimizer longer. Its profile stays readable (GET "
             "/jobs/big/profile) for perseus optimize offline; to optimise it here, restart the server with a higher "
-            "--max-solve-s and POST /jobs/big/reprofile (which measures it again)");
+            "--max-solve-s and POST /jobs/big/optimize");
   EXPECT_EQ(Plan(*service_, "big", 0)["kind"], "max");
   EXPECT_TRUE(summary["solving_s"].is_null());
   EXPECT_EQ(RenderMetrics(service_->AllSummaries(), 0).find("perseus_job_solving_seconds"), std::string::npos);

@@ -32,6 +32,9 @@ void AddJobRoutes(httplib::Server& server, const RouteContext& ctx) {
   server.Post(R"(/jobs/([^/]+)/reprofile)", [service](const httplib::Request& req, httplib::Response& res) {
     SendReply(res, HandleReprofile(*service, req.matches[1]));
   });
+  server.Post(R"(/jobs/([^/]+)/optimize)", [service](const httplib::Request& req, httplib::Response& res) {
+    SendReply(res, HandleReoptimize(*service, req.matches[1]));
+  });
   server.Delete(R"(/jobs/([^/]+))", [service](const httplib::Request& req, httplib::Response& res) {
     SendReply(res, HandleDeleteJob(*service, req.matches[1]));
   });
