@@ -90,6 +90,7 @@ class AheadPool {
     if (it == slots_.end() || it->second.state == State::kClaimed) return std::nullopt;
     if (it->second.state == State::kQueued) {
       it->second.state = State::kClaimed;  // the worker that dequeues it skips it
+      it->second.task = nullptr;           // and what it holds goes now
       --queued_;
       return std::nullopt;
     }
