@@ -170,9 +170,10 @@ bool Cancelled(const FrontierOptions& options) {
 // it, which need no more than a stretch of the sweep, can be made before the
 // sweep ends (EarlySlices), and only the fastest few wait for it; a later
 // slice that the all-max time opens begins one time earlier, so that its
-// search starts from the plan before it. Where every plan's search starts from earlier plans (small
-// problems, fast anyway), plans are made one at a time, in order, on the
-// caller's thread, each discretizer call following the last.
+// search starts from the plan before it. Where every plan's search starts
+// from earlier plans (small problems, fast anyway), plans are made one at a
+// time, in order, on the caller's thread, each discretizer call following
+// the last.
 class Slicing {
  public:
   Slicing(const Problem& problem, const std::vector<double>& times, double all_max_time_s)
@@ -185,11 +186,12 @@ class Slicing {
     // the all-max time).
     const auto all_max = times.empty() ? times.end() : std::find(times.begin() + 1, times.end(), all_max_time_s);
     const size_t at = static_cast<size_t>(all_max - times.begin());
-    first_ = chained_ ? 1 : all_max != times.end() && at < per_slice_ ? at + 1 : 1;
+    first_ = !chained_ && all_max != times.end() && at < per_slice_ ? at + 1 : 1;
     slices_ = times.size() <= first_ ? 1 : 1 + (times.size() - first_ + per_slice_ - 1) / per_slice_;
   }
 
   bool chained() const { return chained_; }  // one plan per slice, on one thread, each following the last
+  double all_max_time_s() const { return all_max_time_s_; }
   size_t slices() const { return slices_; }
   // The first time of slice `slice`.
   size_t Start(size_t slice) const { return slice == 0 ? 0 : first_ + (slice - 1) * per_slice_; }
@@ -214,7 +216,7 @@ class Slicing {
 // `discretizer`; fewer if `abandon` is set or the solve is cancelled
 // meanwhile.
 std::vector<FrontierPlan> RecordSlice(const Problem& problem, const std::vector<double>& times, size_t slice,
-                                      const Slicing& slicing, double all_max_time_s, const FrontierOptions& options,
+                                      const Slicing& slicing, const FrontierOptions& options,
                                       const std::atomic<bool>& abandon, optimizer::SweepReplay& replay,
                                       optimizer::Discretizer& discretizer) {
   std::vector<FrontierPlan> plans;
@@ -223,7 +225,7 @@ std::vector<FrontierPlan> RecordSlice(const Problem& problem, const std::vector<
   for (size_t k = slicing.Begin(times, slice); k < slicing.End(times, slice); ++k) {
     if (abandon.load(std::memory_order_relaxed) || Cancelled(options)) break;
     replay.DurationsAt(times[k], durations_s);
-    const long search_visits = times[k] == all_max_time_s ? kSearchVisitsNoSlowdown : kSearchVisitsPerPlan;
+    const long search_visits = times[k] == slicing.all_max_time_s() ? kSearchVisitsNoSlowdown : kSearchVisitsPerPlan;
     PlanChoice choice = discretizer.Run(durations_s, times[k], search_visits, /*pair_moves=*/true);
     if (k >= slicing.Start(slice)) plans.push_back(MakePlan(problem, std::move(choice)));
   }
@@ -238,9 +240,9 @@ std::vector<FrontierPlan> RecordSlice(const Problem& problem, const std::vector<
 // stretch of trajectory it replays (SweepStretch: the same durations, to
 // the bit, as the finished sweep's replay). Slices further above, where the
 // recording stops somewhere, and the fastest one, which holds the sweep's
-// end, wait for RecordPlans. A slice made here counts only if the finished sweep's record
-// times for it are the same (Claim): a least-energy time that moves once more
-// or a grid that differs leaves it to be made again.
+// end, wait for RecordPlans. A slice made here counts only if the finished
+// sweep's record times for it are the same (Claim): a least-energy time
+// that moves once more or a grid that differs leaves it to be made again.
 class EarlySlices {
  public:
   EarlySlices(const Problem& problem, const std::vector<NodeCosts>& costs, const FrontierOptions& options,
@@ -333,7 +335,7 @@ class EarlySlices {
     Made made;
     made.times.assign(times_.begin() + static_cast<std::ptrdiff_t>(slicing_->Begin(times_, slice)),
                       times_.begin() + static_cast<std::ptrdiff_t>(slicing_->End(times_, slice)));
-    made.plans = RecordSlice(problem_, times_, slice, *slicing_, all_max_time_s_, options_, abandon_, replay, *discretizer);
+    made.plans = RecordSlice(problem_, times_, slice, *slicing_, options_, abandon_, replay, *discretizer);
     return made;
   }
 
@@ -393,7 +395,7 @@ Status RecordPlans(const Problem& problem, const std::vector<NodeCosts>& costs,
       return Made{std::move(*plans), true};
     }
     if (!recorders[worker]) recorders[worker] = std::make_unique<Recorder>(problem, costs, sweep);
-    return Made{RecordSlice(problem, times, slice, slicing, all_max_time_s, options, abandon,
+    return Made{RecordSlice(problem, times, slice, slicing, options, abandon,
                             recorders[worker]->replay, recorders[worker]->discretizer),
                 false};
   });
