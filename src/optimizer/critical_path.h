@@ -19,6 +19,9 @@ class Dag {
   int num_nodes() const { return static_cast<int>(succ_start_.size()) - 1; }
   std::span<const int> succs(int i) const { return Row(succ_start_, succ_, i); }
   std::span<const int> preds(int i) const { return Row(pred_start_, pred_, i); }
+  // Dependencies are numbered in succs order: i -> succs(i)[k] is first_succ(i) + k.
+  int first_succ(int i) const { return succ_start_[i]; }
+  int num_dependencies() const { return static_cast<int>(succ_.size()); }
 
  private:
   static std::span<const int> Row(const std::vector<int>& start, const std::vector<int>& ids, int i) {

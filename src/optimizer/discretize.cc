@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <span>
+#include <utility>
 
 #include "optimizer/critical_path.h"
 
@@ -20,6 +23,19 @@ Discretizer::Discretizer(const Problem& problem, const std::vector<NodeCosts>& c
       stale_finishes_(problem.num_nodes()),
       settle_first_(problem.num_nodes()),
       settle_last_(problem.num_nodes()) {
+  std::map<std::pair<const void*, const void*>, int> series_index;
+  series_of_dependency_.resize(dag_.num_dependencies());
+  series_hint_.assign(dag_.num_dependencies(), 0);
+  for (int u = 0; u < dag_.num_nodes(); ++u) {
+    const std::span<const int> succs = dag_.succs(u);
+    for (size_t k = 0; k < succs.size(); ++k) {
+      const int v = succs[k];
+      auto [it, added] = series_index.try_emplace({costs_[u].curves_key(), costs_[v].curves_key()},
+                                                   static_cast<int>(series_.size()));
+      if (added) series_.emplace_back(costs_[u], costs_[v]);
+      series_of_dependency_[dag_.first_succ(u) + k] = it->second;
+    }
+  }
   for (int u = 0; u < dag_.num_nodes(); ++u) {
     settle_first_[u] = settle_last_[u] = u;
     for (int s : dag_.succs(u)) {
@@ -338,9 +354,22 @@ bool Discretizer::CheapestPair(int u, int v, const PairWindow& w, double eps_s, 
   return u_index >= 0;
 }
 
-bool Discretizer::TryPair(int u, int v, double deadline_s, long since, long& stamp) {
+bool Discretizer::PairMayGain(int u, int v, int dependency, double deadline_s) {
+  // CheapestPair's options fit u_start + t_u <= u_finish_by + eps and
+  // t_v <= v_finish_by - max(u_start + t_u, v_ready) + eps, so t_u + t_v <=
+  // v_finish_by - u_start + eps; the margin covers those sums' rounding.
+  const double span_s = latest_finish_[v] - earliest_start_[u];
+  const double total_s = span_s + deadline_s * kTimeEps + 1e-12 * (latest_finish_[v] + earliest_start_[u]);
+  // As CheapestPair sums and compares them.
+  const double now_j = costs_[u].pareto()[index_[u]].cost_j + costs_[v].pareto()[index_[v]].cost_j;
+  const SeriesCosts& series = series_[series_of_dependency_[dependency]];
+  return series.CheapestWithinNear(total_s, &series_hint_[dependency]) < now_j - 1e-9 * std::abs(now_j);
+}
+
+bool Discretizer::TryPair(int u, int v, int dependency, double deadline_s, long since, long& stamp) {
   visits_ += 1;
   if (since > 1 && PairUnchangedSince(u, v, since)) return false;
+  if (series_filter_ && !PairMayGain(u, v, dependency, deadline_s)) return false;
   const PairWindow w = WindowOf(u, v, deadline_s);
   // Only a dependency that binds can pass time between its ends: u alone
   // sets v's start, or v alone u's finish. Otherwise a change of one end is
@@ -399,9 +428,10 @@ bool Discretizer::PairMoves(double deadline_s, long budget_visits) {
       SettleAround(u, deadline_s, stamp);
       if (!candidate_[u]) continue;
       candidate_[u] = 0;
-      for (int v : dag_.succs(u)) {
+      const std::span<const int> succs = dag_.succs(u);
+      for (size_t k = 0; k < succs.size(); ++k) {
         const long before = stamp;
-        if (TryPair(u, v, deadline_s, since, stamp)) moved = true;
+        if (TryPair(u, succs[k], dag_.first_succ(u) + static_cast<int>(k), deadline_s, since, stamp)) moved = true;
         if (stamp != before) SettleAround(u, deadline_s, stamp);  // a move, kept or undone
       }
     }

@@ -128,6 +128,47 @@ int NodeCosts::CheapestWithinNear(double d, int guess) const {
   return lo;
 }
 
+SeriesCosts::SeriesCosts(const NodeCosts& first, const NodeCosts& second) {
+  std::vector<std::pair<double, double>> sums;  // (time, cost)
+  sums.reserve(first.pareto().size() * second.pareto().size());
+  for (const CostPoint& a : first.pareto()) {
+    for (const CostPoint& b : second.pareto()) sums.emplace_back(a.time_s + b.time_s, a.cost_j + b.cost_j);
+  }
+  std::sort(sums.begin(), sums.end());
+  for (auto [time_s, cost_j] : sums) {
+    if (stairs_cost_j_.empty() || cost_j < stairs_cost_j_.back()) {
+      stairs_time_s_.push_back(time_s);
+      stairs_cost_j_.push_back(cost_j);
+    }
+  }
+}
+
+double SeriesCosts::CheapestWithin(double total_s) const {
+  int hint = 0;
+  return CheapestWithinNear(total_s, &hint);
+}
+
+double SeriesCosts::CheapestWithinNear(double total_s, int* hint) const {
+  // The answer is the last index k with stairs_time_s_[k] <= total_s (-1: none).
+  const int n = static_cast<int>(stairs_time_s_.size());
+  auto fits = [&](int k) { return k < 0 || stairs_time_s_[k] <= total_s; };
+  int lo = std::clamp(*hint, -1, n - 1), hi;
+  if (fits(lo)) {
+    hi = lo + 1;
+    for (int step = 1; hi < n && fits(hi); step *= 2) lo = hi, hi = std::min(n, lo + step);
+  } else {
+    hi = lo;
+    lo = hi - 1;
+    for (int step = 1; !fits(lo); step *= 2) hi = lo, lo = std::max(-1, hi - step);
+  }
+  while (hi - lo > 1) {
+    const int mid = lo + (hi - lo) / 2;
+    (fits(mid) ? lo : hi) = mid;
+  }
+  *hint = lo;
+  return lo < 0 ? std::numeric_limits<double>::infinity() : stairs_cost_j_[lo];
+}
+
 std::vector<NodeCosts> BuildNodeCosts(const Problem& problem) {
   std::vector<NodeCosts> out;
   out.reserve(problem.nodes.size());

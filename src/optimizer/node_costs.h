@@ -45,6 +45,8 @@ class NodeCosts {
   int CheapestWithin(double d) const;
   // The same, scanning from index `guess` (fast when the answer is near it).
   int CheapestWithinNear(double d, int guess) const;
+  // Equal for copies, and for nodes BuildNodeCosts gave the same options.
+  const void* curves_key() const { return curves_.get(); }
 
  private:
   int SegmentAt(double d, bool left) const;
@@ -54,6 +56,26 @@ class NodeCosts {
     std::vector<CostPoint> pareto, hull;
   };
   std::shared_ptr<const Curves> curves_;
+};
+
+// The cheapest two computations in series can cost within a total time:
+// every pair of their Pareto options, summed, Pareto-filtered (time
+// ascending, cost strictly descending). A pair of a dependency's ends that
+// fits its window fits within the window's total time, so this tells cheaply
+// that no pair of options can be cheaper than the pair now.
+class SeriesCosts {
+ public:
+  SeriesCosts(const NodeCosts& first, const NodeCosts& second);
+  // The least cost_j of a pair whose times sum to at most total_s (summed
+  // as first.time_s + second.time_s, costs likewise); +infinity if none.
+  double CheapestWithin(double total_s) const;
+  // The same, searching from `*hint` (fast when the answer is near it,
+  // as it is for a dependency asked again) and leaving the answer's place there.
+  double CheapestWithinNear(double total_s, int* hint) const;
+
+ private:
+  // stairs_time_s_[k] ascending, stairs_cost_j_[k] strictly descending.
+  std::vector<double> stairs_time_s_, stairs_cost_j_;
 };
 
 // Builds one NodeCosts per problem node; nodes with identical options share work.

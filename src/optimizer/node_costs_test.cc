@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <limits>
 #include <random>
 
 namespace perseus::optimizer {
@@ -48,6 +50,29 @@ TEST(NodeCosts, CheapestWithinNearMatchesFromAnyGuess) {
       for (int guess = -3; guess <= n + 2; ++guess) {
         EXPECT_EQ(c.CheapestWithinNear(limit, guess), expected) << "trial " << trial << " guess " << guess;
       }
+    }
+  }
+}
+
+TEST(SeriesCosts, CheapestWithinIsTheCheapestPairThatFits) {
+  std::mt19937 rng(5);
+  for (int trial = 0; trial < 200; ++trial) {
+    NodeCosts a(RandomOptions(rng, 1 + trial % 30), 50), b(RandomOptions(rng, 1 + trial % 23), trial % 2 ? 50 : 0);
+    SeriesCosts series(a, b);
+    std::uniform_real_distribution<> total(0.01, 0.11);
+    int hint = trial % 7 - 2;  // out of range too
+    for (int q = 0; q < 30; ++q) {
+      // Exact sums of two option times too, where rounding decides.
+      const double limit = q % 3 == 0 ? a.pareto()[q % a.pareto().size()].time_s + b.pareto()[q % b.pareto().size()].time_s
+                                      : total(rng);
+      double expected = std::numeric_limits<double>::infinity();
+      for (const CostPoint& x : a.pareto()) {
+        for (const CostPoint& y : b.pareto()) {
+          if (x.time_s + y.time_s <= limit) expected = std::min(expected, x.cost_j + y.cost_j);
+        }
+      }
+      EXPECT_EQ(series.CheapestWithin(limit), expected) << "trial " << trial << " limit " << limit;
+      EXPECT_EQ(series.CheapestWithinNear(limit, &hint), expected) << "trial " << trial << " limit " << limit;
     }
   }
 }
