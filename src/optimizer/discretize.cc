@@ -18,7 +18,6 @@ Discretizer::Discretizer(const Problem& problem, const std::vector<NodeCosts>& c
       rounded_(problem.nodes.size(), 0),
       index_(problem.nodes.size(), 0),
       duration_s_(problem.nodes.size()),
-      queue_(problem.num_nodes()),
       stale_starts_(problem.num_nodes()),
       stale_finishes_(problem.num_nodes()),
       settle_first_(problem.num_nodes()),
@@ -59,24 +58,10 @@ Discretizer::Move Discretizer::BestMove(int i) const {
 
 void Discretizer::Lengthen(int i, int index) {
   SetOption(i, index);
-  // Later computations may start later; earlier ones must finish sooner.
-  // Node ids are a topological order: visiting by id settles each once.
-  queue_.Push(i);
-  while (!queue_.empty()) {
-    const int u = Dequeue<true>();
-    const double finish_s = earliest_start_[u] + duration_s_[u];
-    for (int v : dag_.succs(u)) {
-      if (finish_s > earliest_start_[v]) earliest_start_[v] = finish_s, queue_.Push(v);
-    }
-  }
-  queue_.Push(i);
-  while (!queue_.empty()) {
-    const int v = Dequeue<false>();
-    const double start_s = latest_finish_[v] - duration_s_[v];
-    for (int u : dag_.preds(v)) {
-      if (start_s < latest_finish_[u]) latest_finish_[u] = start_s, queue_.Push(u);
-    }
-  }
+  // Later computations may start later, earlier ones must finish sooner:
+  // they are settled when read, several lengthenings' changes at once.
+  for (int v : dag_.succs(i)) stale_starts_.Push(v);
+  for (int u : dag_.preds(i)) stale_finishes_.Push(u);
 }
 
 void Discretizer::GreedyFill(double deadline_s) {
@@ -87,15 +72,20 @@ void Discretizer::GreedyFill(double deadline_s) {
     const Move m = BestMove(i);
     if (m.index >= 0) heap_.push_back(m);
   }
-  FillFromHeap();
+  FillFromHeap(deadline_s);
 }
 
-void Discretizer::FillFromHeap() {
+void Discretizer::FillFromHeap(double deadline_s) {
   std::make_heap(heap_.begin(), heap_.end());
   while (!heap_.empty()) {
     std::pop_heap(heap_.begin(), heap_.end());
     const Move top = heap_.back();
     heap_.pop_back();
+    // Its times exact: ancestors have smaller ids, descendants larger.
+    // Lengthening only delays starts and advances finishes, so no room is
+    // gained and no stamp is taken.
+    SettleStarts(top.node, /*stamp=*/0);
+    SettleFinishes(top.node, deadline_s, /*stamp=*/0);
     // Slack only shrinks, so a node's best rate only falls: recheck lazily.
     const Move now = BestMove(top.node);
     if (now.index < 0) continue;
@@ -105,12 +95,14 @@ void Discretizer::FillFromHeap() {
       continue;
     }
     Lengthen(now.node, now.index);
-    const Move next = BestMove(now.node);
+    const Move next = BestMove(now.node);  // its own times do not depend on its duration
     if (next.index >= 0) {
       heap_.push_back(next);
       std::push_heap(heap_.begin(), heap_.end());
     }
   }
+  SettleStarts(problem_.num_nodes() - 1, 0);
+  SettleFinishes(0, deadline_s, 0);
 }
 
 double Discretizer::PlanEnergy() {
@@ -261,7 +253,7 @@ void Discretizer::Polish(double deadline_s) {
     const Move m = BestMove(i);
     if (m.index >= 0) heap_.push_back(m);
   }
-  FillFromHeap();
+  FillFromHeap(deadline_s);
 }
 
 void Discretizer::SettleStarts(int up_to, long stamp) {

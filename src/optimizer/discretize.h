@@ -59,14 +59,18 @@ class Discretizer {
  private:
   // Slack filling by saving rate: repeatedly lengthens the computation whose
   // best slower option that fits in its slack saves the most energy per
-  // second of added time, keeping earliest starts and latest finishes exact
-  // as it goes (a lengthened computation only delays its descendants and
-  // hurries its ancestors). Slack only shrinks, so each computation's best
-  // rate only falls and a heap with lazy re-checks picks the true best.
+  // second of added time (a lengthened computation only delays its
+  // descendants and hurries its ancestors). Slack only shrinks, so each
+  // computation's best rate only falls and a heap with lazy re-checks picks
+  // the true best.
   void GreedyFill(double deadline_s);
   // The filling's loop, from the moves in heap_ (earliest starts and latest
-  // finishes exact).
-  void FillFromHeap();
+  // finishes exact, and so again at its end). A lengthening marks its
+  // successors' starts and predecessors' finishes stale; those are settled
+  // (SettleStarts, SettleFinishes) only up to the computation the heap
+  // offers next, so a computation far downstream of several lengthenings
+  // is recomputed once for all of them.
+  void FillFromHeap(double deadline_s);
   struct Move {
     double rate_j_per_s;
     int node, index;  // index into pareto(); -1: no move
@@ -76,11 +80,11 @@ class Discretizer {
   };
   Move BestMove(int node) const;
   void Lengthen(int node, int index);
-  // Computations waiting to be visited, each at most once at a time, taken
+  // Computations waiting to be settled, each at most once at a time, taken
   // smallest id first (forward, a topological order) or largest first. A
-  // bitset, not a heap: the propagations that use it visit about 100-400
-  // computations per change, and a heap's pushes and pops cost 8% of making
-  // the plans at 16 x 256 (docs/design.md, "Pair moves").
+  // bitset, not a heap: the settling visits about 100-400 computations per
+  // change, and a heap's pushes and pops cost 8% of making the plans at
+  // 16 x 256 (docs/design.md, "Pair moves").
   class NodeQueue {
    public:
     explicit NodeQueue(int nodes) : bits_((nodes + 63) / 64, 0) {}
@@ -141,14 +145,6 @@ class Discretizer {
     std::vector<uint64_t> bits_;
     int count_ = 0, lowest_ = std::numeric_limits<int>::max(), highest_ = -1;
   };
-  // Pops the next computation from queue_ in the direction's order and
-  // counts the visit.
-  template <bool kForward>
-  int Dequeue() {
-    ++visits_;
-    return kForward ? queue_.PopSmallest() : queue_.PopLargest();
-  }
-
   // LocalSearch from the plan as given (filled, polished) and, when a
   // quarter of the budget covers kStartVisitsPerNode visits per computation,
   // from three more starts, each with a quarter of the budget: the cheapest
@@ -259,8 +255,7 @@ class Discretizer {
   std::vector<int> previous_;
   double previous_deadline_s_ = 0, previous_energy_j_ = 0;
   std::vector<Move> heap_;
-  NodeQueue queue_;
-  NodeQueue stale_starts_, stale_finishes_;  // PairMoves'
+  NodeQueue stale_starts_, stale_finishes_;  // PairMoves' and the filling's
   std::vector<int> settle_first_, settle_last_;
   // Per dependency (Dag numbering), its ends' SeriesCosts in series_, which
   // holds one per pair of shared cost curves.
