@@ -23,6 +23,9 @@ Discretizer::Discretizer(const Problem& problem, const std::vector<NodeCosts>& c
       settle_first_(problem.num_nodes()),
       settle_last_(problem.num_nodes()) {
   std::map<std::pair<const void*, const void*>, int> series_index;
+  long options = 0;
+  for (const NodeCosts& c : costs_) options += static_cast<long>(c.pareto().size());
+  listing_visits_ = problem.num_nodes() + 8 * options;
   series_of_dependency_.resize(dag_.num_dependencies());
   series_hint_.assign(dag_.num_dependencies(), 0);
   for (int u = 0; u < dag_.num_nodes(); ++u) {
@@ -160,14 +163,15 @@ void Discretizer::SortTrades(bool highest_rate_first) {
   });
 }
 
+bool Discretizer::CanTrade(long budget_visits) const {
+  return listing_visits_ + 6L * problem_.num_nodes() <= budget_visits;
+}
+
 bool Discretizer::LocalSearch(double deadline_s, long budget_visits) {
   const int n = problem_.num_nodes();
-  long options = 0;
-  for (int v = 0; v < n; ++v) options += static_cast<long>(costs_[v].pareto().size());
-  const long listing_visits = n + 8 * options;  // listing and sorting the trades
   visits_ = 0;
   bool changed = false;
-  while (visits_ + listing_visits + 6L * n <= budget_visits) {
+  while (CanTrade(budget_visits - visits_)) {
     trades_.clear();
     for (int v = 0; v < n; ++v) {
       const std::vector<CostPoint>& pareto = costs_[v].pareto();
@@ -178,7 +182,7 @@ bool Discretizer::LocalSearch(double deadline_s, long budget_visits) {
         trades_.push_back({saving / over, v, j});
       }
     }
-    visits_ += listing_visits;
+    visits_ += listing_visits_;
     SortTrades(/*highest_rate_first=*/true);
     kept_ = index_;
     const double kept_energy_j = PlanEnergy();
@@ -241,9 +245,9 @@ bool Discretizer::SpeedUpTrades(double deadline_s, long budget_visits, double& b
   return false;
 }
 
-void Discretizer::Polish(double deadline_s) {
+void Discretizer::Polish(double deadline_s, bool times_exact) {
   if (!pair_moves_) return;
-  const bool moved = PairMoves(deadline_s, kPairVisitsPerNode * problem_.num_nodes());
+  const bool moved = PairMoves(deadline_s, kPairVisitsPerNode * problem_.num_nodes(), times_exact);
   if (!moved) return;
   // The plan was filled: only a computation that gained room (or was an end
   // of a move) can have a slower option that fits now.
@@ -404,11 +408,13 @@ void Discretizer::MarkStartsStale(int u, int v) {
   }
 }
 
-bool Discretizer::PairMoves(double deadline_s, long budget_visits) {
+bool Discretizer::PairMoves(double deadline_s, long budget_visits, bool times_exact) {
   const int n = problem_.num_nodes();
   visits_ = 0;
-  ForwardPass(dag_, duration_s_, earliest_start_);
-  BackwardPass(dag_, duration_s_, deadline_s, latest_finish_);
+  if (!times_exact) {
+    ForwardPass(dag_, duration_s_, earliest_start_);
+    BackwardPass(dag_, duration_s_, deadline_s, latest_finish_);
+  }
   changed_at_.assign(n, 1);
   candidate_.assign(n, 1);  // the first round tries every dependency
   long stamp = 1;
@@ -441,6 +447,9 @@ bool Discretizer::PairMoves(double deadline_s, long budget_visits) {
 void Discretizer::Search(double deadline_s, long budget_visits) {
   const int n = problem_.num_nodes();
   const long per_start_visits = budget_visits / 4;
+  // No start could afford a round of trades and none but the plan as given
+  // is made: it is the plan (large problems' plans but the no-slowdown one).
+  if (!Chains(n, budget_visits) && !CanTrade(per_start_visits)) return;
   // The plan as given competes with every start's searched plan: pair moves
   // may have made it cheaper than a search from it ends up.
   chosen_ = index_;
@@ -456,7 +465,7 @@ void Discretizer::Search(double deadline_s, long budget_visits) {
     const bool searched = LocalSearch(deadline_s, per_start_visits);
     if (!searched && polished) return;  // the plan Search was given
     if (searched) keep_if_cheaper();
-    Polish(deadline_s);
+    Polish(deadline_s, /*times_exact=*/false);
     keep_if_cheaper();
   };
   consider(true);
@@ -494,7 +503,7 @@ PlanChoice Discretizer::Run(const std::vector<double>& duration_s, double deadli
   }
   const double deadline = std::max(deadline_s, ForwardPass(dag_, duration_s_, earliest_start_));
   GreedyFill(deadline);
-  Polish(deadline);
+  Polish(deadline, /*times_exact=*/true);  // the filling leaves them exact
   if (search_visits > 0) Search(deadline, search_visits);
   PlanChoice choice(index_.size());
   for (size_t i = 0; i < index_.size(); ++i) choice[i] = costs_[i].pareto()[index_[i]].option;

@@ -166,6 +166,9 @@ class Discretizer {
   // `budget_visits` ends it sooner.
   // Returns whether it changed the plan.
   bool LocalSearch(double deadline_s, long budget_visits);
+  // Whether `budget_visits` covers a round of LocalSearch: listing and
+  // sorting the trades (listing_visits_) and one repaired trade.
+  bool CanTrade(long budget_visits) const;
   // The reverse trade, tried when no trade above lowers the energy: one
   // computation takes a faster option and GreedyFill spends the time it
   // frees on others, cheapest speed-up per second first; the first plan
@@ -179,7 +182,10 @@ class Discretizer {
   bool Repair(int locked, double deadline_s, long budget_visits, bool any_option);
   // Pair moves, then filling whatever slack they freed; nothing unless
   // pair_moves_.
-  void Polish(double deadline_s);
+  // `times_exact`: earliest starts and latest finishes are exact for
+  // duration_s_ and the deadline (as the filling leaves them), so PairMoves
+  // need not compute them.
+  void Polish(double deadline_s, bool times_exact);
   // PairMoves' budget: a call visits about 72 computations and options per
   // computation at 8 x 96 and 95 at 16 x 256 (all its rounds), so this binds
   // only on a runaway.
@@ -197,7 +203,7 @@ class Discretizer {
   // that gained room since their last try, until one keeps nothing; the
   // budget (computations and options visited) is checked between
   // computations. Returns whether any pair changed.
-  bool PairMoves(double deadline_s, long budget_visits);
+  bool PairMoves(double deadline_s, long budget_visits, bool times_exact);
   // One dependency u -> v of PairMoves: skipped unless the times it reads
   // changed at or after move `since`; a move that fits its window takes the
   // next `stamp`, and is undone if the deadline does not hold after all.
@@ -262,6 +268,7 @@ class Discretizer {
   std::vector<int> series_of_dependency_, series_hint_;
   std::vector<SeriesCosts> series_;
   long visits_ = 0;           // computations visited, for the local search's budget
+  long listing_visits_ = 0;   // LocalSearch's listing and sorting of trades, per round
   bool pair_moves_ = false;  // this call's
   bool series_filter_ = true;
   struct Trade {
