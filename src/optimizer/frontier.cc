@@ -13,6 +13,7 @@
 #include "optimizer/critical_path.h"
 #include "optimizer/discretize.h"
 #include "optimizer/dual_certificate.h"
+#include "optimizer/early_slices_testing.h"
 #include "optimizer/frontier_sweep.h"
 #include "optimizer/lower_bound.h"
 #include "optimizer/node_costs.h"
@@ -21,6 +22,15 @@
 #include "perseus/optimizer.h"
 
 namespace perseus {
+namespace optimizer {
+namespace {
+std::atomic<double> early_times_shift{0};
+std::atomic<long> early_slices_remade{0};
+}  // namespace
+
+void SetEarlyTimesShiftForTesting(double relative) { early_times_shift = relative; }
+long EarlySlicesRemadeForTesting() { return early_slices_remade; }
+}  // namespace optimizer
 
 using optimizer::NodeCosts;
 
@@ -283,10 +293,12 @@ class EarlySlices {
                                                  const Slicing& slicing) {
     if (!pool_) return std::nullopt;
     std::optional<Made> made = pool_->Claim(slice);
+    if (!made) return std::nullopt;
     const size_t begin = slicing.Begin(times, slice), end = slicing.End(times, slice);
-    if (!made || made->plans.size() != end - slicing.Start(slice)) return std::nullopt;
-    if (!std::equal(times.begin() + static_cast<std::ptrdiff_t>(begin), times.begin() + static_cast<std::ptrdiff_t>(end),
+    if (made->plans.size() != end - slicing.Start(slice) ||
+        !std::equal(times.begin() + static_cast<std::ptrdiff_t>(begin), times.begin() + static_cast<std::ptrdiff_t>(end),
                     made->times.begin(), made->times.end())) {
+      ++optimizer::early_slices_remade;
       return std::nullopt;
     }
     return std::move(made->plans);
@@ -311,6 +323,9 @@ class EarlySlices {
     Result<std::vector<double>> times = RecordTimes(fastest_s_, fastest_s_, slowest_s_, all_max_time_s_,
                                                     options_.unit_time_s, options_.max_plans, least_energy_s);
     if (!times.ok()) return false;
+    if (const double shift = optimizer::early_times_shift; shift != 0) {
+      for (double& t : *times) t *= 1 + shift;
+    }
     const Slicing slicing(problem_, *times, all_max_time_s_);
     const size_t slices = slicing.slices();
     const int threads = WorkerCount(options_.threads, slices);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/in_order.h"
+#include "optimizer/early_slices_testing.h"
 #include "optimizer/testing/brute_force.h"
 #include "perseus/optimizer.h"
 
@@ -357,6 +358,40 @@ TEST(SolveFrontier, PlansMadeDuringTheSweepAreThoseMadeAfterIt) {
     during = two->stats.plans_during_sweep;
   }
   EXPECT_GT(during, 0) << "ten solves made no plan while their sweep ran";
+}
+
+// A slice made while the sweep ran counts only if the finished sweep's
+// record times for it are the same; otherwise it is made again. With every
+// predicted time moved a little, no early slice may count, and the frontier
+// must still be the one-thread frontier.
+TEST(SolveFrontier, SlicesMadeForOtherTimesDuringTheSweepAreMadeAgain) {
+  if (WorkerCount(2, 100) < 2) GTEST_SKIP() << "one CPU: the sweep and the plans cannot overlap";
+  std::mt19937 rng(41);
+  const Problem problem = MakeProblem(testing::RandomProfile(rng, 8, 8), ScheduleKind::k1F1B, 8, 48, 1, 50);
+  FrontierOptions options;
+  options.unit_time_s = 1e-5;
+  options.max_plans = 300;
+  options.threads = 1;
+  Result<Frontier> one = SolveFrontier(problem, options);
+  ASSERT_TRUE(one.ok()) << one.status().ToString();
+  struct Shift {
+    Shift() { optimizer::SetEarlyTimesShiftForTesting(1e-7); }
+    ~Shift() { optimizer::SetEarlyTimesShiftForTesting(0); }
+  } shift;
+  options.threads = 2;
+  const long remade_before = optimizer::EarlySlicesRemadeForTesting();
+  for (int run = 0; run < 10 && optimizer::EarlySlicesRemadeForTesting() == remade_before; ++run) {
+    Result<Frontier> two = SolveFrontier(problem, options);
+    ASSERT_TRUE(two.ok()) << two.status().ToString();
+    EXPECT_EQ(two->stats.plans_during_sweep, 0) << "run " << run;
+    EXPECT_EQ(two->stats.candidate_plans, one->stats.candidate_plans) << "run " << run;
+    ASSERT_EQ(two->plans.size(), one->plans.size()) << "run " << run;
+    for (size_t i = 0; i < one->plans.size(); ++i) {
+      ASSERT_EQ(two->plans[i].choice, one->plans[i].choice) << "run " << run << " plan " << i;
+      ASSERT_EQ(two->plans[i].energy_j, one->plans[i].energy_j) << "run " << run << " plan " << i;
+    }
+  }
+  EXPECT_GT(optimizer::EarlySlicesRemadeForTesting(), remade_before) << "ten solves made no slice while their sweep ran";
 }
 
 TEST(SolveFrontier, PlanForTimePicksLeastEnergyWithinTime) {
