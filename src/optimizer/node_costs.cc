@@ -28,6 +28,28 @@ std::vector<CostPoint> ParetoFront(const std::vector<FreqPoint>& options, double
   return front;
 }
 
+// The last index k in [0, n) with fits(k), or -1, where fits holds for a
+// prefix of the indices: galloping away from `guess` until lo fits and hi
+// does not (or is n), then bisecting. Fast when the answer is near the guess.
+template <class Fits>
+int LastFittingNear(int n, int guess, Fits fits_index) {
+  auto fits = [&](int k) { return k < 0 || fits_index(k); };
+  int lo = std::clamp(guess, -1, n - 1), hi;
+  if (fits(lo)) {
+    hi = lo + 1;
+    for (int step = 1; hi < n && fits(hi); step *= 2) lo = hi, hi = std::min(n, lo + step);
+  } else {
+    hi = lo;
+    lo = hi - 1;
+    for (int step = 1; !fits(lo); step *= 2) hi = lo, lo = std::max(-1, hi - step);
+  }
+  while (hi - lo > 1) {
+    const int mid = lo + (hi - lo) / 2;
+    (fits(mid) ? lo : hi) = mid;
+  }
+  return lo;
+}
+
 // Cross product sign of (b-a) x (c-a); >= 0 means b is not below segment a-c.
 double Cross(const CostPoint& a, const CostPoint& b, const CostPoint& c) {
   return (b.time_s - a.time_s) * (c.cost_j - a.cost_j) - (b.cost_j - a.cost_j) * (c.time_s - a.time_s);
@@ -108,24 +130,8 @@ int NodeCosts::CheapestWithin(double d) const {
 
 int NodeCosts::CheapestWithinNear(double d, int guess) const {
   const double limit = d * (1 + kTimeEps);
-  const int n = static_cast<int>(curves_->pareto.size());
-  auto fits = [&](int k) { return k < 0 || curves_->pareto[k].time_s <= limit; };
-  // Gallop away from the guess until lo fits and hi does not (or is n),
-  // then bisect: the answer is the last index that fits.
-  int lo = std::clamp(guess, -1, n - 1), hi;
-  if (fits(lo)) {
-    hi = lo + 1;
-    for (int step = 1; hi < n && fits(hi); step *= 2) lo = hi, hi = std::min(n, lo + step);
-  } else {
-    hi = lo;
-    lo = hi - 1;
-    for (int step = 1; !fits(lo); step *= 2) hi = lo, lo = std::max(-1, hi - step);
-  }
-  while (hi - lo > 1) {
-    const int mid = lo + (hi - lo) / 2;
-    (fits(mid) ? lo : hi) = mid;
-  }
-  return lo;
+  return LastFittingNear(static_cast<int>(curves_->pareto.size()), guess,
+                         [&](int k) { return curves_->pareto[k].time_s <= limit; });
 }
 
 SeriesCosts::SeriesCosts(const NodeCosts& first, const NodeCosts& second) {
@@ -149,24 +155,10 @@ double SeriesCosts::CheapestWithin(double total_s) const {
 }
 
 double SeriesCosts::CheapestWithinNear(double total_s, int* hint) const {
-  // The answer is the last index k with stairs_time_s_[k] <= total_s (-1: none).
-  const int n = static_cast<int>(stairs_time_s_.size());
-  auto fits = [&](int k) { return k < 0 || stairs_time_s_[k] <= total_s; };
-  int lo = std::clamp(*hint, -1, n - 1), hi;
-  if (fits(lo)) {
-    hi = lo + 1;
-    for (int step = 1; hi < n && fits(hi); step *= 2) lo = hi, hi = std::min(n, lo + step);
-  } else {
-    hi = lo;
-    lo = hi - 1;
-    for (int step = 1; !fits(lo); step *= 2) hi = lo, lo = std::max(-1, hi - step);
-  }
-  while (hi - lo > 1) {
-    const int mid = lo + (hi - lo) / 2;
-    (fits(mid) ? lo : hi) = mid;
-  }
-  *hint = lo;
-  return lo < 0 ? std::numeric_limits<double>::infinity() : stairs_cost_j_[lo];
+  const int k = LastFittingNear(static_cast<int>(stairs_time_s_.size()), *hint,
+                                [&](int i) { return stairs_time_s_[i] <= total_s; });
+  *hint = k;
+  return k < 0 ? std::numeric_limits<double>::infinity() : stairs_cost_j_[k];
 }
 
 std::vector<NodeCosts> BuildNodeCosts(const Problem& problem) {
