@@ -447,9 +447,6 @@ bool Discretizer::PairMoves(double deadline_s, long budget_visits, bool times_ex
 void Discretizer::Search(double deadline_s, long budget_visits) {
   const int n = problem_.num_nodes();
   const long per_start_visits = budget_visits / 4;
-  // No start could afford a round of trades and none but the plan as given
-  // is made: it is the plan (large problems' plans but the no-slowdown one).
-  if (!Chains(n, budget_visits) && !CanTrade(per_start_visits)) return;
   // The plan as given competes with every start's searched plan: pair moves
   // may have made it cheaper than a search from it ends up.
   chosen_ = index_;

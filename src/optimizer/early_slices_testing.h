@@ -4,10 +4,11 @@
 
 namespace perseus::optimizer {
 
-// While nonzero, every record time predicted during the sweep is moved by
-// this relative amount, so that no slice made early has the finished
-// sweep's times and each is made again: the path a prediction that turned
-// out wrong takes. Set it only while no solve runs.
+// While nonzero, every record time predicted during the sweep but the
+// all-max time is moved by this relative amount (the slices keep their
+// sizes), so that no slice made early has the finished sweep's times and
+// each is made again: the path a prediction that turned out wrong takes.
+// Set it only while no solve runs.
 void SetEarlyTimesShiftForTesting(double relative);
 // Slices made during the sweep and not taken, since the process started:
 // their times were not the finished sweep's, or they were cut short (the

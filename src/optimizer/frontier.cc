@@ -324,7 +324,9 @@ class EarlySlices {
                                                     options_.unit_time_s, options_.max_plans, least_energy_s);
     if (!times.ok()) return false;
     if (const double shift = optimizer::early_times_shift; shift != 0) {
-      for (double& t : *times) t *= 1 + shift;
+      // The all-max time stays, and with it the slices' sizes: only the times differ.
+      for (double& t : *times) t = t == all_max_time_s_ ? t : t * (1 + shift);
+      std::sort(times->begin(), times->end());
     }
     const Slicing slicing(problem_, *times, all_max_time_s_);
     const size_t slices = slicing.slices();

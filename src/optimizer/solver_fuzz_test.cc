@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
@@ -299,6 +300,55 @@ TEST(SolverFuzz, DismissingPairsByTheirSeriesCostsChangesNoPlan) {
     }
   }
   std::printf("%ld plans compared\n", plans);
+}
+
+// The no-slowdown plan's search also starts from the cheapest plan of the
+// discretizer's earlier calls (Discretizer::Search; RecordSlice makes the
+// plan just before it first), one start more than a discretizer that has
+// forgotten them, so its plan is never dearer and sometimes cheaper. Large
+// problems (above 128 computations) get no search for their other plans, and
+// a shortcut past the search's bookkeeping once lost that start unnoticed.
+TEST(SolverFuzz, TheNoSlowdownSearchStartsFromTheEarlierPlanToo) {
+  constexpr long kPerPlanVisits = 1L << 14, kNoSlowdownVisits = 1L << 24;  // as frontier.cc's
+  int cheaper = 0, compared = 0;
+  for (uint32_t seed = 1; seed <= 6; ++seed) {
+    std::mt19937 rng(seed);
+    ProblemSpec spec;
+    spec.schedule = {seed % 2 ? ScheduleKind::k1F1B : ScheduleKind::kGPipe, 4,
+                     std::uniform_int_distribution<int>(17, 24)(rng), 1};
+    spec.blocking_power_w = 50;
+    Result<Problem> problem = BuildProblem(testing::RandomProfile(rng, 4, 3 + static_cast<int>(seed % 6)), spec);
+    ASSERT_TRUE(problem.ok()) << problem.status().ToString();
+    ASSERT_GT(problem->num_nodes(), 128);
+    const std::vector<optimizer::NodeCosts> costs = optimizer::BuildNodeCosts(*problem);
+    optimizer::Discretizer chained(*problem, costs), alone(*problem, costs);
+    optimizer::FrontierSweep sweep(*problem, costs);
+    // The plans go from fast to slow: the earlier one is at the next
+    // (faster) step of the sweep, the searched one at this step's time.
+    std::vector<double> slower_s = sweep.durations_s();
+    double slower_time_s = sweep.time_s();
+    for (int step = 0; sweep.Step(); ++step) {
+      const std::vector<double> faster_s = sweep.durations_s();
+      const double faster_time_s = sweep.time_s();
+      if (step % 8 != 0) {
+        slower_s = faster_s, slower_time_s = faster_time_s;
+        continue;
+      }
+      chained.Forget();
+      chained.Run(faster_s, faster_time_s, kPerPlanVisits, /*pair_moves=*/true);
+      const PlanChoice with = chained.Run(slower_s, slower_time_s, kNoSlowdownVisits, true);
+      alone.Forget();
+      const PlanChoice without = alone.Run(slower_s, slower_time_s, kNoSlowdownVisits, true);
+      const double with_j = EvaluatePlan(*problem, with).energy_j, without_j = EvaluatePlan(*problem, without).energy_j;
+      const double tolerance_j = 1e-9 * std::abs(without_j);  // random profiles' energies may be negative
+      EXPECT_LE(with_j, without_j + tolerance_j) << "seed " << seed << " step " << step;
+      cheaper += with_j < without_j - tolerance_j;
+      ++compared;
+      slower_s = faster_s, slower_time_s = faster_time_s;
+    }
+  }
+  std::printf("%d of %d no-slowdown plans cheaper for the earlier plan\n", cheaper, compared);
+  EXPECT_GT(cheaper, 0) << "the earlier plan never helped: is it still a start?";
 }
 
 }  // namespace
