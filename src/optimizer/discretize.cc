@@ -27,7 +27,7 @@ Discretizer::Discretizer(const Problem& problem, const std::vector<NodeCosts>& c
   for (const NodeCosts& c : costs_) options += static_cast<long>(c.pareto().size());
   listing_visits_ = problem.num_nodes() + 8 * options;
   series_of_dependency_.resize(dag_.num_dependencies());
-  series_hint_.assign(dag_.num_dependencies(), 0);
+  beat_.assign(dag_.num_dependencies(), PairToBeat{});
   for (int u = 0; u < dag_.num_nodes(); ++u) {
     const std::span<const int> succs = dag_.succs(u);
     for (size_t k = 0; k < succs.size(); ++k) {
@@ -260,7 +260,7 @@ void Discretizer::Polish(double deadline_s, bool times_exact) {
   FillFromHeap(deadline_s);
 }
 
-void Discretizer::SettleStarts(int up_to, long stamp) {
+void Discretizer::SettleStaleStarts(int up_to, long stamp) {
   int x;
   while (stale_starts_.PopSmallestUpTo(up_to, x)) {
     ++visits_;
@@ -273,7 +273,7 @@ void Discretizer::SettleStarts(int up_to, long stamp) {
   }
 }
 
-void Discretizer::SettleFinishes(int down_to, double deadline_s, long stamp) {
+void Discretizer::SettleStaleFinishes(int down_to, double deadline_s, long stamp) {
   int x;
   while (stale_finishes_.PopLargestDownTo(down_to, x)) {
     ++visits_;
@@ -284,11 +284,6 @@ void Discretizer::SettleFinishes(int down_to, double deadline_s, long stamp) {
     latest_finish_[x] = finish_s;
     for (int y : dag_.preds(x)) stale_finishes_.Push(y);
   }
-}
-
-void Discretizer::SettleAround(int u, double deadline_s, long stamp) {
-  SettleStarts(settle_last_[u], stamp);
-  SettleFinishes(settle_first_[u], deadline_s, stamp);
 }
 
 void Discretizer::MarkRoomGained(int x, long stamp) {
@@ -302,13 +297,6 @@ void Discretizer::MarkRoomGained(int x, long stamp) {
     for (int p : dag_.preds(s)) candidate_[p] = 1;
   }
   visits_ += 4;
-}
-
-bool Discretizer::PairUnchangedSince(int u, int v, long since) const {
-  long seen = std::max(changed_at_[u], changed_at_[v]);
-  for (int w : dag_.succs(u)) seen = std::max(seen, changed_at_[w]);
-  for (int p : dag_.preds(v)) seen = std::max(seen, changed_at_[p]);
-  return seen < since;
 }
 
 Discretizer::PairWindow Discretizer::WindowOf(int u, int v, double deadline_s) const {
@@ -356,15 +344,17 @@ bool Discretizer::PairMayGain(int u, int v, int dependency, double deadline_s) {
   // v_finish_by - u_start + eps; the margin covers those sums' rounding.
   const double span_s = latest_finish_[v] - earliest_start_[u];
   const double total_s = span_s + deadline_s * kTimeEps + 1e-12 * (latest_finish_[v] + earliest_start_[u]);
-  // As CheapestPair sums and compares them.
-  const double now_j = costs_[u].pareto()[index_[u]].cost_j + costs_[v].pareto()[index_[v]].cost_j;
-  const SeriesCosts& series = series_[series_of_dependency_[dependency]];
-  return series.CheapestWithinNear(total_s, &series_hint_[dependency]) < now_j - 1e-9 * std::abs(now_j);
+  PairToBeat& beat = beat_[dependency];
+  if (beat.u_index != index_[u] || beat.v_index != index_[v]) {
+    // As CheapestPair sums and compares them.
+    const double now_j = costs_[u].pareto()[index_[u]].cost_j + costs_[v].pareto()[index_[v]].cost_j;
+    beat = {index_[u], index_[v], series_[series_of_dependency_[dependency]].TimeToBeat(now_j - 1e-9 * std::abs(now_j))};
+  }
+  return beat.span_s <= total_s;
 }
 
-bool Discretizer::TryPair(int u, int v, int dependency, double deadline_s, long since, long& stamp) {
+bool Discretizer::TryPair(int u, int v, int dependency, double deadline_s, long& stamp) {
   visits_ += 1;
-  if (since > 1 && PairUnchangedSince(u, v, since)) return false;
   if (series_filter_ && !PairMayGain(u, v, dependency, deadline_s)) return false;
   const PairWindow w = WindowOf(u, v, deadline_s);
   // Only a dependency that binds can pass time between its ends: u alone
@@ -419,8 +409,7 @@ bool Discretizer::PairMoves(double deadline_s, long budget_visits, bool times_ex
   candidate_.assign(n, 1);  // the first round tries every dependency
   long stamp = 1;
   bool any = false;
-  for (long since = 1;;) {
-    const long round_stamp = stamp;
+  for (;;) {
     bool moved = false;
     for (int u = 0; u < n && visits_ < budget_visits; ++u) {
       SettleAround(u, deadline_s, stamp);
@@ -429,7 +418,7 @@ bool Discretizer::PairMoves(double deadline_s, long budget_visits, bool times_ex
       const std::span<const int> succs = dag_.succs(u);
       for (size_t k = 0; k < succs.size(); ++k) {
         const long before = stamp;
-        if (TryPair(u, succs[k], dag_.first_succ(u) + static_cast<int>(k), deadline_s, since, stamp)) moved = true;
+        if (TryPair(u, succs[k], dag_.first_succ(u) + static_cast<int>(k), deadline_s, stamp)) moved = true;
         if (stamp != before) SettleAround(u, deadline_s, stamp);  // a move, kept or undone
       }
     }
@@ -439,7 +428,6 @@ bool Discretizer::PairMoves(double deadline_s, long budget_visits, bool times_ex
     SettleFinishes(0, deadline_s, stamp);
     any = any || moved;
     if (!moved || visits_ >= budget_visits) break;
-    since = round_stamp + 1;
   }
   return any;
 }

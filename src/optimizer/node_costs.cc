@@ -150,15 +150,17 @@ SeriesCosts::SeriesCosts(const NodeCosts& first, const NodeCosts& second) {
 }
 
 double SeriesCosts::CheapestWithin(double total_s) const {
-  int hint = 0;
-  return CheapestWithinNear(total_s, &hint);
+  const auto fitting = std::upper_bound(stairs_time_s_.begin(), stairs_time_s_.end(), total_s);
+  return fitting == stairs_time_s_.begin() ? std::numeric_limits<double>::infinity()
+                                           : stairs_cost_j_[fitting - stairs_time_s_.begin() - 1];
 }
 
-double SeriesCosts::CheapestWithinNear(double total_s, int* hint) const {
-  const int k = LastFittingNear(static_cast<int>(stairs_time_s_.size()), *hint,
-                                [&](int i) { return stairs_time_s_[i] <= total_s; });
-  *hint = k;
-  return k < 0 ? std::numeric_limits<double>::infinity() : stairs_cost_j_[k];
+double SeriesCosts::TimeToBeat(double cost_j) const {
+  // Costs fall along the stairs: the first one below cost_j is the fastest.
+  const auto cheaper = std::partition_point(stairs_cost_j_.begin(), stairs_cost_j_.end(),
+                                            [cost_j](double c) { return c >= cost_j; });
+  return cheaper == stairs_cost_j_.end() ? std::numeric_limits<double>::infinity()
+                                         : stairs_time_s_[cheaper - stairs_cost_j_.begin()];
 }
 
 std::vector<NodeCosts> BuildNodeCosts(const Problem& problem) {

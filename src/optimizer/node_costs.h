@@ -69,9 +69,10 @@ class SeriesCosts {
   // The least cost_j of a pair whose times sum to at most total_s (summed
   // as first.time_s + second.time_s, costs likewise); +infinity if none.
   double CheapestWithin(double total_s) const;
-  // The same, searching from `*hint` (fast when the answer is near it,
-  // as it is for a dependency asked again) and leaving the answer's place there.
-  double CheapestWithinNear(double total_s, int* hint) const;
+  // The least total time within which a pair costs less than `cost_j`
+  // (+infinity if none): CheapestWithin(t) < cost_j exactly when
+  // t >= TimeToBeat(cost_j), so one search answers every t.
+  double TimeToBeat(double cost_j) const;
 
  private:
   // stairs_time_s_[k] ascending, stairs_cost_j_[k] strictly descending.

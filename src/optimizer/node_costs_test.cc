@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <random>
 
@@ -60,7 +61,6 @@ TEST(SeriesCosts, CheapestWithinIsTheCheapestPairThatFits) {
     NodeCosts a(RandomOptions(rng, 1 + trial % 30), 50), b(RandomOptions(rng, 1 + trial % 23), trial % 2 ? 50 : 0);
     SeriesCosts series(a, b);
     std::uniform_real_distribution<> total(0.01, 0.11);
-    int hint = trial % 7 - 2;  // out of range too
     for (int q = 0; q < 30; ++q) {
       // Exact sums of two option times too, where rounding decides.
       const double limit = q % 3 == 0 ? a.pareto()[q % a.pareto().size()].time_s + b.pareto()[q % b.pareto().size()].time_s
@@ -72,7 +72,36 @@ TEST(SeriesCosts, CheapestWithinIsTheCheapestPairThatFits) {
         }
       }
       EXPECT_EQ(series.CheapestWithin(limit), expected) << "trial " << trial << " limit " << limit;
-      EXPECT_EQ(series.CheapestWithinNear(limit, &hint), expected) << "trial " << trial << " limit " << limit;
+    }
+  }
+}
+
+TEST(SeriesCosts, TimeToBeatIsWhereAPairFirstCostsLess) {
+  std::mt19937 rng(6);
+  for (int trial = 0; trial < 200; ++trial) {
+    NodeCosts a(RandomOptions(rng, 1 + trial % 30), 50), b(RandomOptions(rng, 1 + trial % 23), trial % 2 ? 50 : 0);
+    SeriesCosts series(a, b);
+    for (int q = 0; q < 30; ++q) {
+      // Exact pair costs too (a pair costing exactly that does not beat it),
+      // and costs beyond every pair's either way.
+      const CostPoint& x = a.pareto()[q % a.pareto().size()];
+      const CostPoint& y = b.pareto()[(q * 7) % b.pareto().size()];
+      const double cost_j = q % 3 == 0 ? x.cost_j + y.cost_j : q % 3 == 1 ? (x.cost_j + y.cost_j) * 1.01 : -1e9 + q * 1e9;
+      double expected = std::numeric_limits<double>::infinity();
+      for (const CostPoint& p : a.pareto()) {
+        for (const CostPoint& o : b.pareto()) {
+          if (p.cost_j + o.cost_j < cost_j) expected = std::min(expected, p.time_s + o.time_s);
+        }
+      }
+      const double beat_s = series.TimeToBeat(cost_j);
+      EXPECT_EQ(beat_s, expected) << "trial " << trial << " cost " << cost_j;
+      // The two lookups agree at, and just below, that time.
+      if (std::isfinite(beat_s)) {
+        EXPECT_LT(series.CheapestWithin(beat_s), cost_j);
+        EXPECT_GE(series.CheapestWithin(std::nextafter(beat_s, 0.0)), cost_j);
+      } else {
+        EXPECT_GE(series.CheapestWithin(1e9), cost_j);
+      }
     }
   }
 }
