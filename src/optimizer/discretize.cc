@@ -70,20 +70,28 @@ void Discretizer::Lengthen(int i, int index) {
 void Discretizer::GreedyFill(double deadline_s) {
   BackwardPass(dag_, duration_s_, deadline_s, latest_finish_);
   visits_ += 2 * problem_.num_nodes();
-  heap_.clear();
+  moves_.clear();
   for (int i = 0; i < problem_.num_nodes(); ++i) {
     const Move m = BestMove(i);
-    if (m.index >= 0) heap_.push_back(m);
+    if (m.index >= 0) moves_.push_back(m);
   }
-  FillFromHeap(deadline_s);
+  FillFromMoves(deadline_s);
 }
 
-void Discretizer::FillFromHeap(double deadline_s) {
-  std::make_heap(heap_.begin(), heap_.end());
-  while (!heap_.empty()) {
-    std::pop_heap(heap_.begin(), heap_.end());
-    const Move top = heap_.back();
-    heap_.pop_back();
+void Discretizer::FillFromMoves(double deadline_s) {
+  std::sort(moves_.begin(), moves_.end(), [](const Move& a, const Move& b) { return b < a; });
+  heap_.clear();
+  for (size_t next_given = 0;;) {
+    Move top;
+    if (next_given < moves_.size() && (heap_.empty() || heap_.front() < moves_[next_given])) {
+      top = moves_[next_given++];
+    } else if (!heap_.empty()) {
+      std::pop_heap(heap_.begin(), heap_.end());
+      top = heap_.back();
+      heap_.pop_back();
+    } else {
+      break;
+    }
     // Its times exact: ancestors have smaller ids, descendants larger.
     // Lengthening only delays starts and advances finishes, so no room is
     // gained and no stamp is taken.
@@ -251,13 +259,13 @@ void Discretizer::Polish(double deadline_s, bool times_exact) {
   if (!moved) return;
   // The plan was filled: only a computation that gained room (or was an end
   // of a move) can have a slower option that fits now.
-  heap_.clear();
+  moves_.clear();
   for (int i = 0; i < problem_.num_nodes(); ++i) {
     if (changed_at_[i] <= 1) continue;
     const Move m = BestMove(i);
-    if (m.index >= 0) heap_.push_back(m);
+    if (m.index >= 0) moves_.push_back(m);
   }
-  FillFromHeap(deadline_s);
+  FillFromMoves(deadline_s);
 }
 
 void Discretizer::SettleStaleStarts(int up_to, long stamp) {
