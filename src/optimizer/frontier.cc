@@ -13,7 +13,7 @@
 #include "optimizer/critical_path.h"
 #include "optimizer/discretize.h"
 #include "optimizer/dual_certificate.h"
-#include "optimizer/early_slices_testing.h"
+#include "optimizer/frontier_testing.h"
 #include "optimizer/frontier_sweep.h"
 #include "optimizer/lower_bound.h"
 #include "optimizer/node_costs.h"
@@ -26,10 +26,12 @@ namespace optimizer {
 namespace {
 std::atomic<double> early_times_shift{0};
 std::atomic<long> early_slices_remade{0};
+std::atomic<long> plans_made{0};
 }  // namespace
 
 void SetEarlyTimesShiftForTesting(double relative) { early_times_shift = relative; }
 long EarlySlicesRemadeForTesting() { return early_slices_remade; }
+long PlansMadeForTesting() { return plans_made; }
 }  // namespace optimizer
 
 using optimizer::NodeCosts;
@@ -222,22 +224,64 @@ class Slicing {
   size_t per_slice_, first_, slices_;
 };
 
+// What the recording has seen of the plans so far, in time order: when it
+// can stop, and which plans are candidates for the frontier.
+class Recording {
+ public:
+  Recording(const optimizer::RelaxationCurve& relaxation, double unit_time_s)
+      : relaxation_(&relaxation), unit_time_s_(unit_time_s) {}
+  // Whether every plan at times[k] or later is known to use more energy than
+  // the cheapest one found. A later deadline's plan could only enter the
+  // frontier by coming out faster than that, further below its deadline
+  // than any plan so far by a factor of two, or than the previous deadline
+  // (where times are far apart, a plan near the least-energy time can come
+  // out well below its deadline); the relaxation bounds every plan at least
+  // as slow as that horizon.
+  bool Done(const std::vector<double>& times, size_t k) const {
+    const double horizon = std::min(times[k] - 2 * max_shortfall_s_ - unit_time_s_, times[k > 0 ? k - 1 : 0]);
+    return any_ && relaxation_->AtLeastTime(horizon) > cheapest_j_;
+  }
+  // Takes in the plan made for deadline `time_s`; true if it is a candidate:
+  // only a plan cheaper than every faster one can be on the frontier.
+  bool Add(double time_s, const FrontierPlan& plan) {
+    max_shortfall_s_ = std::max(max_shortfall_s_, time_s - plan.time_s);
+    if (any_ && plan.energy_j >= cheapest_j_) return false;
+    any_ = true, cheapest_j_ = plan.energy_j;
+    return true;
+  }
+
+ private:
+  const optimizer::RelaxationCurve* relaxation_;
+  double unit_time_s_;
+  bool any_ = false;
+  double cheapest_j_ = 0;       // the last candidate's energy
+  double max_shortfall_s_ = 0;  // how much faster than its deadline a plan has come out
+};
+
 // The discrete plans at one slice's times, replayed by `replay` and made by
 // `discretizer`; fewer if `abandon` is set or the solve is cancelled
 // meanwhile.
+// With `seen` (the recording up to the slice's first time), the slice stops
+// where the recording will: a slice made in order, on the thread that
+// records, need not make the plans past the recording's end.
 std::vector<FrontierPlan> RecordSlice(const Problem& problem, const std::vector<double>& times, size_t slice,
                                       const Slicing& slicing, const FrontierOptions& options,
                                       const std::atomic<bool>& abandon, optimizer::SweepReplay& replay,
-                                      optimizer::Discretizer& discretizer) {
+                                      optimizer::Discretizer& discretizer, std::optional<Recording> seen) {
   std::vector<FrontierPlan> plans;
   if (!slicing.chained()) discretizer.Forget();
   std::vector<double> durations_s;
   for (size_t k = slicing.Begin(times, slice); k < slicing.End(times, slice); ++k) {
     if (abandon.load(std::memory_order_relaxed) || Cancelled(options)) break;
+    const bool recorded = k >= slicing.Start(slice);
+    if (recorded && seen && seen->Done(times, k)) break;
     replay.DurationsAt(times[k], durations_s);
     const long search_visits = times[k] == slicing.all_max_time_s() ? kSearchVisitsNoSlowdown : kSearchVisitsPerPlan;
     PlanChoice choice = discretizer.Run(durations_s, times[k], search_visits, /*pair_moves=*/true);
-    if (k >= slicing.Start(slice)) plans.push_back(MakePlan(problem, std::move(choice)));
+    optimizer::plans_made.fetch_add(1, std::memory_order_relaxed);
+    if (!recorded) continue;
+    plans.push_back(MakePlan(problem, std::move(choice)));
+    if (seen) seen->Add(times[k], plans.back());
   }
   return plans;
 }
@@ -352,7 +396,7 @@ class EarlySlices {
     Made made;
     made.times.assign(times_.begin() + static_cast<std::ptrdiff_t>(slicing_->Begin(times_, slice)),
                       times_.begin() + static_cast<std::ptrdiff_t>(slicing_->End(times_, slice)));
-    made.plans = RecordSlice(problem_, times_, slice, *slicing_, options_, abandon_, replay, *discretizer);
+    made.plans = RecordSlice(problem_, times_, slice, *slicing_, options_, abandon_, replay, *discretizer, std::nullopt);
     return made;
   }
 
@@ -407,28 +451,25 @@ Status RecordPlans(const Problem& problem, const std::vector<NodeCosts>& costs,
     std::vector<FrontierPlan> plans;
     bool during_sweep;
   };
+  Recording recording(out.relaxation, options.unit_time_s);
+  // On one thread each slice is made when taken, as the recording reaches
+  // it: it sees the recording so far (on more, workers make slices ahead).
+  const bool made_when_taken = out.threads == 1;
   InOrder<Made> made(slices, out.threads, [&](size_t slice, int worker) {
     if (std::optional<std::vector<FrontierPlan>> plans = early.Claim(slice, times, slicing)) {
       return Made{std::move(*plans), true};
     }
     if (!recorders[worker]) recorders[worker] = std::make_unique<Recorder>(problem, costs, sweep);
-    return Made{RecordSlice(problem, times, slice, slicing, options, abandon,
-                            recorders[worker]->replay, recorders[worker]->discretizer),
+    return Made{RecordSlice(problem, times, slice, slicing, options, abandon, recorders[worker]->replay,
+                            recorders[worker]->discretizer,
+                            made_when_taken ? std::optional<Recording>(recording) : std::nullopt),
                 false};
   });
   const SetOnExit abandon_on_exit(abandon), abandon_early_on_exit(early.abandon());  // before `made` joins
   std::optional<Made> slice;
-  size_t slice_index = 0;      // of `slice`
-  double max_shortfall_s = 0;  // how much faster than its deadline a plan has come out
+  size_t slice_index = 0;  // of `slice`
   for (size_t k = 0; k < times.size(); ++k) {
-    // Every plan at least as slow as `horizon` uses more energy than the
-    // cheapest found; a later deadline's plan could only enter the frontier
-    // by coming out faster than that, further below its deadline than any
-    // plan so far by a factor of two, or than the previous deadline (where
-    // times are far apart, a plan near the least-energy time can come out
-    // well below its deadline).
-    const double horizon = std::min(times[k] - 2 * max_shortfall_s - options.unit_time_s, times[k > 0 ? k - 1 : 0]);
-    if (!out.candidates.empty() && out.relaxation.AtLeastTime(horizon) > out.candidates.back().energy_j) break;
+    if (recording.Done(times, k)) break;
     if (k == 0 || k == slicing.End(times, slice_index)) {
       slice_index = k == 0 ? 0 : slice_index + 1;
       slice = made.Take(slice_index);
@@ -439,9 +480,7 @@ Status RecordPlans(const Problem& problem, const std::vector<NodeCosts>& costs,
     ++out.recorded;
     out.plans_during_sweep += slice->during_sweep;
     if (options.progress) options.progress->plans_recorded.store(out.recorded, std::memory_order_relaxed);
-    max_shortfall_s = std::max(max_shortfall_s, times[k] - plan.time_s);
-    // Only a plan cheaper than every faster one can be on the frontier.
-    if (out.candidates.empty() || plan.energy_j < out.candidates.back().energy_j) out.candidates.push_back(std::move(plan));
+    if (recording.Add(times[k], plan)) out.candidates.push_back(std::move(plan));
   }
   return Cancelled(options) ? Status::Unavailable("cancelled") : Status::Ok();
 }

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "common/in_order.h"
-#include "optimizer/early_slices_testing.h"
+#include "optimizer/frontier_testing.h"
 #include "optimizer/testing/brute_force.h"
 #include "perseus/optimizer.h"
 
@@ -392,6 +392,39 @@ TEST(SolveFrontier, SlicesMadeForOtherTimesDuringTheSweepAreMadeAgain) {
     }
   }
   EXPECT_GT(optimizer::EarlySlicesRemadeForTesting(), remade_before) << "ten solves made no slice while their sweep ran";
+}
+
+TEST(SolveFrontier, OnOneThreadNoPlanIsMadePastWhereTheRecordingStops) {
+  // Slices of 64 times are made whole on worker threads, which cannot know
+  // where the recording will stop; on one thread a slice is made as the
+  // recording reaches it and stops with it.
+  std::mt19937 rng(43);
+  const Problem problem = MakeProblem(testing::RandomProfile(rng, 8, 8), ScheduleKind::k1F1B, 8, 48, 1, 50);
+  FrontierOptions options;
+  options.unit_time_s = 1e-5;
+  options.max_plans = 300;
+  options.threads = 1;
+  const long before = optimizer::PlansMadeForTesting();
+  Result<Frontier> one = SolveFrontier(problem, options);
+  ASSERT_TRUE(one.ok()) << one.status().ToString();
+  const long made = optimizer::PlansMadeForTesting() - before;
+  // Every plan made is recorded (the candidates but the all-max plan), but
+  // for the lead-in of the slice the all-max time opens (its search starts
+  // from the plan before it).
+  const long recorded = one->stats.candidate_plans - 1;
+  EXPECT_GE(made, recorded);
+  EXPECT_LE(made, recorded + 1);
+  // The recording stopped within a slice, so the whole last slice would be
+  // more; and the plans are those of two threads.
+  options.threads = 2;
+  Result<Frontier> two = SolveFrontier(problem, options);
+  ASSERT_TRUE(two.ok()) << two.status().ToString();
+  EXPECT_EQ(two->stats.candidate_plans, one->stats.candidate_plans);
+  ASSERT_EQ(two->plans.size(), one->plans.size());
+  for (size_t i = 0; i < one->plans.size(); ++i) {
+    ASSERT_EQ(two->plans[i].choice, one->plans[i].choice) << "plan " << i;
+    ASSERT_EQ(two->plans[i].energy_j, one->plans[i].energy_j) << "plan " << i;
+  }
 }
 
 TEST(SolveFrontier, PlanForTimePicksLeastEnergyWithinTime) {

@@ -170,9 +170,8 @@ void MinCut::StartTrees() {
   trees_valid_ = true;
 }
 
-void MinCut::HandleTerminalChange(int v) {
+void MinCut::HandleTerminalChange(int v, double net) {
   if (parent_[v] == kOrphanLink) return;  // adoption looks at its terminal anyway
-  const double net = Terminal(v);
   const Tree want = net > kEps ? kSourceTree : net < -kEps ? kSinkTree : kFree;
   if (tree_[v] == kFree) {
     if (want != kFree) MakeRoot(v, want);
@@ -200,9 +199,9 @@ bool MinCut::RepairChanges() {
   for (int v : marked_nodes_) {
     node_marked_[v] = 0;
     bool both = false;
-    Terminal(v, &both);
+    const double net = Terminal(v, &both);
     infinite |= both;
-    if (!infinite) HandleTerminalChange(v);
+    if (!infinite) HandleTerminalChange(v, net);
   }
   marked_nodes_.clear();
   if (infinite) return false;

@@ -106,7 +106,7 @@ class MinCut {
   void MakeRoot(int v, Tree tree);
   // For a tree node now linked to the other terminal.
   void MoveToOtherTree(int v);
-  void HandleTerminalChange(int v);
+  void HandleTerminalChange(int v, double net);  // net: Terminal(v)
   void Adopt(int v);
   void AdoptOrphans();
   // Saturates a path source -> ... -> tail -entry-> head -> ... -> sink;

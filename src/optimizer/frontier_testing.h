@@ -1,5 +1,6 @@
-// A seam for tests of the plans made while the sweep runs (frontier.cc,
-// EarlySlices). Not for production use.
+// Seams for tests of how frontier.cc makes its plans: the plans made while
+// the sweep runs (EarlySlices), and how many are made. Not for production
+// use.
 #pragma once
 
 namespace perseus::optimizer {
@@ -14,5 +15,8 @@ void SetEarlyTimesShiftForTesting(double relative);
 // their times were not the finished sweep's, or they were cut short (the
 // recording stopped). Each was made again where still needed.
 long EarlySlicesRemadeForTesting();
+// Discrete plans made for the recording (each Discretizer::Run of a
+// slice, taken or not), since the process started.
+long PlansMadeForTesting();
 
 }  // namespace perseus::optimizer
