@@ -76,14 +76,22 @@ std::string FullClocksJson(const Clocks& clocks) {
   return out + "]";
 }
 
-std::string ChangesJson(const Clocks& before, const Clocks& after) {
+// The clocks of plan `after` that differ from plan `before`'s, as [stage,
+// position, MHz]. Consecutive plans share most options, so the options are
+// compared first and only a changed one's clock is looked up.
+std::string ChangesJson(const Problem& problem, const PlanChoice& before, const PlanChoice& after) {
   std::string out = "\"changes\": [";
   bool first = true;
-  for (size_t s = 0; s < after.size(); ++s) {
-    for (size_t k = 0; k < after[s].size(); ++k) {
-      if (after[s][k] == before[s][k]) continue;
+  for (int s = 0; s < problem.num_stages(); ++s) {
+    const std::vector<int>& order = problem.gpu_order[s];
+    for (size_t k = 0; k < order.size(); ++k) {
+      const int id = order[k];
+      if (after[id] == before[id]) continue;
+      const std::vector<FreqPoint>& options = problem.nodes[id].options;
+      const int mhz = options[after[id]].freq_mhz;
+      if (mhz == options[before[id]].freq_mhz) continue;
       out += first ? "[" : ", [";
-      out += std::to_string(s) + ", " + std::to_string(k) + ", " + std::to_string(after[s][k]) + "]";
+      out += std::to_string(s) + ", " + std::to_string(k) + ", " + std::to_string(mhz) + "]";
       first = false;
     }
   }
@@ -304,12 +312,11 @@ void WritePlansJson(const Problem& problem, const Frontier& frontier, std::ostre
   out << "  \"frontier_plans\": " << (frontier_plans ? frontier_plans : frontier.plans.size()) << ",\n";
   out << "  \"computations\": " << ComputationsJson(problem) << ",\n";
   out << "  \"plans\": [";
-  Clocks before;
   for (size_t i = 0; i < frontier.plans.size(); ++i) {
-    Clocks clocks = ClocksOf(problem, frontier.plans[i].choice);
+    const PlanChoice& choice = frontier.plans[i].choice;
     out << (i ? ",\n    {" : "\n    {") << Cost(frontier.plans[i]) << ", "
-        << (i ? ChangesJson(before, clocks) : FullClocksJson(clocks)) << "}";
-    before = std::move(clocks);
+        << (i ? ChangesJson(problem, frontier.plans[i - 1].choice, choice) : FullClocksJson(ClocksOf(problem, choice)))
+        << "}";
   }
   out << "\n  ]\n}\n";
 }
