@@ -302,6 +302,31 @@ TEST(SolveFrontier, TheSameFrontierOnAnyNumberOfThreads) {
   }
 }
 
+// Options that give a few hundred record times, in several slices of 64.
+FrontierOptions SlicedOptions(int threads) {
+  FrontierOptions options;
+  options.unit_time_s = 1e-5;
+  options.max_plans = 300;
+  options.threads = threads;
+  return options;
+}
+
+// 8 stages x 48 microbatches (768 computations): a sweep long enough (about
+// 0.1 s here) for a worker to start during it.
+Problem EightByFortyEight(std::mt19937& rng) {
+  return MakeProblem(testing::RandomProfile(rng, 8, 8), ScheduleKind::k1F1B, 8, 48, 1, 50);
+}
+
+// The same plans recorded, however they were made.
+void ExpectSamePlans(const Frontier& one, const Frontier& other, const std::string& label) {
+  EXPECT_EQ(other.stats.candidate_plans, one.stats.candidate_plans) << label;
+  ASSERT_EQ(other.plans.size(), one.plans.size()) << label;
+  for (size_t i = 0; i < one.plans.size(); ++i) {
+    ASSERT_EQ(other.plans[i].choice, one.plans[i].choice) << label << " plan " << i;
+    ASSERT_EQ(other.plans[i].energy_j, one.plans[i].energy_j) << label << " plan " << i;
+  }
+}
+
 // With two threads or more, plans at and just above the relaxation's
 // least-energy time are made while the sweep still runs, from copies of its
 // trajectory; they must be the plans one thread makes after it, on every
@@ -318,16 +343,9 @@ TEST(SolveFrontier, PlansMadeDuringTheSweepAreThoseMadeAfterIt) {
   };
   auto expect_same = [](const Frontier& one, const Frontier& two, const std::string& label) {
     EXPECT_LE(two.stats.plans_during_sweep, two.stats.candidate_plans) << label;
-    EXPECT_EQ(two.stats.candidate_plans, one.stats.candidate_plans) << label;
-    ASSERT_EQ(two.plans.size(), one.plans.size()) << label;
-    for (size_t i = 0; i < one.plans.size(); ++i) {
-      ASSERT_EQ(two.plans[i].choice, one.plans[i].choice) << label << " plan " << i;
-      ASSERT_EQ(two.plans[i].energy_j, one.plans[i].energy_j) << label << " plan " << i;
-    }
+    ExpectSamePlans(one, two, label);
   };
-  FrontierOptions options;
-  options.unit_time_s = 1e-5;
-  options.max_plans = 300;
+  FrontierOptions options = SlicedOptions(1);
   for (const Case& c : {Case{ScheduleKind::k1F1B, 6, 24, 1}, Case{ScheduleKind::kGPipe, 4, 24, 1},
                         Case{ScheduleKind::kInterleaved1F1B, 4, 16, 2}, Case{ScheduleKind::kZBH1, 4, 24, 1},
                         Case{ScheduleKind::kDualPipeV, 4, 16, 2}}) {
@@ -344,8 +362,7 @@ TEST(SolveFrontier, PlansMadeDuringTheSweepAreThoseMadeAfterIt) {
       expect_same(*one, *two, ScheduleName(c.kind));
     }
   }
-  // A sweep long enough (about 0.1 s here) for the worker to start.
-  const Problem large = MakeProblem(testing::RandomProfile(rng, 8, 8), ScheduleKind::k1F1B, 8, 48, 1, 50);
+  const Problem large = EightByFortyEight(rng);
   options.threads = 1;
   Result<Frontier> one = SolveFrontier(large, options);
   ASSERT_TRUE(one.ok()) << one.status().ToString();
@@ -367,11 +384,8 @@ TEST(SolveFrontier, PlansMadeDuringTheSweepAreThoseMadeAfterIt) {
 TEST(SolveFrontier, SlicesMadeForOtherTimesDuringTheSweepAreMadeAgain) {
   if (WorkerCount(2, 100) < 2) GTEST_SKIP() << "one CPU: the sweep and the plans cannot overlap";
   std::mt19937 rng(41);
-  const Problem problem = MakeProblem(testing::RandomProfile(rng, 8, 8), ScheduleKind::k1F1B, 8, 48, 1, 50);
-  FrontierOptions options;
-  options.unit_time_s = 1e-5;
-  options.max_plans = 300;
-  options.threads = 1;
+  const Problem problem = EightByFortyEight(rng);
+  FrontierOptions options = SlicedOptions(1);
   Result<Frontier> one = SolveFrontier(problem, options);
   ASSERT_TRUE(one.ok()) << one.status().ToString();
   struct Shift {
@@ -384,12 +398,7 @@ TEST(SolveFrontier, SlicesMadeForOtherTimesDuringTheSweepAreMadeAgain) {
     Result<Frontier> two = SolveFrontier(problem, options);
     ASSERT_TRUE(two.ok()) << two.status().ToString();
     EXPECT_EQ(two->stats.plans_during_sweep, 0) << "run " << run;
-    EXPECT_EQ(two->stats.candidate_plans, one->stats.candidate_plans) << "run " << run;
-    ASSERT_EQ(two->plans.size(), one->plans.size()) << "run " << run;
-    for (size_t i = 0; i < one->plans.size(); ++i) {
-      ASSERT_EQ(two->plans[i].choice, one->plans[i].choice) << "run " << run << " plan " << i;
-      ASSERT_EQ(two->plans[i].energy_j, one->plans[i].energy_j) << "run " << run << " plan " << i;
-    }
+    ExpectSamePlans(*one, *two, "run " + std::to_string(run));
   }
   EXPECT_GT(optimizer::EarlySlicesRemadeForTesting(), remade_before) << "ten solves made no slice while their sweep ran";
 }
@@ -399,11 +408,8 @@ TEST(SolveFrontier, OnOneThreadNoPlanIsMadePastWhereTheRecordingStops) {
   // where the recording will stop; on one thread a slice is made as the
   // recording reaches it and stops with it.
   std::mt19937 rng(43);
-  const Problem problem = MakeProblem(testing::RandomProfile(rng, 8, 8), ScheduleKind::k1F1B, 8, 48, 1, 50);
-  FrontierOptions options;
-  options.unit_time_s = 1e-5;
-  options.max_plans = 300;
-  options.threads = 1;
+  const Problem problem = EightByFortyEight(rng);
+  FrontierOptions options = SlicedOptions(1);
   const long before = optimizer::PlansMadeForTesting();
   Result<Frontier> one = SolveFrontier(problem, options);
   ASSERT_TRUE(one.ok()) << one.status().ToString();
@@ -419,12 +425,7 @@ TEST(SolveFrontier, OnOneThreadNoPlanIsMadePastWhereTheRecordingStops) {
   options.threads = 2;
   Result<Frontier> two = SolveFrontier(problem, options);
   ASSERT_TRUE(two.ok()) << two.status().ToString();
-  EXPECT_EQ(two->stats.candidate_plans, one->stats.candidate_plans);
-  ASSERT_EQ(two->plans.size(), one->plans.size());
-  for (size_t i = 0; i < one->plans.size(); ++i) {
-    ASSERT_EQ(two->plans[i].choice, one->plans[i].choice) << "plan " << i;
-    ASSERT_EQ(two->plans[i].energy_j, one->plans[i].energy_j) << "plan " << i;
-  }
+  ExpectSamePlans(*one, *two, "two threads");
 }
 
 TEST(SolveFrontier, PlanForTimePicksLeastEnergyWithinTime) {
