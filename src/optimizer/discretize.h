@@ -215,9 +215,11 @@ class Discretizer {
   bool PairMoves(double deadline_s, long budget_visits, bool times_exact);
   // One dependency u -> v of PairMoves: a move that fits its window takes
   // the next `stamp`, and is undone if the deadline does not hold after all.
-  // (Skipping a pair whose ends and neighbours kept their times since its
-  // last try skipped 762 of 4.8 million tries at 8 x 96, beyond what the
-  // candidates already skip, for 3% of the plans' time: not done.)
+  // (A check that skipped a pair when nothing around it had gained room
+  // since its last try is gone: it skipped 762 of 4.8 million tries at
+  // 8 x 96 beyond what the round's candidates skip, for 3% of the plans'
+  // time, and it also skipped pairs that had come to bind since, which a
+  // few plans are now the cheaper for: docs/design.md, "Cheaper plans".)
   bool TryPair(int u, int v, int dependency, double deadline_s, long& stamp);
   // False if no pair of options of u and v within v's latest finish less
   // u's earliest start in all (their SeriesCosts) costs less than the pair
@@ -246,8 +248,12 @@ class Discretizer {
   // recomputed about once per round instead of once per move upstream of it
   // (at 16 x 256, 274 moves a plan each touched about 1,000 computations).
   // Settling marks the computations that gained room (an earlier start, a
-  // later finish): only around those can a pair move, or a filling move,
-  // appear that was not there before.
+  // later finish): around those a pair move, or a filling move, can appear
+  // that was not there before. So can a pair move where a dependency comes
+  // to bind because an end lost room (u starts later, v must finish
+  // sooner); the candidates miss those until something around them gains
+  // room (a review found one such dependency with a cheaper pair at GPT-3
+  // 8 x 96), for marking every change would try far more pairs.
   // Exact up to id `up_to`; inline, for most calls find nothing to settle.
   void SettleStarts(int up_to, long stamp) {
     if (stale_starts_.AnyUpTo(up_to)) SettleStaleStarts(up_to, stamp);
