@@ -79,8 +79,8 @@ class Discretizer {
     double rate_j_per_s;
     int node, index;  // index into pareto(); -1: no move
     // Ties: the lower node first, for determinism. The filling's moves have
-    // positive rates, whose bits order as the rates do: compared without
-    // branches, sorting and sifting them cost a third less.
+    // positive rates, whose bits order as the rates do: compared so, without
+    // branches, the plans took 3% less time at 8 x 96.
     bool operator<(const Move& o) const {
       const uint64_t a = std::bit_cast<uint64_t>(rate_j_per_s), b = std::bit_cast<uint64_t>(o.rate_j_per_s);
       return (a < b) | ((a == b) & (node > o.node));
