@@ -9,7 +9,9 @@
 //  3. The sweep with its dynamic min cut against LEMON's Preflow from
 //     scratch (why the min cut is hand-written), and the sweep with every
 //     step's cut network built afresh against reusing it where exact.
-//  4. (with --huge) interleaved 1F1B with 2 chunks on 32 stages (the 8-stage
+//  4. The discrete plans with the filling's moves sorted by std::sort alone
+//     against by insertion from the last order (why that sort is hand-written).
+//  5. (with --huge) interleaved 1F1B with 2 chunks on 32 stages (the 8-stage
 //     profile's stages repeated) at 128 microbatches (--huge-microbatches N:
 //     N; 512 is the issue's size), one thread, default
 //     options: where issue 12's 32 x 512 x 2 target stands.
@@ -30,6 +32,7 @@
 #include <vector>
 
 #include "common/in_order.h"
+#include "optimizer/discretize.h"
 #include "optimizer/frontier_sweep.h"
 #include "optimizer/node_costs.h"
 #include "perseus/frontier_io.h"
@@ -221,6 +224,58 @@ void NetworkReuse(const Profile& profile, bool large) {
   }
 }
 
+// The filling's moves sorted by binary insertion from the order of the last sort
+// (the default, Discretizer::SortGivenMoves) or by std::sort alone: plans at
+// the sweep's steps (their times and durations; every k-th, 1,000-2,000) up to
+// where the CLI's recording stops, ascending, in slices of 64 from a fresh
+// start as the CLI makes them, one thread, best of 3.
+void FillingSort(const Profile& profile, bool large) {
+  std::printf("\n== The filling's sort: std::sort vs insertion from the last order (default), plans on one thread, best of 3 ==\n");
+  std::vector<std::pair<int, int>> shapes = {{8, 96}};
+  if (large) shapes.push_back({16, 256});
+  for (auto [s, m] : shapes) {
+    Problem problem = Build(profile, s, m);
+    auto costs = perseus::optimizer::BuildNodeCosts(problem);
+    perseus::optimizer::FrontierSweep sweep(problem, costs);
+    // (time, durations) at every step up to 3% past the relaxation's
+    // least-energy time, where the CLI's recording stops (about 19.2 s of
+    // 15.7-23.5 s at 8 x 96).
+    std::vector<std::pair<double, std::vector<double>>> points;
+    double least_j = 1e300, least_s = 0;
+    while (sweep.Step()) {
+      points.emplace_back(sweep.time_s(), sweep.durations_s());
+      const double energy_j = sweep.relaxation_cost_j() + problem.pipeline_blocking_power_w() * sweep.time_s();
+      if (energy_j < least_j) least_j = energy_j, least_s = sweep.time_s();
+    }
+    std::erase_if(points, [&](const auto& p) { return p.first > least_s * 1.03; });
+    std::vector<std::pair<double, std::vector<double>>> deadlines;
+    const size_t every = std::max<size_t>(1, points.size() / 1000);
+    for (size_t k = points.size(); k-- > 0;) {
+      if (k % every == 0) deadlines.push_back(std::move(points[k]));
+    }
+    double seconds[2] = {1e300, 1e300};
+    long checksum[2] = {0, 0};
+    for (int run = 0; run < 6; ++run) {
+      const int adaptive = run % 2;
+      perseus::optimizer::Discretizer discretizer(problem, costs);
+      discretizer.set_adaptive_sort(adaptive == 1);
+      long sum = 0;
+      const double t0 = Now();
+      for (size_t k = 0; k < deadlines.size(); ++k) {
+        if (k % 64 == 0) discretizer.Forget();
+        const perseus::PlanChoice plan = discretizer.Run(deadlines[k].second, deadlines[k].first, 1L << 14, true);
+        for (size_t i = 0; i < plan.size(); ++i) sum += plan[i] * static_cast<long>(i % 7 + 1);
+      }
+      seconds[adaptive] = std::min(seconds[adaptive], Now() - t0);
+      checksum[adaptive] = sum;
+    }
+    std::printf("%2dx%-4d %zu plans: std::sort %.3f s | insertion from the last order %.3f s (%.2fx)  plans %s\n", s, m,
+                deadlines.size(), seconds[0], seconds[1], seconds[0] / seconds[1],
+                checksum[0] == checksum[1] ? "the same" : "DIFFER");
+    std::fflush(stdout);
+  }
+}
+
 }  // namespace
 
 // 32 stages x `microbatches` x 2 chunks, interleaved, on one thread with the
@@ -266,6 +321,7 @@ int main(int argc, char** argv) {
   BoundChecks(profile, large);
   MinCutEngines(profile);
   NetworkReuse(profile, large);
+  FillingSort(profile, large);
   if (huge) Huge(profile, huge_microbatches);
   return 0;
 }

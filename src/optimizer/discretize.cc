@@ -22,6 +22,7 @@ Discretizer::Discretizer(const Problem& problem, const std::vector<NodeCosts>& c
       stale_finishes_(problem.num_nodes()),
       settle_first_(problem.num_nodes()),
       settle_last_(problem.num_nodes()) {
+  for (int i = 0; i < problem.num_nodes(); ++i) fill_order_.push_back(i);
   std::map<std::pair<const void*, const void*>, int> series_index;
   long options = 0;
   for (const NodeCosts& c : costs_) options += static_cast<long>(c.pareto().size());
@@ -71,15 +72,40 @@ void Discretizer::GreedyFill(double deadline_s) {
   BackwardPass(dag_, duration_s_, deadline_s, latest_finish_);
   visits_ += 2 * problem_.num_nodes();
   moves_.clear();
-  for (int i = 0; i < problem_.num_nodes(); ++i) {
+  no_move_.clear();
+  for (int i : fill_order_) {
     const Move m = BestMove(i);
-    if (m.index >= 0) moves_.push_back(m);
+    if (m.index >= 0) {
+      moves_.push_back(m);
+    } else {
+      no_move_.push_back(i);
+    }
   }
-  FillFromMoves(deadline_s);
+  SortGivenMoves();
+  fill_order_.clear();
+  for (const Move& m : moves_) fill_order_.push_back(m.node);
+  fill_order_.insert(fill_order_.end(), no_move_.begin(), no_move_.end());
+  FillFromMoves(deadline_s, /*given_sorted=*/true);
 }
 
-void Discretizer::FillFromMoves(double deadline_s) {
-  std::sort(moves_.begin(), moves_.end(), [](const Move& a, const Move& b) { return b < a; });
+void Discretizer::SortGivenMoves() {
+  const auto begin = moves_.begin();
+  const long n = static_cast<long>(moves_.size());
+  long shifts_left = adaptive_sort_ ? kShiftsPerMoveAndLevel * n * std::bit_width(static_cast<unsigned long>(n)) : -1;
+  for (long k = 1; k < n && shifts_left >= 0; ++k) {
+    const auto next = begin + k;
+    if (!(next[-1] < *next)) continue;  // in place
+    const Move m = *next;
+    const auto at = std::partition_point(begin, next, [&m](const Move& x) { return !(x < m); });
+    shifts_left -= next - at;
+    std::move_backward(at, next, next + 1);
+    *at = m;
+  }
+  if (shifts_left < 0) std::sort(moves_.begin(), moves_.end(), BestFirst{});
+}
+
+void Discretizer::FillFromMoves(double deadline_s, bool given_sorted) {
+  if (!given_sorted) std::sort(moves_.begin(), moves_.end(), BestFirst{});
   heap_.clear();
   for (size_t next_given = 0;;) {
     Move top;

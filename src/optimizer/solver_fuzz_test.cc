@@ -16,6 +16,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <mutex>
 #include <random>
 #include <string>
@@ -272,34 +273,71 @@ TEST(SolverFuzz, ReusedCutNetworksTraceTheSameRelaxation) {
   EXPECT_GT(reused, steps / 10);  // it does reuse
 }
 
-// The discretizer dismisses a dependency's pair search when the two
-// computations' SeriesCosts show that no pair within the dependency's whole
-// span is cheaper (Discretizer::PairMayGain). Against the discretizer that
-// searches every binding pair, on random problems of every schedule at
-// deadlines along their sweep: the same plans.
-TEST(SolverFuzz, DismissingPairsByTheirSeriesCostsChangesNoPlan) {
+// Random problems of every schedule.
+std::vector<Case> RandomCases() {
+  std::vector<Case> cases;
+  for (uint32_t seed = 1; seed <= 300; ++seed) cases.push_back(seed <= 200 ? RandomCase(seed) : RandomSplitCase(seed));
+  return cases;
+}
+
+// Plans of a discretizer as it runs by default and of one that `reference`
+// sets up otherwise, at deadlines along the cases' sweeps (every
+// `every_steps`-th step): they must be the same. Returns the plans compared.
+long ExpectSamePlansAsReference(const std::function<void(optimizer::Discretizer&)>& reference,
+                                const std::vector<Case>& cases, int every_steps = 1) {
   long plans = 0;
-  for (uint32_t seed = 1; seed <= 300; ++seed) {
-    Case c = seed <= 200 ? RandomCase(seed) : RandomSplitCase(seed);
+  for (const Case& c : cases) {
     Result<Problem> problem = BuildCaseProblem(c);
-    ASSERT_TRUE(problem.ok()) << c.label << ": " << problem.status().ToString();
+    EXPECT_TRUE(problem.ok()) << c.label << ": " << problem.status().ToString();
+    if (!problem.ok()) return plans;
     const std::vector<optimizer::NodeCosts> costs = optimizer::BuildNodeCosts(*problem);
-    optimizer::Discretizer filtered(*problem, costs), searched(*problem, costs);
-    searched.set_series_filter(false);
+    optimizer::Discretizer by_default(*problem, costs), other(*problem, costs);
+    reference(other);
     optimizer::FrontierSweep sweep(*problem, costs);
     for (int step = 0;; ++step) {
       // Deadlines a little past the relaxation's time too: slack to fill and trade.
       for (double slack : {0.0, 0.003}) {
+        if (step % every_steps != 0) break;
         const double deadline_s = sweep.time_s() * (1 + slack);
-        ASSERT_EQ(filtered.Run(sweep.durations_s(), deadline_s, 0, /*pair_moves=*/true),
-                  searched.Run(sweep.durations_s(), deadline_s, 0, /*pair_moves=*/true))
-            << c.label << " at step " << step << ", deadline " << deadline_s;
+        const PlanChoice plan = by_default.Run(sweep.durations_s(), deadline_s, 0, /*pair_moves=*/true);
+        const PlanChoice reference_plan = other.Run(sweep.durations_s(), deadline_s, 0, /*pair_moves=*/true);
+        EXPECT_EQ(plan, reference_plan) << c.label << " at step " << step << ", deadline " << deadline_s;
+        if (plan != reference_plan) return plans;
         ++plans;
       }
       if (!sweep.Step()) break;
     }
   }
-  std::printf("%ld plans compared\n", plans);
+  return plans;
+}
+
+// The discretizer dismisses a dependency's pair search when the two
+// computations' SeriesCosts show that no pair within the dependency's whole
+// span is cheaper (Discretizer::PairMayGain). Against the discretizer that
+// searches every binding pair: the same plans.
+TEST(SolverFuzz, DismissingPairsByTheirSeriesCostsChangesNoPlan) {
+  std::printf("%ld plans compared\n", ExpectSamePlansAsReference(
+                                          [](optimizer::Discretizer& d) { d.set_series_filter(false); }, RandomCases()));
+}
+
+// The filling sorts its moves by insertion from the order of its last sort,
+// handing over to std::sort when that is far off (Discretizer::SortGivenMoves).
+// Against the discretizer that sorts with std::sort alone: the same plans. The
+// random problems are small enough never to hand over; an 8 x 48 one does, at
+// its first plans (its moves then come in computation order).
+TEST(SolverFuzz, SortingTheFillingsMovesFromTheirLastOrderChangesNoPlan) {
+  auto std_sort_alone = [](optimizer::Discretizer& d) { d.set_adaptive_sort(false); };
+  std::printf("%ld plans compared\n", ExpectSamePlansAsReference(std_sort_alone, RandomCases()));
+  std::mt19937 rng(7);
+  Case large;
+  large.kind = ScheduleKind::k1F1B;
+  large.stages = 8;
+  large.microbatches = 48;
+  large.chunks = 1;
+  large.blocking_w = 83.64;
+  large.profile = Gpt3LikeProfile(8, 5, rng, false);
+  large.label = "GPT-3-like 8 x 48";
+  std::printf("%ld plans compared at 8 x 48\n", ExpectSamePlansAsReference(std_sort_alone, {large}, 16));
 }
 
 // The no-slowdown plan's search also starts from the cheapest plan of the
