@@ -84,7 +84,7 @@ class Discretizer {
   // out of place, each by about a hundred places: each of those is put in
   // place by a binary search among the sorted moves before it and one block
   // move of the moves in between, the rest cost a comparison each (the
-  // plans take 8% less time at 8 x 96 than with std::sort alone,
+  // plans take 6% less time at 8 x 96 than with std::sort alone,
   // bench/optimizer_bench.cc). Should the moves shifted pass
   // kShiftsPerMoveAndLevel x n x log2(n) (a few times std::sort's work),
   // std::sort finishes the job. The order is strict (each computation has
