@@ -85,7 +85,7 @@ void Discretizer::GreedyFill(double deadline_s) {
   fill_order_.clear();
   for (const Move& m : moves_) fill_order_.push_back(m.node);
   fill_order_.insert(fill_order_.end(), no_move_.begin(), no_move_.end());
-  FillFromMoves(deadline_s, /*given_sorted=*/true);
+  FillFromMoves(deadline_s);
 }
 
 void Discretizer::SortGivenMoves() {
@@ -104,8 +104,7 @@ void Discretizer::SortGivenMoves() {
   if (shifts_left < 0) std::sort(moves_.begin(), moves_.end(), BestFirst{});
 }
 
-void Discretizer::FillFromMoves(double deadline_s, bool given_sorted) {
-  if (!given_sorted) std::sort(moves_.begin(), moves_.end(), BestFirst{});
+void Discretizer::FillFromMoves(double deadline_s) {
   heap_.clear();
   for (size_t next_given = 0;;) {
     Move top;
@@ -291,6 +290,7 @@ void Discretizer::Polish(double deadline_s, bool times_exact) {
     const Move m = BestMove(i);
     if (m.index >= 0) moves_.push_back(m);
   }
+  std::sort(moves_.begin(), moves_.end(), BestFirst{});  // a few, in no order worth keeping
   FillFromMoves(deadline_s);
 }
 

@@ -68,17 +68,17 @@ class Discretizer {
   // computation's best rate only falls and lazy re-checks of the best offered
   // pick the true best.
   void GreedyFill(double deadline_s);
-  // The filling's loop, from the moves in moves_ (earliest starts and latest
-  // finishes exact, and so again at its end). A lengthening marks its
-  // successors' starts and predecessors' finishes stale; those are settled
-  // (SettleStarts, SettleFinishes) only up to the computation offered next,
-  // so a computation far downstream of several lengthenings is recomputed
-  // once for all of them. The moves given are sorted once, best first, and
+  // The filling's loop, from the moves in moves_, sorted best first
+  // (earliest starts and latest finishes exact, and so again at its end).
+  // A lengthening marks its successors' starts and predecessors' finishes
+  // stale; those are settled (SettleStarts, SettleFinishes) only up to the
+  // computation offered next, so a computation far downstream of several
+  // lengthenings is recomputed once for all of them. The moves given are
   // merged with those found while filling, which a heap holds: most given
   // moves are offered once and dropped (others took their slack), and the
   // sorted array offers each for one comparison where a heap of them all
   // cost a sift each (8% of the plans' time at 8 x 96).
-  void FillFromMoves(double deadline_s, bool given_sorted = false);
+  void FillFromMoves(double deadline_s);
   // Sorts moves_, best first. GreedyFill lists them in the order of its
   // last sort, and between plans at nearby deadlines a third of them are
   // out of place, each by about a hundred places: each of those is put in
@@ -306,7 +306,7 @@ class Discretizer {
   // The cheapest plan of earlier calls, the deadline of the last one.
   std::vector<int> previous_;
   double previous_deadline_s_ = 0, previous_energy_j_ = 0;
-  std::vector<Move> moves_, heap_;  // FillFromMoves': given (then sorted), found while filling
+  std::vector<Move> moves_, heap_;  // FillFromMoves': given (sorted), found while filling
   // GreedyFill's order of computations: those with a move as last sorted,
   // then the others.
   std::vector<int> fill_order_, no_move_;
