@@ -112,7 +112,6 @@ double FrontierSweep::PathLimit(double step) {
   const int n = problem_.num_nodes();
   for (int round = 0; round < kMaxPathRounds && step > 0; ++round) {
     trial_start_.assign(n, 0.0);
-    best_pred_.assign(n, -1);
     int last = 0;
     double longest = -1;
     // What Step needs to know whether the network stays the critical
@@ -126,7 +125,7 @@ double FrontierSweep::PathLimit(double step) {
       if (!critical_flag_[i]) least_slack_s = std::min(least_slack_s, latest_start_[i] - trial_start_[i]);
       const bool finish_on_sink_side = !source_side_[Start(i) + 1];
       for (int v : dag_.succs(i)) {
-        if (finish > trial_start_[v]) trial_start_[v] = finish, best_pred_[v] = i;
+        trial_start_[v] = std::max(trial_start_[v], finish);
         const DependencyKind kind = dependency_kind_[k++];
         if (kind == kLooseDependency) {
           least_slack_s = std::min(least_slack_s, latest_start_[v] - finish);
@@ -139,13 +138,25 @@ double FrontierSweep::PathLimit(double step) {
     trial_step_s_ = step, trial_longest_s_ = longest;
     if (longest <= time_s_ - step + time_s_ * kTimeEps) return step;
     double base = 0, slope = 0;
-    for (int i = last; i >= 0; i = best_pred_[i]) base += duration_s_[i], slope += direction_[i];
+    for (int i = last; i >= 0; i = TrialPred(i, step)) base += duration_s_[i], slope += direction_[i];
     if (slope + 1 <= 0) return 0;
     double next = (time_s_ - base) / (slope + 1);
     if (!(next < step)) return step;
     step = std::max(0.0, next);
   }
   return step;
+}
+
+int FrontierSweep::TrialPred(int v, double step) const {
+  // The predecessor a pass in id order that kept each start's first
+  // longest predecessor would keep: the least id ending exactly at v's
+  // start (the finish summed as the pass sums it).
+  int pred = -1;
+  if (!(trial_start_[v] > 0)) return pred;
+  for (int p : dag_.preds(v)) {
+    if (trial_start_[p] + (duration_s_[p] + step * direction_[p]) == trial_start_[v] && (pred < 0 || p < pred)) pred = p;
+  }
+  return pred;
 }
 
 FrontierSweep::Outcome FrontierSweep::TryStep(double tol, bool rebuild) {

@@ -75,6 +75,9 @@ class FrontierSweep {
   // for that trial, trial_least_slack_s_ and trial_crosses_back_ (see
   // critical_set_current_).
   double PathLimit(double max_step_s);
+  // The predecessor on a longest path to v in PathLimit's trial of `step`
+  // (-1: none), found again when asked rather than kept for every node.
+  int TrialPred(int v, double step) const;
 
   const Problem& problem_;
   const Dag dag_;
@@ -95,7 +98,7 @@ class FrontierSweep {
   std::vector<DependencyArc> dependency_arcs_;
   std::vector<std::pair<int, int>> source_arcs_, sink_arcs_;  // (node, arc)
   std::vector<char> critical_flag_;
-  std::vector<int> critical_, moved_, best_pred_;
+  std::vector<int> critical_, moved_;
   std::vector<signed char> direction_;
   std::vector<double> shorten_rate_, lengthen_rate_;  // at duration_s_, refreshed for moved nodes
   std::vector<char> source_side_;

@@ -67,6 +67,7 @@ void MinCut::Finalize() {
   }
   for (int v = 0; v < num_nodes_; ++v) adj_start_[v + 1] += adj_start_[v], terminal_start_[v + 1] += terminal_start_[v];
   adj_.resize(adj_start_[num_nodes_]);
+  adj_head_.resize(adj_start_[num_nodes_]);
   terminal_.resize(terminal_start_[num_nodes_]);
   std::vector<int> adj_fill(adj_start_.begin(), adj_start_.end() - 1);
   std::vector<int> terminal_fill(terminal_start_.begin(), terminal_start_.end() - 1);
@@ -75,7 +76,9 @@ void MinCut::Finalize() {
       int v = from_[a] == kSource ? to_[a] : from_[a];
       if (inner(v)) terminal_[terminal_fill[v]++] = a;
     } else {
+      adj_head_[adj_fill[from_[a]]] = to_[a];
       adj_[adj_fill[from_[a]]++] = 2 * a;
+      adj_head_[adj_fill[to_[a]]] = from_[a];
       adj_[adj_fill[to_[a]]++] = 2 * a + 1;
     }
   }
@@ -146,7 +149,7 @@ void MinCut::MoveToOtherTree(int v) {
   // Its children lose their parent; neighbours in its old tree may now have
   // residual capacity into the other tree, so they must look again.
   for (int k = adj_start_[v]; k < adj_start_[v + 1]; ++k) {
-    const int q = Head(adj_[k]);
+    const int q = adj_head_[k];
     if (tree_[q] != tree_[v]) continue;
     if (parent_[q] >= 0 && Head(parent_[q]) == v) MakeOrphan(q);
     Activate(q);
@@ -224,7 +227,7 @@ void MinCut::Adopt(int v) {
   // as close to the terminal as possible (stamps cache verified distances).
   int best = -1, best_dist = INT_MAX;
   for (int k = adj_start_[v]; k < adj_start_[v + 1]; ++k) {
-    const int e = adj_[k], q = Head(e);
+    const int e = adj_[k], q = adj_head_[k];
     if (tree_[q] != tree || LinkResidual(tree, e) <= kEps) continue;
     int d = 0, j = q;
     for (;;) {
@@ -253,7 +256,7 @@ void MinCut::Adopt(int v) {
     return;
   }
   for (int k = adj_start_[v]; k < adj_start_[v + 1]; ++k) {
-    const int e = adj_[k], q = Head(e);
+    const int e = adj_[k], q = adj_head_[k];
     if (tree_[q] != tree) continue;
     if (LinkResidual(tree, e) > kEps) Activate(q);
     if (parent_[q] >= 0 && Head(parent_[q]) == v) MakeOrphan(q);
@@ -322,7 +325,7 @@ MinCut::FlowOutcome MinCut::MaxFlow() {
     const Tree tree = static_cast<Tree>(tree_[p]);
     int meet = -1;
     for (int k = adj_start_[p]; k < adj_start_[p + 1]; ++k) {
-      const int e = adj_[k], q = Head(e);
+      const int e = adj_[k], q = adj_head_[k];
       if (LinkResidual(tree, e ^ 1) <= kEps) continue;
       if (tree_[q] == kFree) {
         tree_[q] = tree, parent_[q] = e ^ 1, stamp_[q] = stamp_[p], dist_[q] = dist_[p] + 1;

@@ -122,6 +122,7 @@ class MinCut {
   std::vector<double> cap_, flow_;  // inner arcs: upper - lower (or infinite), and flow
   // Per node: inner arcs' entries and terminal arcs, in compressed rows.
   std::vector<int> adj_start_, adj_, terminal_start_, terminal_;
+  std::vector<int> adj_head_;  // per adjacency entry, the node at its other end
   // Search trees.
   std::vector<signed char> tree_, active_, node_marked_, arc_marked_;
   std::vector<int> parent_, dist_;
