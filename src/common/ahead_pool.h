@@ -72,6 +72,13 @@ class AheadPool {
     work_.notify_one();
   }
 
+  // Waits until no offered task is still queued: each has started, or been
+  // claimed back, or the pool closed. For tests that need a task to run
+  // before the producer goes on.
+  void WaitUntilStarted() {
+    std::unique_lock<std::mutex> lock(mu_);
+    started_.wait(lock, [&] { return queued_ == 0 || closed_; });
+  }
   // No queued task starts after this; running ones finish.
   void Close() {
     {
@@ -79,6 +86,7 @@ class AheadPool {
       closed_ = true;
     }
     work_.notify_all();
+    started_.notify_all();
   }
 
   // Key's result: waits for it while a worker runs it; nullopt if it was
@@ -92,6 +100,7 @@ class AheadPool {
       it->second.state = State::kClaimed;  // the worker that dequeues it skips it
       it->second.task = nullptr;           // and what it holds goes now
       --queued_;
+      started_.notify_all();
       return std::nullopt;
     }
     // Looked up again after each wake: another claim of the same key may
@@ -135,6 +144,7 @@ class AheadPool {
         slot.state = State::kRunning;
         task = std::move(slot.task);
       }
+      started_.notify_all();
       std::optional<Result> result;
       std::exception_ptr error;
       try {
@@ -156,6 +166,7 @@ class AheadPool {
   mutable std::mutex mu_;
   std::condition_variable work_;  // a task queued, or closed
   std::condition_variable done_;  // a task finished
+  std::condition_variable started_;  // a queued task started or was claimed back, or closed
   std::map<size_t, Slot> slots_;  // guarded by mu_
   std::deque<size_t> queue_;      // offered keys not yet started, oldest first; guarded by mu_
   size_t queued_ = 0;             // slots kQueued; guarded by mu_

@@ -90,6 +90,32 @@ TEST(AheadPool, QueuedCountsTasksNotYetStarted) {
   EXPECT_EQ(pool.Claim(0), 0);
 }
 
+TEST(AheadPool, WaitUntilStartedReturnsOnceNoTaskIsQueued) {
+  AheadPool<int> pool(1);
+  Gate gate;
+  OfferHeld(pool, 0, gate, 0);
+  pool.Offer(1, [](int) { return 1; });
+  // Task 1 waits behind the held one: the wait lasts until it starts.
+  std::future<void> waited = std::async(std::launch::async, [&] { pool.WaitUntilStarted(); });
+  EXPECT_EQ(waited.wait_for(milliseconds(50)), std::future_status::timeout);
+  gate.Open();
+  waited.get();
+  EXPECT_EQ(pool.queued(), 0u);
+  EXPECT_EQ(pool.Claim(1), 1);
+  // Taken back or closed, nothing is left to wait for.
+  Gate held;
+  OfferHeld(pool, 2, held, 2);
+  pool.Offer(3, [](int) { return 3; });
+  EXPECT_EQ(pool.Claim(3), std::nullopt);
+  pool.WaitUntilStarted();
+  pool.Offer(4, [](int) { return 4; });
+  std::future<void> closed = std::async(std::launch::async, [&] { pool.WaitUntilStarted(); });
+  pool.Close();
+  closed.get();
+  held.Open();
+  EXPECT_EQ(pool.Claim(2), 2);
+}
+
 TEST(AheadPool, AClaimWaitsForARunningTask) {
   AheadPool<int> pool(1);
   Gate gate;

@@ -27,11 +27,13 @@ namespace {
 std::atomic<double> early_times_shift{0};
 std::atomic<long> early_slices_remade{0};
 std::atomic<long> plans_made{0};
+std::atomic<bool> early_slices_wait{false};
 }  // namespace
 
 void SetEarlyTimesShiftForTesting(double relative) { early_times_shift = relative; }
 long EarlySlicesRemadeForTesting() { return early_slices_remade; }
 long PlansMadeForTesting() { return plans_made; }
+void SetEarlySlicesStartDuringTheSweepForTesting(bool wait) { early_slices_wait = wait; }
 }  // namespace optimizer
 
 using optimizer::NodeCosts;
@@ -320,6 +322,7 @@ class EarlySlices {
       const size_t slice = next_--;
       auto stretch = std::make_shared<const optimizer::SweepStretch>(sweep, times_[slicing_->End(times_, slice) - 1]);
       pool_->Offer(slice, [this, slice, stretch](int worker) { return Make(slice, *stretch, worker); });
+      if (optimizer::early_slices_wait) pool_->WaitUntilStarted();
     }
   }
 

@@ -15,6 +15,11 @@ void SetEarlyTimesShiftForTesting(double relative);
 // their times were not the finished sweep's, or they were cut short (the
 // recording stopped). Each was made again where still needed.
 long EarlySlicesRemadeForTesting();
+// While true, the sweep waits after offering each slice to the workers
+// until one has started it, so that slices are made during the sweep
+// however loaded the machine is (with two threads or more). Set it only
+// while no solve runs.
+void SetEarlySlicesStartDuringTheSweepForTesting(bool wait);
 // Discrete plans made for the recording (each Discretizer::Run of a
 // slice, taken or not), since the process started.
 long PlansMadeForTesting();
