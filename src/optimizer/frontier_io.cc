@@ -70,7 +70,10 @@ std::string FullClocksJson(const Clocks& clocks) {
   std::string out = "\"sm_clocks_mhz\": [";
   for (size_t s = 0; s < clocks.size(); ++s) {
     out += s ? ", [" : "[";
-    for (size_t k = 0; k < clocks[s].size(); ++k) out += (k ? ", " : "") + std::to_string(clocks[s][k]);
+    for (size_t k = 0; k < clocks[s].size(); ++k) {
+      if (k) out += ", ";
+      out += std::to_string(clocks[s][k]);
+    }
     out += "]";
   }
   return out + "]";
