@@ -31,7 +31,9 @@ struct FrontierProgress {
 };
 
 struct FrontierOptions {
-  // Step of the iteration-time sweep (the Phillips-Dessouky unit time).
+  // Step between the iteration times plans are made for (the
+  // Phillips-Dessouky unit time); coarser where max_plans asks, finer where
+  // fewer than 64 would fall before the relaxation's least-energy time.
   double unit_time_s = 1e-3;
   // Lower bounds come from the sweep, which solves the convex relaxation
   // exactly at every step. -1 (default): a dual-flow certificate proves the
@@ -120,8 +122,11 @@ struct Frontier {
 // iteration (ClockChangesPerGpu) that uses the least energy among those whose
 // computations are each no slower than in `choice`, so the iteration time
 // cannot grow. GPUs already within the limit are left alone. Exact per GPU (a
-// dynamic programme over its execution order). A GPU whose computations share
-// too few clocks to meet the limit gets the fewest changes it can have.
+// dynamic programme over its execution order). Where no such assignment meets
+// the limit on a GPU (a lower clock measured faster than the highest), its
+// computations may take any option, the least added time first, then the
+// least energy; only a GPU whose computations share too few clocks to meet
+// the limit even so gets the fewest changes it can have.
 PlanChoice LimitClockChanges(const Problem& problem, const PlanChoice& choice, int max_changes_per_gpu);
 // LimitClockChanges on every plan of `frontier` (of at most kMaxLimitedPlans
 // of them, spread evenly in time, the fastest, no-slowdown and minimum-energy

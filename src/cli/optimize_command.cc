@@ -12,6 +12,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <string>
 #include <thread>
 
 #include "cli/cli_util.h"
@@ -206,21 +207,37 @@ void PrintClockLimit(const Problem& problem, int limit, const Frontier& f, const
               ClockChangeStats(problem, ns->choice).first, ClockChangeStats(problem, unlimited->choice).first);
 }
 
+// Seconds with six decimals, or six significant digits where that shows
+// nothing (profiles of sub-millisecond iterations).
+std::string Secs(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, s >= 1e-3 ? "%.6f" : "%.6g", s);
+  return buf;
+}
+
+// Joules with three decimals, or six significant digits below a joule.
+std::string Joules(double j) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, j >= 1 ? "%.3f" : "%.6g", j);
+  return buf;
+}
+
 void PrintSummary(const Problem& problem, const Frontier& f, double seconds) {
   const FrontierPlan* ns = f.NoSlowdownPlan();
   std::printf("computations:       %d (%d stages x %d microbatches, %s)\n", problem.num_nodes(), problem.num_stages(),
               problem.schedule.spec.microbatches, ScheduleName(problem.schedule.spec.kind));
-  std::printf("frontier:           %zu plans, iteration time %.6f .. %.6f s\n", f.plans.size(), f.plans.front().time_s,
-              f.plans.back().time_s);
-  std::printf("all-max:            %.6f s, %.3f J\n", f.all_max.time_s, f.all_max.energy_j);
+  std::printf("frontier:           %zu plans, iteration time %s .. %s s\n", f.plans.size(),
+              Secs(f.plans.front().time_s).c_str(), Secs(f.plans.back().time_s).c_str());
+  std::printf("all-max:            %s s, %s J\n", Secs(f.all_max.time_s).c_str(), Joules(f.all_max.energy_j).c_str());
   if (ns) {
-    std::printf("no-slowdown plan:   %.6f s, %.3f J, %.2f%% less energy", ns->time_s, ns->energy_j,
-                100 * (1 - ns->energy_j / f.all_max.energy_j));
+    std::printf("no-slowdown plan:   %s s, %s J, %.2f%% less energy", Secs(ns->time_s).c_str(),
+                Joules(ns->energy_j).c_str(), 100 * (1 - ns->energy_j / f.all_max.energy_j));
     if (ns->lower_bound_j > 0) std::printf(" (within %.2f%% of the lower bound)", 100 * (ns->energy_j / ns->lower_bound_j - 1));
     std::printf("\n");
   }
   const FrontierPlan& m = f.MinEnergyPlan();
-  std::printf("min-energy plan:    %.6f s (+%.2f%%), %.2f%% less energy\n", m.time_s,
+  // A lower clock measured faster than the highest makes it faster than all-max.
+  std::printf("min-energy plan:    %s s (%+.2f%%), %.2f%% less energy\n", Secs(m.time_s).c_str(),
               100 * (m.time_s / f.all_max.time_s - 1), 100 * (1 - m.energy_j / f.all_max.energy_j));
   if (ns) {
     const auto [mean, most] = ClockChangeStats(problem, ns->choice);
@@ -299,7 +316,7 @@ void RegisterOptimizeCommand(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("optimize", "Compute the iteration time-energy frontier of a pipeline");
   AddJobFlags(cmd, args->job);
   cmd->add_option("--out", args->out, "Output directory")->required();
-  cmd->add_option("--unit-time-ms", args->unit_time_ms, "Step of the iteration-time sweep, ms")
+  cmd->add_option("--unit-time-ms", args->unit_time_ms, "Step between the iteration times plans are made for, ms (coarser where --max-plans asks; finer where that leaves fewer than 64 before the least-energy time)")
       ->check(kPositive)->capture_default_str();
   cmd->add_option("--lower-bound-samples", args->lower_bound_samples, "Independent min-cost-flow checks of the lower bound (0: off; -1: a dual-flow certificate at the all-max time, then one min-cost flow if it fails and <= 4096 computations)")
       ->transform(IntegerIn(-1, 10000))->capture_default_str();
@@ -317,7 +334,7 @@ void RegisterOptimizeCommand(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--max-clock-changes", args->max_clock_changes,
                   "At most this many clock changes per GPU per iteration in every plan, for jobs whose "
-                  "communication stalls when clocks change often (-1: no limit); plans only get faster")
+                  "communication stalls when clocks change often (-1: no limit); plans only get faster, unless a lower clock is measured faster than the highest (then as little slower as the limit allows)")
       ->transform(IntegerIn(-1, 1000000))->capture_default_str();
   cmd->add_option("--threads", args->threads,
                   "Threads that make the discrete plans, at most one per CPU this process may run on (0: one per "

@@ -9,8 +9,15 @@
 // (a faster computation leaves its GPU idle, at blocking power, for longer).
 // The cycle is handled exactly by fixing the first computation's clock (one
 // solve per clock it may take; the cycle starts at the computation with the
-// fewest). The
-// GPUs are independent: each one's choice changes no other's feasibility.
+// fewest). Where no assignment of options no slower meets the limit (a lower
+// clock measured faster than the highest one: then the fastest options of a
+// GPU's computations sit at different clocks, and no single clock is no
+// slower for all of them; found in review), any option may be taken, the
+// least added time first (kSlowdownJPerS per second slower), so the limit
+// holds and the plan slows down as little as it can; only where the GPU's
+// computations share too few clocks even so does it get the fewest changes
+// it can have. The GPUs are independent: each one's choice changes no
+// other's feasibility.
 #include <algorithm>
 #include <limits>
 #include <map>
@@ -21,6 +28,9 @@ namespace perseus {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+// What a second of added computation time costs where options may be slower:
+// far above any energy difference, so that time comes first.
+constexpr double kSlowdownJPerS = 1e9;
 
 struct Allowed {
   int option = 0;
@@ -28,9 +38,10 @@ struct Allowed {
   double delta_j = 0;  // energy added by choosing it
 };
 
-// The options of each computation no slower than its current one.
+// The options of each computation no slower than its current one, or with
+// `any_speed` all of them (a slower one costing kSlowdownJPerS per second).
 std::vector<std::vector<Allowed>> AllowedOptions(const Problem& problem, const PlanChoice& choice,
-                                                 const std::vector<int>& order, int* num_freqs) {
+                                                 const std::vector<int>& order, bool any_speed, int* num_freqs) {
   std::map<int, int> freq_index;
   for (int id : order) {
     for (const FreqPoint& o : problem.nodes[id].options) freq_index.emplace(o.freq_mhz, 0);
@@ -44,9 +55,11 @@ std::vector<std::vector<Allowed>> AllowedOptions(const Problem& problem, const P
     const FreqPoint& cur = node.options[choice[order[i]]];
     for (int o = 0; o < static_cast<int>(node.options.size()); ++o) {
       const FreqPoint& p = node.options[o];
-      if (p.time_s > cur.time_s * (1 + 1e-12)) continue;
+      const bool slower = p.time_s > cur.time_s * (1 + 1e-12);
+      if (slower && !any_speed) continue;
       allowed[i].push_back({o, freq_index.at(p.freq_mhz),
-                            (p.energy_j - cur.energy_j) + problem.blocking_power_w * (cur.time_s - p.time_s)});
+                            (p.energy_j - cur.energy_j) + problem.blocking_power_w * (cur.time_s - p.time_s) +
+                                (slower ? kSlowdownJPerS * (p.time_s - cur.time_s) : 0)});
     }
   }
   return allowed;
@@ -139,15 +152,17 @@ int ClockChangesPerGpuOrder(const Problem& problem, const std::vector<int>& orde
   return n;
 }
 
-void LimitGpu(const Problem& problem, const std::vector<int>& gpu_order, int max_changes, PlanChoice* choice) {
-  if (gpu_order.size() < 2) return;
+// The GPU's options meeting `max_changes` with the least added cost, from
+// options no slower or (`any_speed`) any; false if none meets it.
+bool SolveGpu(const Problem& problem, const std::vector<int>& gpu_order, int max_changes, bool any_speed,
+              PlanChoice* choice) {
   // The cycle may start anywhere: start it at the computation with the fewest
   // allowed options (often one at its highest clock, which has only that),
   // since the solve is repeated for each of them.
   std::vector<int> order = gpu_order;
   {
     int num_freqs = 0;
-    const std::vector<std::vector<Allowed>> allowed = AllowedOptions(problem, *choice, order, &num_freqs);
+    const std::vector<std::vector<Allowed>> allowed = AllowedOptions(problem, *choice, order, any_speed, &num_freqs);
     size_t start = 0;
     for (size_t i = 1; i < allowed.size(); ++i) {
       if (allowed[i].size() < allowed[start].size()) start = i;
@@ -155,7 +170,7 @@ void LimitGpu(const Problem& problem, const std::vector<int>& gpu_order, int max
     std::rotate(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(start), order.end());
   }
   int num_freqs = 0;
-  const std::vector<std::vector<Allowed>> allowed = AllowedOptions(problem, *choice, order, &num_freqs);
+  const std::vector<std::vector<Allowed>> allowed = AllowedOptions(problem, *choice, order, any_speed, &num_freqs);
   double best_v = kInf;
   int best_first = -1;
   for (const Allowed& a : allowed[0]) {
@@ -165,17 +180,22 @@ void LimitGpu(const Problem& problem, const std::vector<int>& gpu_order, int max
       best_first = a.freq;
     }
   }
-  if (best_first < 0) {
-    // The computations share too few clocks for the limit: the fewest
-    // changes that can be had (found by raising the limit one at a time).
-    if (max_changes + 1 <= ClockChangesPerGpuOrder(problem, order, *choice)) {
-      LimitGpu(problem, order, max_changes + 1, choice);
-    }
-    return;
-  }
+  if (best_first < 0) return false;
   std::vector<int> options;
   SolveCycle(allowed, num_freqs, best_first, max_changes, &options);
   for (size_t i = 0; i < order.size(); ++i) (*choice)[order[i]] = options[i];
+  return true;
+}
+
+void LimitGpu(const Problem& problem, const std::vector<int>& gpu_order, int max_changes, PlanChoice* choice) {
+  if (gpu_order.size() < 2) return;
+  if (SolveGpu(problem, gpu_order, max_changes, /*any_speed=*/false, choice)) return;
+  if (SolveGpu(problem, gpu_order, max_changes, /*any_speed=*/true, choice)) return;
+  // The computations share too few clocks for the limit: the fewest
+  // changes that can be had (found by raising the limit one at a time).
+  if (max_changes + 1 <= ClockChangesPerGpuOrder(problem, gpu_order, *choice)) {
+    LimitGpu(problem, gpu_order, max_changes + 1, choice);
+  }
 }
 
 }  // namespace

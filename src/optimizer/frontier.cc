@@ -3,6 +3,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <future>
 #include <memory>
 #include <optional>
@@ -50,6 +51,9 @@ namespace {
 
 constexpr long kMaxSweepSteps = 5'000'000;
 constexpr int kMaxRecordedPlans = 1'000'000;
+// Whatever the unit, at least this many record times fall between the
+// fastest time and the relaxation's least-energy time (RecordTimes).
+constexpr int kMinRecordTimes = 64;
 // The discretizer's local search budget, in computations visited: every
 // plan gets whole rounds of trades, slower-first and then speed-up, on
 // problems of tens of computations (large problems' plans, whose options
@@ -142,10 +146,19 @@ double FastestTime(const Problem& problem, const std::vector<NodeCosts>& costs) 
 // the relaxation's energy is least; the recording usually stops soon after
 // it), and at most 4 x max_plans between the fastest and the slowest time
 // (where discrete plans keep getting cheaper well past the relaxation's
-// least-energy time). Only `end_s` needs the whole sweep: the rest is known
-// once the sweep has passed the least-energy time (EarlySlices).
+// least-energy time). A unit as long as that span (a 1 ms unit on an
+// iteration of a fraction of a millisecond, or a coarse one asked for)
+// would leave a plan or two and miss the minimum-energy plan: the unit
+// shrinks so that at least kMinRecordTimes fall before the least-energy
+// time, and at most 64 x that many in all. Only `end_s` needs the whole
+// sweep: the rest is known once the sweep has passed the least-energy time
+// (EarlySlices).
 Result<std::vector<double>> RecordTimes(double fastest_s, double end_s, double slowest_s, double all_max_s,
                                         double unit_s, int max_plans, double least_energy_s) {
+  if (least_energy_s > fastest_s) {
+    unit_s = std::min(unit_s, std::max((least_energy_s - fastest_s) / kMinRecordTimes,
+                                       (slowest_s - fastest_s) / (64.0 * kMinRecordTimes)));
+  }
   if (max_plans > 0) {
     unit_s = std::max({unit_s, (least_energy_s - fastest_s) / max_plans, (slowest_s - fastest_s) / (4.0 * max_plans)});
   }
@@ -566,6 +579,17 @@ std::vector<double> SampleTimes(double fastest_s, double slowest_s, double all_m
   return t;
 }
 
+// What a relaxation cost's error is relative to: the cost itself, or the
+// all-max energy where the cost is near zero (blocking power makes every
+// computation's cost its energy less that power times its time).
+double EnergyScale(double cost_j, const Frontier& f) { return std::max(std::abs(cost_j), f.all_max.energy_j); }
+
+// Where the automatic check's one min-cost-flow solve disagrees with the
+// sweep, its bounds are made from this many (problems of up to
+// kFallbackSamplesMaxNodes computations, 0.1 s a solve at 1,536).
+constexpr int kFallbackSamples = 8;
+constexpr int kFallbackSamplesMaxNodes = 2048;
+
 // Lower bounds from the sweep's relaxation, checked by the dual-flow
 // certificate (the default) or independent min-cost-flow solves; on a
 // disagreement with the latter their bounds are used.
@@ -582,7 +606,7 @@ Status AddLowerBounds(const Problem& problem, const std::vector<NodeCosts>& cost
     f.stats.lower_bound_s += made.seconds;
     const Result<optimizer::EnergyLowerBound::Tangent>& cert = made.tangent;
     if (cert.ok()) {
-      const double err = (relaxation.CostAt(cert->time_s) - cert->cost_j) / std::max(1.0, std::abs(cert->cost_j));
+      const double err = (relaxation.CostAt(cert->time_s) - cert->cost_j) / EnergyScale(cert->cost_j, f);
       f.stats.lower_bound_max_error = std::abs(err);
       f.stats.lower_bound_checked = std::abs(err) <= 1e-6;
     }
@@ -592,27 +616,83 @@ Status AddLowerBounds(const Problem& problem, const std::vector<NodeCosts>& cost
     const auto start = std::chrono::steady_clock::now();
     double slowest_s = std::max(f.plans.back().time_s, fastest_s);
     lb = optimizer::EnergyLowerBound::Compute(problem, costs,
-                                              SampleTimes(fastest_s, slowest_s, f.all_max.time_s, samples));
+                                              SampleTimes(fastest_s, slowest_s, f.all_max.time_s, samples),
+                                              options.cancel);
     if (!lb.ok()) return lb.status();
     f.stats.lower_bound_checked = true;
     for (const auto& tangent : lb->tangents()) {
-      double err = (relaxation.CostAt(tangent.time_s) - tangent.cost_j) / std::max(1.0, std::abs(tangent.cost_j));
+      double err = (relaxation.CostAt(tangent.time_s) - tangent.cost_j) / EnergyScale(tangent.cost_j, f);
       f.stats.lower_bound_max_error = std::max(f.stats.lower_bound_max_error, std::abs(err));
       if (err > 1e-6) f.stats.lower_bound_checked = false;
+    }
+    if (!f.stats.lower_bound_checked && options.lower_bound_samples < 0 &&
+        problem.num_nodes() <= kFallbackSamplesMaxNodes) {
+      // The automatic check's one solve disagreed: its tangent line alone
+      // bounds the plans far from its time by next to nothing (below zero,
+      // found in review), so a few more make the envelope.
+      lb = optimizer::EnergyLowerBound::Compute(problem, costs,
+                                                SampleTimes(fastest_s, slowest_s, f.all_max.time_s, kFallbackSamples),
+                                                options.cancel);
+      if (!lb.ok()) return lb.status();
     }
     if (!f.stats.lower_bound_checked) fallback = &*lb;
     f.stats.lower_bound_s += Seconds(start);
   }
-  auto bound = [&](double t) { return fallback ? fallback->AtTime(t) : relaxation.AtTime(t); };
-  for (FrontierPlan& p : f.plans) p.lower_bound_j = bound(p.time_s);
-  f.all_max.lower_bound_j = bound(f.all_max.time_s);
+  // No plan uses negative energy; and a bound above a plan's own energy by
+  // rounding (the two are summed differently) is that energy.
+  auto bound = [&](const FrontierPlan& p) {
+    const double b = std::max(0.0, fallback ? fallback->AtTime(p.time_s) : relaxation.AtTime(p.time_s));
+    return b > p.energy_j && b <= p.energy_j * (1 + 1e-9) ? p.energy_j : b;
+  };
+  for (FrontierPlan& p : f.plans) p.lower_bound_j = bound(p);
+  f.all_max.lower_bound_j = bound(f.all_max);
   return Status::Ok();
+}
+
+// The solver's tolerances are relative to the times and energies they
+// compare, but a few have absolute floors sized for computations of
+// milliseconds and up (a 1e-9 s window around a hull vertex, a 1 J floor
+// under the certificate's check). A profile of sub-microsecond computations
+// lost its savings to them and got a bound above its plans (found in
+// review), so a problem whose fastest computation is shorter than
+// kShortestSolvedTime_s is solved with every time and energy multiplied by
+// the power of two that brings that computation to between 1 and 2 ms
+// (powers stay the same; the scaling and its undoing are exact), and the
+// frontier's times and energies scaled back. 0: no scaling needed.
+constexpr double kShortestSolvedTime_s = 1e-4;
+
+int TimeScaleExponent(const Problem& problem) {
+  double shortest_s = std::numeric_limits<double>::infinity();
+  for (const ProblemNode& n : problem.nodes) {
+    for (const FreqPoint& o : n.options) shortest_s = std::min(shortest_s, o.time_s);
+  }
+  if (!(shortest_s > 0) || shortest_s >= kShortestSolvedTime_s) return 0;
+  return std::ilogb(1e-3 / shortest_s) + 1;  // shortest_s x 2^k in [1, 2) ms
+}
+
+void ScaleTimes(FrontierPlan& plan, int exponent) {
+  plan.time_s = std::ldexp(plan.time_s, exponent);
+  plan.energy_j = std::ldexp(plan.energy_j, exponent);
+  plan.lower_bound_j = std::ldexp(plan.lower_bound_j, exponent);
 }
 
 }  // namespace
 
 Result<Frontier> SolveFrontier(const Problem& problem, const FrontierOptions& options) {
   PERSEUS_RETURN_IF_ERROR(CheckOptions(problem, options));
+  if (const int exponent = TimeScaleExponent(problem); exponent != 0) {
+    Problem scaled = problem;
+    for (ProblemNode& n : scaled.nodes) {
+      for (FreqPoint& o : n.options) o.time_s = std::ldexp(o.time_s, exponent), o.energy_j = std::ldexp(o.energy_j, exponent);
+    }
+    FrontierOptions scaled_options = options;
+    scaled_options.unit_time_s = std::ldexp(options.unit_time_s, exponent);
+    Result<Frontier> f = SolveFrontier(scaled, scaled_options);
+    if (!f.ok()) return f.status();
+    ScaleTimes(f->all_max, -exponent);
+    for (FrontierPlan& p : f->plans) ScaleTimes(p, -exponent);
+    return f;
+  }
   auto t0 = std::chrono::steady_clock::now();
   std::vector<NodeCosts> costs = optimizer::BuildNodeCosts(problem);
   Frontier f;

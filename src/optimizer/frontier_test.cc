@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <atomic>
 #include <random>
 #include <string>
@@ -14,6 +15,8 @@
 
 #include "common/in_order.h"
 #include "optimizer/frontier_testing.h"
+#include "optimizer/lower_bound.h"
+#include "optimizer/node_costs.h"
 #include "optimizer/testing/brute_force.h"
 #include "perseus/optimizer.h"
 
@@ -300,6 +303,127 @@ TEST(SolveFrontier, TheSameFrontierOnAnyNumberOfThreads) {
       }
     }
   }
+}
+
+// Every time and energy of the problem multiplied by 2^exponent: powers
+// stay the same, and the products are exact.
+Problem ScaledProblem(Problem problem, int exponent) {
+  for (ProblemNode& n : problem.nodes) {
+    for (FreqPoint& o : n.options) o.time_s = std::ldexp(o.time_s, exponent), o.energy_j = std::ldexp(o.energy_j, exponent);
+  }
+  return problem;
+}
+
+double ShortestTime(const Problem& problem) {
+  double shortest = 1e300;
+  for (const ProblemNode& n : problem.nodes) {
+    for (const FreqPoint& o : n.options) shortest = std::min(shortest, o.time_s);
+  }
+  return shortest;
+}
+
+// Sub-microsecond computations once lost their savings to the solver's
+// absolute tolerance floors and got bounds above their plans (found in
+// review). A problem of computations under 0.1 ms is solved scaled by a
+// power of two into milliseconds: the frontier is the same plans, with
+// times and energies scaled exactly, whatever the unit of time.
+TEST(SolveFrontier, TheFrontierDoesNotDependOnTheUnitOfTime) {
+  std::mt19937 rng(61);
+  for (int trial = 0; trial < 6; ++trial) {
+    Problem problem = MakeProblem(testing::RandomProfile(rng, 3, 4), trial % 2 ? ScheduleKind::kGPipe : ScheduleKind::k1F1B,
+                                  3, 6, 1, 50);
+    // Its shortest computation in [1, 2) ms, as the solver scales to.
+    problem = ScaledProblem(std::move(problem), std::ilogb(1e-3 / ShortestTime(problem)) + 1);
+    const int exponent = -20 - 5 * trial;  // down to microseconds and far below
+    FrontierOptions options;
+    options.unit_time_s = 1e-4;
+    Result<Frontier> ms = SolveFrontier(problem, options);
+    ASSERT_TRUE(ms.ok()) << ms.status().ToString();
+    options.unit_time_s = std::ldexp(1e-4, exponent);
+    Result<Frontier> tiny = SolveFrontier(ScaledProblem(problem, exponent), options);
+    ASSERT_TRUE(tiny.ok()) << tiny.status().ToString();
+    const std::string label = "trial " + std::to_string(trial);
+    ASSERT_EQ(tiny->plans.size(), ms->plans.size()) << label;
+    EXPECT_EQ(tiny->stats.lower_bound_checked, ms->stats.lower_bound_checked) << label;
+    for (size_t i = 0; i < ms->plans.size(); ++i) {
+      const FrontierPlan &a = ms->plans[i], &b = tiny->plans[i];
+      ASSERT_EQ(b.choice, a.choice) << label << " plan " << i;
+      EXPECT_EQ(b.time_s, std::ldexp(a.time_s, exponent)) << label << " plan " << i;
+      EXPECT_EQ(b.energy_j, std::ldexp(a.energy_j, exponent)) << label << " plan " << i;
+      EXPECT_EQ(b.lower_bound_j, std::ldexp(a.lower_bound_j, exponent)) << label << " plan " << i;
+      EXPECT_LE(b.lower_bound_j, b.energy_j) << label << " plan " << i;
+    }
+  }
+}
+
+// A unit of time as long as the frontier once left a plan or two and missed
+// the minimum-energy plan (found in review: a 1 ms unit on an iteration of a
+// fraction of a millisecond): whatever the unit, the frontier has plans
+// spread up to the least-energy time, and its cheapest is close to the one
+// found at a fine unit.
+TEST(SolveFrontier, ACoarseUnitOfTimeStillFindsTheMinimumEnergyPlan) {
+  std::mt19937 rng(67);
+  for (int trial = 0; trial < 4; ++trial) {
+    const Problem problem = MakeProblem(testing::RandomProfile(rng, 4, 6), ScheduleKind::k1F1B, 4, 8, 1, 50);
+    FrontierOptions fine;
+    fine.unit_time_s = 1e-5;
+    fine.max_plans = 300;
+    Result<Frontier> f = SolveFrontier(problem, fine);
+    ASSERT_TRUE(f.ok()) << f.status().ToString();
+    FrontierOptions coarse;
+    coarse.unit_time_s = 1e3 * (f->plans.back().time_s - f->plans.front().time_s);
+    Result<Frontier> c = SolveFrontier(problem, coarse);
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    EXPECT_GT(c->plans.size(), 8u) << "trial " << trial;
+    EXPECT_LE(c->MinEnergyPlan().energy_j, f->MinEnergyPlan().energy_j + 1e-3 * f->all_max.energy_j) << "trial " << trial;
+  }
+}
+
+// Clocks whose times differ by about 1e-9 s (found in review): the sweep
+// once took a window of 1e-9 s around every hull vertex as reached, stepped
+// past these, and its relaxation failed the certificate; the one
+// min-cost-flow tangent then used alone gave bounds far below zero, which
+// plans.json left out and frontier.csv printed.
+TEST(SolveFrontier, ClocksOfNearlyEqualTimesKeepACertifiedBound) {
+  Result<Profile> profile = ParseProfileCsv(
+      "stage,instruction,frequency,time,energy\n"
+      "0,forward,1410,0.051619163824165815,23.228623720874616\n"
+      "0,forward,1405,0.051774021315638304,23.22525853038114\n"
+      "0,forward,1400,0.051928878807110807,23.19464591987519\n"
+      "0,backward,1410,0.10057998924774708,45.260995161486186\n"
+      "0,backward,1405,0.100579990152967,45.223141386046464\n"
+      "0,backward,1400,0.10057998985122703,45.24457211645402\n"
+      "1,forward,1410,0.05212259594571257,23.45516817557066\n"
+      "1,forward,1405,0.052278963733549705,23.428096082141774\n"
+      "1,forward,1400,0.05212259688391929,23.450515672829585\n"
+      "1,backward,1410,0.1022108182345765,45.99486820555943\n"
+      "1,backward,1405,0.10221081854120896,45.94513065346811\n"
+      "1,backward,1400,0.10221081946110634,45.891792367089785\n",
+      "ties.csv", 2);
+  ASSERT_TRUE(profile.ok()) << profile.status().ToString();
+  FrontierOptions options;
+  options.unit_time_s = 1e-5;
+  Result<Frontier> f = SolveFrontier(MakeProblem(*profile, ScheduleKind::k1F1B, 2, 1, 1, 60), options);
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  EXPECT_TRUE(f->stats.lower_bound_checked);
+  for (const FrontierPlan& p : f->plans) {
+    EXPECT_GT(p.lower_bound_j, 0.99 * p.energy_j) << p.time_s;
+    EXPECT_LE(p.lower_bound_j, p.energy_j) << p.time_s;
+  }
+}
+
+// --time-limit-s and a server's --max-solve-s cancel the independent
+// lower-bound solves too (found in review: 10,000 of them ran on).
+TEST(SolveFrontier, CancellingStopsTheIndependentBoundSolves) {
+  std::mt19937 rng(71);
+  const Problem problem = MakeProblem(testing::RandomProfile(rng, 3, 4), ScheduleKind::k1F1B, 3, 6, 1, 50);
+  const std::vector<optimizer::NodeCosts> costs = optimizer::BuildNodeCosts(problem);
+  const std::atomic<bool> cancel{true};
+  const double t = EvaluatePlan(problem, AllMaxPlan(problem)).time_s;
+  Result<optimizer::EnergyLowerBound> lb = optimizer::EnergyLowerBound::Compute(problem, costs, {t, 2 * t}, &cancel);
+  EXPECT_EQ(lb.status().code(), Status::Code::kUnavailable);
+  const std::atomic<bool> go{false};
+  EXPECT_TRUE(optimizer::EnergyLowerBound::Compute(problem, costs, {t, 2 * t}, &go).ok());
 }
 
 // Options that give a few hundred record times, in several slices of 64.

@@ -193,7 +193,8 @@ double RelaxationCurve::AtLeastTime(double t) const {
 }
 
 Result<EnergyLowerBound> EnergyLowerBound::Compute(const Problem& problem, const std::vector<NodeCosts>& costs,
-                                                   const std::vector<double>& sample_times_s) {
+                                                   const std::vector<double>& sample_times_s,
+                                                   const std::atomic<bool>* cancel) {
   EnergyLowerBound lb;
   lb.blocking_power_w_ = problem.pipeline_blocking_power_w();
   lb.fastest_time_s_ = std::numeric_limits<double>::infinity();
@@ -204,6 +205,7 @@ Result<EnergyLowerBound> EnergyLowerBound::Compute(const Problem& problem, const
   IntegerArcs(net, scale, upper, cost);
   Simplex simplex(net.g);
   for (double t : sample_times_s) {
+    if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) return Status::Unavailable("cancelled");
     // Only the integer optimum's flow is used; its objective is evaluated at the real t.
     cost[net.deadline_arc] = static_cast<int64_t>(std::ceil(t / scale.time_s));
     simplex.reset();

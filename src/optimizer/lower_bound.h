@@ -12,6 +12,7 @@
 // built and thread-safe to query.
 #pragma once
 
+#include <atomic>
 #include <limits>
 #include <vector>
 
@@ -56,9 +57,12 @@ class EnergyLowerBound {
     double slope;   // d cost / d T there (<= 0)
   };
 
-  // Solves the relaxation at `sample_times_s` (each >= the fastest possible time).
+  // Solves the relaxation at `sample_times_s` (each >= the fastest possible
+  // time). Unavailable ("cancelled") once `cancel` is set, checked before
+  // each solve.
   static Result<EnergyLowerBound> Compute(const Problem& problem, const std::vector<NodeCosts>& costs,
-                                          const std::vector<double>& sample_times_s);
+                                          const std::vector<double>& sample_times_s,
+                                          const std::atomic<bool>* cancel = nullptr);
 
   // Lower bound on the energy of any plan whose iteration time is <= time_s.
   double AtTime(double time_s) const;

@@ -93,14 +93,14 @@ double NodeCosts::HullCost(double d) const {
 }
 
 double NodeCosts::ShortenRate(double d) const {
-  int k = SegmentAt(d - kTimeEps * std::max(1.0, d), true);
+  int k = SegmentAt(d - kTimeEps * d, true);
   if (k < 0) return std::numeric_limits<double>::infinity();
   if (k + 1 >= static_cast<int>(curves_->hull.size())) return 0;
   return (curves_->hull[k].cost_j - curves_->hull[k + 1].cost_j) / (curves_->hull[k + 1].time_s - curves_->hull[k].time_s);
 }
 
 double NodeCosts::LengthenRate(double d) const {
-  int k = SegmentAt(d + kTimeEps * std::max(1.0, d), true);
+  int k = SegmentAt(d + kTimeEps * d, true);
   if (k + 1 >= static_cast<int>(curves_->hull.size()) || k < 0) return 0;
   return (curves_->hull[k].cost_j - curves_->hull[k + 1].cost_j) / (curves_->hull[k + 1].time_s - curves_->hull[k].time_s);
 }
@@ -109,14 +109,14 @@ double NodeCosts::LengthenRate(double d) const {
 // as reached, so the rate a step uses and the vertex that ends it agree.
 double NodeCosts::HullVertexBelow(double d) const {
   for (auto it = curves_->hull.rbegin(); it != curves_->hull.rend(); ++it) {
-    if (it->time_s < d - kTimeEps * std::max(1.0, d)) return it->time_s;
+    if (it->time_s < d - kTimeEps * d) return it->time_s;
   }
   return d;
 }
 
 double NodeCosts::HullVertexAbove(double d) const {
   for (const CostPoint& p : curves_->hull) {
-    if (p.time_s > d + kTimeEps * std::max(1.0, d)) return p.time_s;
+    if (p.time_s > d + kTimeEps * d) return p.time_s;
   }
   return d;
 }

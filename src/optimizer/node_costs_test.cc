@@ -108,16 +108,24 @@ TEST(SeriesCosts, TimeToBeatIsWhereAPairFirstCostsLess) {
 
 TEST(NodeCosts, AVertexTheRatesLookPastCountsAsReached) {
   // Hull vertices at 0.04 s, 0.05 s and 0.06 s. From a hair above the middle
-  // one, ShortenRate already prices the segment below it, so the next vertex
-  // below must be 0.04 s, not the middle one 8e-11 s away (the sweep once
-  // stalled on such a step).
+  // one (within the relative window kTimeEps x d, 5e-11 s here), ShortenRate
+  // already prices the segment below it, so the next vertex below must be
+  // 0.04 s, not the middle one 2e-11 s away (the sweep once stalled on such
+  // a step).
   NodeCosts c({{1410, 0.04, 10}, {1200, 0.05, 7}, {1000, 0.06, 5}}, 0);
   ASSERT_EQ(c.hull().size(), 3u);
-  const double d = 0.05 + 8e-11;
+  const double d = 0.05 + 2e-11;
   EXPECT_DOUBLE_EQ(c.ShortenRate(d), (10.0 - 7.0) / 0.01);
   EXPECT_EQ(c.HullVertexBelow(d), 0.04);
-  EXPECT_EQ(c.HullVertexAbove(0.05 - 8e-11), 0.06);
-  EXPECT_DOUBLE_EQ(c.LengthenRate(0.05 - 8e-11), (7.0 - 5.0) / 0.01);
+  EXPECT_EQ(c.HullVertexAbove(0.05 - 2e-11), 0.06);
+  EXPECT_DOUBLE_EQ(c.LengthenRate(0.05 - 2e-11), (7.0 - 5.0) / 0.01);
+  // Past the window (relative, so that clocks whose times differ by about
+  // 1e-9 s stay apart; found in review) the vertex is still ahead, and the
+  // rate is the segment's this side of it.
+  const double outside = 0.05 + 8e-11;
+  EXPECT_DOUBLE_EQ(c.ShortenRate(outside), (7.0 - 5.0) / 0.01);
+  EXPECT_EQ(c.HullVertexBelow(outside), 0.05);
+  EXPECT_EQ(c.HullVertexAbove(0.05 - 8e-11), 0.05);
   // Well away from a vertex, the nearest one on each side.
   EXPECT_EQ(c.HullVertexBelow(0.055), 0.05);
   EXPECT_EQ(c.HullVertexAbove(0.045), 0.05);
