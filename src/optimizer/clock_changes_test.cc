@@ -7,6 +7,8 @@
 #include <functional>
 #include <limits>
 #include <random>
+#include <string>
+#include <tuple>
 
 #include "optimizer/testing/brute_force.h"
 #include "perseus/optimizer.h"
@@ -164,6 +166,52 @@ TEST(LimitClockChanges, FrontierPlansKeepTheLimitAndStayPareto) {
   std::mt19937 r2(1);
   EXPECT_EQ(SolveFrontier(MakeProblem(testing::RandomProfile(r2, 2, 2), ScheduleKind::k1F1B, 2, 2, 40), bad).status().code(),
             Status::Code::kInvalidArgument);
+}
+
+// A lower clock measured faster than the highest (Bloom's 1395 MHz is, on
+// every stage): no one clock is no slower for all of a GPU's computations,
+// so the limit makes plans slower; it once let such a GPU exceed the limit,
+// and then a slowed plan kept its faster source plan's bound, above its own
+// energy (both found in review).
+TEST(LimitClockChanges, ALowerClockFasterThanTheHighestStillGetsTheLimitAndAValidBound) {
+  // The review's profile: the backward is fastest at 905 MHz, not 1265.
+  Result<Profile> profile = ParseProfileCsv(
+      "stage,instruction,frequency,time,energy\n"
+      "0,forward,1265,0.06041839326820875,21.2579753949905\n"
+      "0,forward,1220,0.06057823117832723,16.89607549986656\n"
+      "0,forward,1040,0.07293494817875061,18.83287337608964\n"
+      "0,forward,905,0.07360915567302986,24.87075910984845\n"
+      "0,forward,860,0.07929606792788532,18.408381103512845\n"
+      "0,backward,1265,0.08513697752473627,37.15900218869792\n"
+      "0,backward,1220,0.0849302934421939,25.59443619946342\n"
+      "0,backward,1040,0.08233320916715987,31.97260053882184\n"
+      "0,backward,905,0.07994112546509724,35.893997937533676\n"
+      "0,backward,860,0.11121512190649382,52.4935347832975\n",
+      "faster_lower_clock.csv", 1);
+  ASSERT_TRUE(profile.ok()) << profile.status().ToString();
+  int checked = 0;
+  for (auto [kind, microbatches, chunks] : {std::tuple{ScheduleKind::kInterleaved1F1B, 3, 2},
+                                            std::tuple{ScheduleKind::kInterleaved1F1B, 2, 2},
+                                            std::tuple{ScheduleKind::kGPipe, 12, 1}}) {
+    ProblemSpec spec;
+    spec.schedule = {kind, 1, microbatches, chunks};
+    spec.blocking_power_w = 83.64;
+    Result<Problem> problem = BuildProblem(*profile, spec);
+    ASSERT_TRUE(problem.ok()) << problem.status().ToString();
+    for (int k : {0, 1, 4}) {
+      FrontierOptions options;
+      options.max_clock_changes_per_gpu = k;
+      Result<Frontier> f = SolveFrontier(*problem, options);
+      ASSERT_TRUE(f.ok()) << f.status().ToString();
+      for (const FrontierPlan& p : f->plans) {
+        const std::string label = ScheduleName(kind) + std::string(" k ") + std::to_string(k) + " at " + std::to_string(p.time_s);
+        for (int c : ClockChangesPerGpu(*problem, p.choice)) EXPECT_LE(c, k) << label;
+        EXPECT_LE(p.lower_bound_j, p.energy_j) << label;
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 9);
 }
 
 TEST(LimitClockChanges, ACancelledLimitStopsAndLeavesPlansAlone) {

@@ -42,7 +42,7 @@ using optimizer::NodeCosts;
 const FrontierPlan* Frontier::PlanForTime(double time_s) const {
   const FrontierPlan* best = nullptr;
   for (const FrontierPlan& p : plans) {
-    if (p.time_s <= time_s * (1 + kSameTime)) best = &p;  // time ascending, energy descending
+    if (p.time_s <= time_s * (1 + kNoSlowerThan)) best = &p;  // time ascending, energy descending
   }
   return best;
 }
@@ -720,6 +720,23 @@ Result<Frontier> SolveFrontier(const Problem& problem, const FrontierOptions& op
   return f;
 }
 
+namespace {
+
+// A bound for a plan of time `time_s` made from plans[i] (time ascending):
+// a frontier plan's bound holds for every plan no slower than it, so
+// plans[i]'s holds if the plan is no slower; one that had to get slower (a
+// lower clock faster than the highest, LimitClockChanges) takes the bound of
+// the first plan at least as slow, or none (0) past the slowest: keeping
+// plans[i]'s put bounds above plans' energies (found in review).
+double BoundAtLeastAsSlow(const std::vector<FrontierPlan>& plans, size_t i, double time_s) {
+  for (size_t j = i; j < plans.size(); ++j) {
+    if (plans[j].time_s >= time_s * (1 - Frontier::kSameTime)) return plans[j].lower_bound_j;
+  }
+  return 0;
+}
+
+}  // namespace
+
 void LimitFrontierClockChanges(const Problem& problem, int max_changes_per_gpu, Frontier* f,
                                const std::atomic<bool>* cancel, int threads) {
   if (f->plans.empty()) return;
@@ -729,7 +746,7 @@ void LimitFrontierClockChanges(const Problem& problem, int max_changes_per_gpu, 
     const FrontierPlan& p = f->plans[i];
     if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) return p;
     FrontierPlan out = MakePlan(problem, LimitClockChanges(problem, p.choice, max_changes_per_gpu));
-    out.lower_bound_j = p.lower_bound_j;
+    out.lower_bound_j = BoundAtLeastAsSlow(f->plans, i, out.time_s);
     return out;
   };
   InOrder<FrontierPlan> limited(f->plans.size(), WorkerCount(threads, f->plans.size()), limit);
