@@ -649,9 +649,10 @@ Status AddLowerBounds(const Problem& problem, const std::vector<NodeCosts>& cost
   return Status::Ok();
 }
 
-// The solver's tolerances are relative to the times and energies they
-// compare, but a few have absolute floors sized for computations of
-// milliseconds and up (a 1e-9 s window around a hull vertex, a 1 J floor
+// Most of the solver's tolerances are relative to the times and energies
+// they compare, but some constants are absolute, sized for computations of
+// milliseconds and up (the min cut's 1e-9 floor under a residual; before
+// 2026-11-29 also a 1e-9 s window around every hull vertex and a 1 J floor
 // under the certificate's check). A profile of sub-microsecond computations
 // lost its savings to them and got a bound above its plans (found in
 // review), so a problem whose fastest computation is shorter than
