@@ -207,20 +207,19 @@ void PrintClockLimit(const Problem& problem, int limit, const Frontier& f, const
               ClockChangeStats(problem, ns->choice).first, ClockChangeStats(problem, unlimited->choice).first);
 }
 
-// Seconds with six decimals, or six significant digits where that shows
-// nothing (profiles of sub-millisecond iterations).
-std::string Secs(double s) {
+// `value` with `decimals` decimals, or six significant digits below `small`,
+// where those decimals would show nothing (sub-millisecond iterations).
+std::string Readable(double value, int decimals, double small) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, s >= 1e-3 ? "%.6f" : "%.6g", s);
+  if (value >= small) {
+    std::snprintf(buf, sizeof buf, "%.*f", decimals, value);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.6g", value);
+  }
   return buf;
 }
-
-// Joules with three decimals, or six significant digits below a joule.
-std::string Joules(double j) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, j >= 1 ? "%.3f" : "%.6g", j);
-  return buf;
-}
+std::string Secs(double s) { return Readable(s, 6, 1e-3); }
+std::string Joules(double j) { return Readable(j, 3, 1); }
 
 void PrintSummary(const Problem& problem, const Frontier& f, double seconds) {
   const FrontierPlan* ns = f.NoSlowdownPlan();

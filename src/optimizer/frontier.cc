@@ -671,6 +671,13 @@ int TimeScaleExponent(const Problem& problem) {
   return std::ilogb(1e-3 / shortest_s) + 1;  // shortest_s x 2^k in [1, 2) ms
 }
 
+Problem ScaleTimes(Problem problem, int exponent) {
+  for (ProblemNode& n : problem.nodes) {
+    for (FreqPoint& o : n.options) o.time_s = std::ldexp(o.time_s, exponent), o.energy_j = std::ldexp(o.energy_j, exponent);
+  }
+  return problem;
+}
+
 void ScaleTimes(FrontierPlan& plan, int exponent) {
   plan.time_s = std::ldexp(plan.time_s, exponent);
   plan.energy_j = std::ldexp(plan.energy_j, exponent);
@@ -682,13 +689,9 @@ void ScaleTimes(FrontierPlan& plan, int exponent) {
 Result<Frontier> SolveFrontier(const Problem& problem, const FrontierOptions& options) {
   PERSEUS_RETURN_IF_ERROR(CheckOptions(problem, options));
   if (const int exponent = TimeScaleExponent(problem); exponent != 0) {
-    Problem scaled = problem;
-    for (ProblemNode& n : scaled.nodes) {
-      for (FreqPoint& o : n.options) o.time_s = std::ldexp(o.time_s, exponent), o.energy_j = std::ldexp(o.energy_j, exponent);
-    }
     FrontierOptions scaled_options = options;
     scaled_options.unit_time_s = std::ldexp(options.unit_time_s, exponent);
-    Result<Frontier> f = SolveFrontier(scaled, scaled_options);
+    Result<Frontier> f = SolveFrontier(ScaleTimes(problem, exponent), scaled_options);
     if (!f.ok()) return f.status();
     ScaleTimes(f->all_max, -exponent);
     for (FrontierPlan& p : f->plans) ScaleTimes(p, -exponent);
