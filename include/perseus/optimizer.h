@@ -134,11 +134,30 @@ struct Frontier {
 // least energy; only a GPU whose computations share too few clocks to meet
 // the limit even so gets the fewest changes it can have.
 PlanChoice LimitClockChanges(const Problem& problem, const PlanChoice& choice, int max_changes_per_gpu);
+// Plans that run each GPU at one clock (no clock changes; the per-stage
+// clocks of Zeus), found by a local search over each GPU's clock (among those
+// all its computations list), every state evaluated exactly (time and
+// energy): from the highest clocks, (1) a descent, each step lowering one GPU
+// or every GPU by one to four clocks, the move that saves energy without
+// slowing the iteration first (the most saved), otherwise the one that saves
+// the most per second added; (2) from its end, the least energy (moves up or
+// down); (3) the frontier walked back from there, each point the least energy
+// found at least 1/128 of the time range faster than the last; (4) every
+// clock all GPUs share, on every GPU. Every state kept is returned (not
+// filtered), the first being the highest clocks; none when a GPU's
+// computations share no clock. A heuristic (clock_changes_test compares it
+// with exhaustive search). Limited plans are made from the unlimited
+// frontier's, whose computations only get faster; where stages differ in
+// weight or a lower clock is faster than the highest, these can beat them.
+// Stops early (returning what it has) when `cancel` becomes true.
+std::vector<PlanChoice> OneClockPerGpuPlans(const Problem& problem, const std::atomic<bool>* cancel = nullptr);
 // LimitClockChanges on every plan of `frontier` (of at most kMaxLimitedPlans
 // of them, spread evenly in time, the fastest, no-slowdown and minimum-energy
-// ones always among them), then the Pareto filter again (limited plans can
-// dominate each other). A plan only gets faster, so its lower bound, that of
-// its old time, still holds. What SolveFrontier does with
+// ones always among them), together with OneClockPerGpuPlans (no changes,
+// so within any limit), then the Pareto filter again (limited plans can
+// dominate each other). Each takes the lower bound of the first unlimited
+// plan at least as slow (a bound holds for every plan no slower than its
+// own), so bounds never rise with time. What SolveFrontier does with
 // FrontierOptions::max_clock_changes_per_gpu. When `cancel` becomes true the
 // remaining plans are left unlimited (the caller discards the result). On
 // `threads` threads (0: every CPU this process may run on).

@@ -1,6 +1,7 @@
 #include "control/clock_change_limit.h"
 
 #include <algorithm>
+#include <optional>
 #include <vector>
 
 namespace perseus::control {
@@ -12,6 +13,21 @@ std::vector<int> CandidateLimits(int most_changes) {
   std::vector<int> out;
   for (int k = 0; k < most_changes; k = k < 4 ? k + 1 : k + k / 2) out.push_back(k);
   return out;
+}
+
+// The least energy of OneClockPerGpuPlans no slower than `all_max_time_s`
+// (within Frontier::kNoSlowerThan, as the frontier's no-slowdown plan is
+// chosen); no clock changes, so no switch latency.
+std::optional<PlanCost> CheapestOneClockPlan(const Problem& problem, double all_max_time_s,
+                                             const std::atomic<bool>* cancel) {
+  std::optional<PlanCost> best;
+  for (const PlanChoice& choice : OneClockPerGpuPlans(problem, cancel)) {
+    const PlanCost cost = EvaluatePlan(problem, choice);
+    if (cost.time_s <= all_max_time_s * (1 + Frontier::kNoSlowerThan) && (!best || cost.energy_j < best->energy_j)) {
+      best = cost;
+    }
+  }
+  return best;
 }
 
 }  // namespace
@@ -35,14 +51,18 @@ ClockChangeDecision LimitClockChangesForLatency(const Problem& problem, int spec
     return d;
   }
   // The least energy among limits within the tolerance of all-max; should none be
-  // (a GPU whose computations share no clock), the fastest.
+  // (a GPU whose computations share no clock), the fastest. Under any limit
+  // the frontier also holds plans on one clock per GPU: the cheapest no
+  // slower than all-max stands for a limit whose own plan costs more.
+  const std::optional<PlanCost> one_clock = CheapestOneClockPlan(problem, d.all_max_time_s, cancel);
   const std::vector<int> changes = ClockChangesPerGpu(problem, fastest->choice);
   int best = -1, quickest = -1;
   PlanCost best_cost, quickest_cost = d.unlimited;
   for (int k : CandidateLimits(*std::max_element(changes.begin(), changes.end()))) {
     if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) return d;
-    const PlanCost cost =
+    PlanCost cost =
         EvaluatePlanWithClockLatency(problem, LimitClockChanges(problem, fastest->choice, k), clock_switch_latency_s);
+    if (one_clock && (cost.time_s > deadline_s || one_clock->energy_j < cost.energy_j)) cost = *one_clock;
     if (cost.time_s < quickest_cost.time_s) {
       quickest = k;
       quickest_cost = cost;

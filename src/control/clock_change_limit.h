@@ -47,7 +47,9 @@ struct ClockChangeDecision {
 // limit is chosen by the model of a late switch (OptionWithClockLatency):
 // among no limit and 0, 1, 2, 3, 4, 6, 9, 13, ... changes per GPU per
 // iteration, the one whose no-slowdown plan (LimitClockChanges of the
-// frontier's), evaluated with the latency, uses the least energy while at
+// frontier's, or where cheaper the cheapest of OneClockPerGpuPlans no slower
+// than all-max, which every limit's frontier holds), evaluated with the
+// latency, uses the least energy while at
 // most kLatencySlowdownTolerance slower than all-max (the fastest when none
 // is); then every frontier plan is limited to it (LimitFrontierClockChanges).
 // Zero changes nearly always qualifies: every GPU then runs one clock, which

@@ -66,6 +66,13 @@ TEST(LimitClockChangesForLatency, SlowSwitchesGetTheCheapestLimitWithinTheTolera
     if (c.time_s > all_max_s * (1 + kLatencySlowdownTolerance)) continue;
     EXPECT_GE(c.energy_j, d.limited.energy_j * (1 - 0.01)) << "limit " << k << " is over 1% cheaper than " << d.limit;
   }
+  // Nor does a plan on one clock per GPU that the frontier holds under any limit.
+  for (const PlanChoice& choice : OneClockPerGpuPlans(job.problem)) {
+    const PlanCost c = EvaluatePlan(job.problem, choice);
+    if (c.time_s <= all_max_s * (1 + Frontier::kNoSlowerThan)) {
+      EXPECT_GE(c.energy_j, d.limited.energy_j * (1 - 1e-12));
+    }
+  }
 }
 
 TEST(IsSlowClockSwitch, AboveTenMsAndAQuarterOfAComputation) {

@@ -19,8 +19,8 @@
 // it can have. The GPUs are independent: each one's choice changes no
 // other's feasibility.
 #include <algorithm>
+#include <atomic>
 #include <limits>
-#include <map>
 
 #include "perseus/optimizer.h"
 
@@ -42,13 +42,15 @@ struct Allowed {
 // `any_speed` all of them (a slower one costing kSlowdownJPerS per second).
 std::vector<std::vector<Allowed>> AllowedOptions(const Problem& problem, const PlanChoice& choice,
                                                  const std::vector<int>& order, bool any_speed, int* num_freqs) {
-  std::map<int, int> freq_index;
+  std::vector<int> mhz;  // the GPU's clocks, ascending: a clock's index is its place here
   for (int id : order) {
-    for (const FreqPoint& o : problem.nodes[id].options) freq_index.emplace(o.freq_mhz, 0);
+    for (const FreqPoint& o : problem.nodes[id].options) {
+      auto it = std::lower_bound(mhz.begin(), mhz.end(), o.freq_mhz);
+      if (it == mhz.end() || *it != o.freq_mhz) mhz.insert(it, o.freq_mhz);
+    }
   }
-  int next = 0;
-  for (auto& [mhz, index] : freq_index) index = next++;
-  *num_freqs = next;
+  *num_freqs = static_cast<int>(mhz.size());
+  auto index_of = [&](int f) { return static_cast<int>(std::lower_bound(mhz.begin(), mhz.end(), f) - mhz.begin()); };
   std::vector<std::vector<Allowed>> allowed(order.size());
   for (size_t i = 0; i < order.size(); ++i) {
     const ProblemNode& node = problem.nodes[order[i]];
@@ -57,7 +59,7 @@ std::vector<std::vector<Allowed>> AllowedOptions(const Problem& problem, const P
       const FreqPoint& p = node.options[o];
       const bool slower = p.time_s > cur.time_s * (1 + 1e-12);
       if (slower && !any_speed) continue;
-      allowed[i].push_back({o, freq_index.at(p.freq_mhz),
+      allowed[i].push_back({o, index_of(p.freq_mhz),
                             (p.energy_j - cur.energy_j) + problem.blocking_power_w * (cur.time_s - p.time_s) +
                                 (slower ? kSlowdownJPerS * (p.time_s - cur.time_s) : 0)});
     }
@@ -160,17 +162,14 @@ bool SolveGpu(const Problem& problem, const std::vector<int>& gpu_order, int max
   // allowed options (often one at its highest clock, which has only that),
   // since the solve is repeated for each of them.
   std::vector<int> order = gpu_order;
-  {
-    int num_freqs = 0;
-    const std::vector<std::vector<Allowed>> allowed = AllowedOptions(problem, *choice, order, any_speed, &num_freqs);
-    size_t start = 0;
-    for (size_t i = 1; i < allowed.size(); ++i) {
-      if (allowed[i].size() < allowed[start].size()) start = i;
-    }
-    std::rotate(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(start), order.end());
-  }
   int num_freqs = 0;
-  const std::vector<std::vector<Allowed>> allowed = AllowedOptions(problem, *choice, order, any_speed, &num_freqs);
+  std::vector<std::vector<Allowed>> allowed = AllowedOptions(problem, *choice, order, any_speed, &num_freqs);
+  size_t start = 0;
+  for (size_t i = 1; i < allowed.size(); ++i) {
+    if (allowed[i].size() < allowed[start].size()) start = i;
+  }
+  std::rotate(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(start), order.end());
+  std::rotate(allowed.begin(), allowed.begin() + static_cast<std::ptrdiff_t>(start), allowed.end());
   double best_v = kInf;
   int best_first = -1;
   for (const Allowed& a : allowed[0]) {
@@ -198,7 +197,317 @@ void LimitGpu(const Problem& problem, const std::vector<int>& gpu_order, int max
   }
 }
 
+// A GPU's clocks that each of its computations lists, highest first, with
+// the option each computation (in execution order) takes at each.
+struct SharedClocks {
+  std::vector<int> mhz;
+  std::vector<std::vector<int>> option;  // [clock][position in the GPU's order]
+};
+
+SharedClocks ClocksOfEveryComputation(const Problem& problem, const std::vector<int>& order) {
+  SharedClocks out;
+  if (order.empty()) return out;
+  for (const FreqPoint& candidate : problem.nodes[order[0]].options) {
+    std::vector<int> at;
+    for (int id : order) {
+      const std::vector<FreqPoint>& options = problem.nodes[id].options;
+      auto it = std::find_if(options.begin(), options.end(),
+                             [&](const FreqPoint& o) { return o.freq_mhz == candidate.freq_mhz; });
+      if (it == options.end()) break;
+      at.push_back(static_cast<int>(it - options.begin()));
+    }
+    if (at.size() < order.size()) continue;
+    out.mhz.push_back(candidate.freq_mhz);
+    out.option.push_back(std::move(at));
+  }
+  std::vector<size_t> by_clock(out.mhz.size());
+  for (size_t i = 0; i < by_clock.size(); ++i) by_clock[i] = i;
+  std::sort(by_clock.begin(), by_clock.end(), [&](size_t a, size_t b) { return out.mhz[a] > out.mhz[b]; });
+  SharedClocks sorted;
+  for (size_t i : by_clock) {
+    sorted.mhz.push_back(out.mhz[i]);
+    sorted.option.push_back(std::move(out.option[i]));
+  }
+  return sorted;
+}
+
+// Plans with each GPU at one clock, searched by moves of whole GPUs: a state
+// is each GPU's clock (an index into its SharedClocks). A state's cost needs
+// only the longest path: each GPU's computation energy and busy time at each
+// clock are summed once.
+class OneClockModel {
+ public:
+  OneClockModel(const Problem& problem, std::vector<SharedClocks> clocks)
+      : problem_(problem), clocks_(std::move(clocks)) {
+    const int n = problem.num_nodes();
+    gpu_of_.resize(n);
+    for (const SharedClocks& c : clocks_) stride_ = std::max(stride_, c.mhz.size());
+    time_at_.resize(static_cast<size_t>(n) * stride_);
+    succ_begin_.push_back(0);
+    for (int i = 0; i < n; ++i) {
+      for (int v : problem.nodes[i].succs) succs_.push_back(v);
+      succ_begin_.push_back(static_cast<int>(succs_.size()));
+    }
+    energy_j_.resize(clocks_.size());
+    busy_s_.resize(clocks_.size());
+    for (size_t g = 0; g < clocks_.size(); ++g) {
+      const std::vector<int>& order = problem.gpu_order[g];
+      energy_j_[g].assign(clocks_[g].mhz.size(), 0);
+      busy_s_[g].assign(clocks_[g].mhz.size(), 0);
+      for (size_t k = 0; k < order.size(); ++k) {
+        gpu_of_[order[k]] = static_cast<int>(g);
+        for (size_t c = 0; c < clocks_[g].mhz.size(); ++c) {
+          const FreqPoint& o = problem.nodes[order[k]].options[clocks_[g].option[c][k]];
+          time_at_[order[k] * stride_ + c] = o.time_s;
+          energy_j_[g][c] += o.energy_j;
+          busy_s_[g][c] += o.time_s;
+        }
+      }
+    }
+  }
+  int gpus() const { return static_cast<int>(clocks_.size()); }
+  int clocks(int g) const { return static_cast<int>(clocks_[g].mhz.size()); }
+  const std::vector<SharedClocks>& shared_clocks() const { return clocks_; }
+
+  // The state's time and energy (EvaluatePlan's model); the time is +inf
+  // once a computation would finish after `deadline_s`.
+  PlanCost Cost(const std::vector<int>& state, double deadline_s) const {
+    std::vector<double>& start = start_s_;
+    start.assign(gpu_of_.size(), 0.0);
+    PlanCost cost;
+    for (size_t i = 0; i < gpu_of_.size(); ++i) {  // nodes are topologically ordered
+      const double finish_s = start[i] + time_at_[i * stride_ + state[gpu_of_[i]]];
+      if (finish_s > deadline_s) return PlanCost{std::numeric_limits<double>::infinity(), 0};
+      for (int k = succ_begin_[i]; k < succ_begin_[i + 1]; ++k) start[succs_[k]] = std::max(start[succs_[k]], finish_s);
+      cost.time_s = std::max(cost.time_s, finish_s);
+    }
+    double busy_s = 0;
+    for (int g = 0; g < gpus(); ++g) {
+      cost.energy_j += energy_j_[g][state[g]];
+      busy_s += busy_s_[g][state[g]];
+    }
+    cost.energy_j += problem_.blocking_power_w * (problem_.num_stages() * cost.time_s - busy_s);
+    return cost;
+  }
+  PlanChoice Choice(const std::vector<int>& state) const {
+    PlanChoice choice(problem_.num_nodes(), 0);
+    for (int g = 0; g < gpus(); ++g) {
+      const std::vector<int>& order = problem_.gpu_order[g];
+      for (size_t k = 0; k < order.size(); ++k) choice[order[k]] = clocks_[g].option[state[g]][k];
+    }
+    return choice;
+  }
+  // The state of a plan with one clock per GPU.
+  std::vector<int> StateOf(const PlanChoice& plan) const {
+    std::vector<int> state(clocks_.size());
+    for (size_t g = 0; g < clocks_.size(); ++g) {
+      const int first = problem_.gpu_order[g][0];
+      const int mhz = problem_.nodes[first].options[plan[first]].freq_mhz;
+      state[g] = static_cast<int>(std::find(clocks_[g].mhz.begin(), clocks_[g].mhz.end(), mhz) - clocks_[g].mhz.begin());
+    }
+    return state;
+  }
+
+ private:
+  const Problem& problem_;
+  std::vector<SharedClocks> clocks_;
+  std::vector<int> gpu_of_;
+  size_t stride_ = 0;             // the most clocks a GPU has
+  std::vector<double> time_at_;  // [node * stride_ + clock of its GPU]
+  std::vector<int> succ_begin_, succs_;
+  std::vector<std::vector<double>> energy_j_, busy_s_;  // [gpu][clock]
+  mutable std::vector<double> start_s_;
+};
+
+// A position in the search: a state and its cost.
+class OneClockSearch {
+ public:
+  explicit OneClockSearch(const OneClockModel& model)
+      : model_(&model), at_(model.gpus(), 0), cost_(model.Cost(at_, std::numeric_limits<double>::infinity())) {}
+  int gpus() const { return model_->gpus(); }
+  int clocks(int g) const { return model_->clocks(g); }
+  const std::vector<int>& at() const { return at_; }
+  PlanChoice choice() const { return model_->Choice(at_); }
+  const PlanCost& cost() const { return cost_; }
+
+  // The state after GPUs first..last (stages in a row) move `steps` clocks
+  // (positive: lower); false if none would move.
+  bool Moved(int first, int last, int steps, std::vector<int>* to) const {
+    *to = at_;
+    bool moves = false;
+    for (int g = first; g <= last; ++g) {
+      (*to)[g] = std::clamp(at_[g] + steps, 0, clocks(g) - 1);
+      moves |= (*to)[g] != at_[g];
+    }
+    return moves;
+  }
+  // The cost of state `to` (time +inf past `deadline_s`).
+  PlanCost Try(const std::vector<int>& to, double deadline_s = std::numeric_limits<double>::infinity()) const {
+    return model_->Cost(to, deadline_s);
+  }
+  void Go(const std::vector<int>& to, const PlanCost& cost) {
+    at_ = to;
+    cost_ = cost;
+  }
+
+ private:
+  const OneClockModel* model_;
+  std::vector<int> at_;
+  PlanCost cost_;
+};
+
+// How many clocks down a GPU may step at once in the descent (a measured
+// clock can be slower and costlier than the next: it looks past it), and up
+// or down in a neighbour (+-4 came 0.01 points of energy closer to exhaustive
+// search along random problems' frontiers and took 1.7 times as long at
+// GPT-3 16 x 256).
+constexpr int kLowerClocksTried = 4;
+constexpr int kNeighbourClocks = 2;
+// Frontier points the walk from the slow end finds at most: at least
+// 1/kOneClockWalk of the time range apart.
+constexpr int kOneClockWalk = 128;
+
+bool Stop(const std::atomic<bool>* cancel) { return cancel != nullptr && cancel->load(std::memory_order_relaxed); }
+
+// From the search's state, the ratio descent: each step the move (one GPU or
+// all, 1 to kLowerClocksTried clocks lower) that saves energy without slowing
+// the iteration (the most saved) or else saves the most per second added.
+void Descend(OneClockSearch& search, const std::atomic<bool>* cancel, std::vector<OneClockSearch>* path) {
+  std::vector<int> to, best_to;
+  // Every step lowers at least one GPU's clock: at most the clocks' count.
+  for (;;) {
+    if (Stop(cancel)) return;
+    bool any = false, best_free = false;
+    double best_score = 0;
+    PlanCost best_cost;
+    for (int gpu = -1; gpu < search.gpus(); ++gpu) {
+      const int first = gpu < 0 ? 0 : gpu, last = gpu < 0 ? search.gpus() - 1 : gpu;
+      for (int steps = 1; steps <= kLowerClocksTried && search.Moved(first, last, steps, &to); ++steps) {
+        const PlanCost cost = search.Try(to);
+        const PlanCost& now = search.cost();
+        if (!(cost.energy_j < now.energy_j * (1 - 1e-12))) continue;
+        const bool free = cost.time_s <= now.time_s * (1 + Frontier::kSameTime);
+        const double saved_j = now.energy_j - cost.energy_j;
+        const double score = free ? saved_j : saved_j / (cost.time_s - now.time_s);
+        if (!any || (free && !best_free) || (free == best_free && score > best_score)) {
+          any = true;
+          best_free = free;
+          best_score = score;
+          best_cost = cost;
+          best_to = to;
+        }
+      }
+    }
+    if (!any) return;
+    search.Go(best_to, best_cost);
+    path->push_back(search);
+  }
+}
+
+// Calls visit(state) for every state one move from the search's: one GPU up
+// to kNeighbourClocks clocks up or down, or every GPU one or two.
+template <typename Visit>
+void ForEachNeighbour(const OneClockSearch& search, Visit visit) {
+  std::vector<int> to;
+  for (int g = 0; g < search.gpus(); ++g) {
+    const int at = search.at()[g];
+    for (int clock = std::max(0, at - kNeighbourClocks); clock <= std::min(search.clocks(g) - 1, at + kNeighbourClocks);
+         ++clock) {
+      if (clock == at) continue;
+      to = search.at();
+      to[g] = clock;
+      visit(to);
+    }
+  }
+  for (int steps : {-2, -1, 1, 2}) {
+    if (search.Moved(0, search.gpus() - 1, steps, &to)) visit(to);
+  }
+}
+
+// The neighbour within `deadline_s` that uses the least energy, if it saves
+// energy or (`must_save` false) at all; moves the search there.
+bool BestNeighbourWithin(OneClockSearch& search, double deadline_s, bool must_save) {
+  std::vector<int> best_to;
+  PlanCost best_cost = search.cost();
+  ForEachNeighbour(search, [&](const std::vector<int>& state) {
+    const PlanCost cost = search.Try(state, deadline_s);
+    if (cost.time_s <= deadline_s &&
+        ((best_to.empty() && !must_save) || cost.energy_j < best_cost.energy_j * (1 - 1e-12))) {
+      best_cost = cost;
+      best_to = state;
+    }
+  });
+  if (best_to.empty()) return false;
+  search.Go(best_to, best_cost);
+  return true;
+}
+
+// From the search's state (within `deadline_s`), the neighbour that saves
+// the most energy within the deadline, until none saves. Energy falls
+// strictly, and the steps are capped at the clocks' count.
+void LeastWithin(OneClockSearch& search, double deadline_s, const std::atomic<bool>* cancel) {
+  int total_clocks = 0;
+  for (int g = 0; g < search.gpus(); ++g) total_clocks += search.clocks(g);
+  for (int step = 0; step < total_clocks && !Stop(cancel); ++step) {
+    if (!BestNeighbourWithin(search, deadline_s, /*must_save=*/true)) return;
+  }
+}
+
 }  // namespace
+
+std::vector<PlanChoice> OneClockPerGpuPlans(const Problem& problem, const std::atomic<bool>* cancel) {
+  std::vector<SharedClocks> clocks;
+  for (int g = 0; g < problem.num_stages(); ++g) {
+    clocks.push_back(ClocksOfEveryComputation(problem, problem.gpu_order[g]));
+    if (clocks.back().mhz.empty()) return {};
+  }
+  const OneClockModel model(problem, std::move(clocks));
+  OneClockSearch search(model);
+  std::vector<OneClockSearch> found{search};
+  const double fastest_s = search.cost().time_s;
+  // 1. The ratio descent, a path down the frontier.
+  Descend(search, cancel, &found);
+  // 2. Its end improved to the least energy found (past the descent's window,
+  // or back up where a GPU went too far).
+  LeastWithin(search, std::numeric_limits<double>::infinity(), cancel);
+  found.push_back(search);
+  // 3. The frontier walked from its slow end: each time the least energy
+  // found faster than the last plan (by at least 1/kOneClockWalk of the
+  // range), searched from the cheapest plan so far within that time and from
+  // the last plan's cheapest neighbour within it.
+  const double spacing_s = (search.cost().time_s - fastest_s) / kOneClockWalk;
+  double deadline_s = search.cost().time_s;
+  for (int point = 0; point < kOneClockWalk && !Stop(cancel); ++point) {
+    deadline_s = std::min(deadline_s * (1 - 1e-9), deadline_s - spacing_s);
+    const OneClockSearch* known = nullptr;
+    for (const OneClockSearch& f : found) {
+      if (f.cost().time_s <= deadline_s && (!known || f.cost().energy_j < known->cost().energy_j)) known = &f;
+    }
+    if (!known) break;
+    OneClockSearch from_known = *known;
+    LeastWithin(from_known, deadline_s, cancel);
+    if (BestNeighbourWithin(search, deadline_s, /*must_save=*/false)) LeastWithin(search, deadline_s, cancel);
+    if (search.cost().time_s > deadline_s || from_known.cost().energy_j < search.cost().energy_j) search = from_known;
+    found.push_back(search);
+    deadline_s = search.cost().time_s;
+  }
+  std::vector<PlanChoice> plans;
+  for (const OneClockSearch& f : found) plans.push_back(f.choice());
+  // 4. The same clock on every GPU: a family of its own (the pipeline slowed
+  // evenly).
+  for (int mhz : model.shared_clocks()[0].mhz) {
+    std::vector<int> state(model.gpus());
+    bool shared = true;
+    for (int g = 0; g < model.gpus() && shared; ++g) {
+      const std::vector<int>& list = model.shared_clocks()[g].mhz;
+      auto it = std::find(list.begin(), list.end(), mhz);
+      shared = it != list.end();
+      if (shared) state[g] = static_cast<int>(it - list.begin());
+    }
+    if (shared) plans.push_back(model.Choice(state));
+  }
+  return plans;
+}
 
 PlanChoice LimitClockChanges(const Problem& problem, const PlanChoice& choice, int max_changes_per_gpu) {
   PlanChoice out = choice;

@@ -726,17 +726,18 @@ Result<Frontier> SolveFrontier(const Problem& problem, const FrontierOptions& op
 
 namespace {
 
-// A bound for a plan of time `time_s` made from plans[i] (time ascending):
-// a frontier plan's bound holds for every plan no slower than it, so
-// plans[i]'s holds if the plan is no slower; one that had to get slower (a
-// lower clock faster than the highest, LimitClockChanges) takes the bound of
-// the first plan at least as slow, or none (0) past the slowest: keeping
-// plans[i]'s put bounds above plans' energies (found in review).
-double BoundAtLeastAsSlow(const std::vector<FrontierPlan>& plans, size_t i, double time_s) {
-  for (size_t j = i; j < plans.size(); ++j) {
-    if (plans[j].time_s >= time_s * (1 - Frontier::kSameTime)) return plans[j].lower_bound_j;
-  }
-  return 0;
+// A bound for a plan of time `time_s` that is not on the unlimited frontier
+// `plans` (time ascending): a frontier plan's bound holds for every plan no
+// slower than it, so the first plan at least as slow gives the tightest one
+// here, or none (0) past the slowest. A limited plan from plans[i] is no
+// slower than it unless a lower clock is faster than the highest
+// (LimitClockChanges); keeping plans[i]'s bound then put bounds above plans'
+// energies (found in review).
+double BoundAtLeastAsSlow(const std::vector<FrontierPlan>& plans, double time_s) {
+  auto it = std::partition_point(plans.begin(), plans.end(), [&](const FrontierPlan& p) {
+    return p.time_s < time_s * (1 - Frontier::kSameTime);
+  });
+  return it == plans.end() ? 0 : it->lower_bound_j;
 }
 
 }  // namespace
@@ -745,17 +746,27 @@ void LimitFrontierClockChanges(const Problem& problem, int max_changes_per_gpu, 
                                const std::atomic<bool>* cancel, int threads) {
   if (f->plans.empty()) return;
   if (f->plans.size() > kMaxLimitedPlans) *f = SubFrontier(*f, ThinPlanIndices(*f, kMaxLimitedPlans, KeyPlanIndices(*f)));
-  // Plans are independent: limited on every CPU.
-  auto limit = [&](size_t i, int) {
-    const FrontierPlan& p = f->plans[i];
-    if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) return p;
-    FrontierPlan out = MakePlan(problem, LimitClockChanges(problem, p.choice, max_changes_per_gpu));
-    out.lower_bound_j = BoundAtLeastAsSlow(f->plans, i, out.time_s);
+  // Plans are independent: limited on every CPU, and the plans on one clock
+  // per GPU (task 0, the longest) made beside them.
+  auto make = [&](size_t task, int) {
+    std::vector<FrontierPlan> out;
+    if (task == 0) {
+      for (PlanChoice& choice : OneClockPerGpuPlans(problem, cancel)) out.push_back(MakePlan(problem, std::move(choice)));
+    } else {
+      const FrontierPlan& p = f->plans[task - 1];
+      if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) return std::vector<FrontierPlan>{p};
+      out.push_back(MakePlan(problem, LimitClockChanges(problem, p.choice, max_changes_per_gpu)));
+    }
+    for (FrontierPlan& p : out) p.lower_bound_j = BoundAtLeastAsSlow(f->plans, p.time_s);
     return out;
   };
-  InOrder<FrontierPlan> limited(f->plans.size(), WorkerCount(threads, f->plans.size()), limit);
+  const size_t tasks = f->plans.size() + 1;
+  InOrder<std::vector<FrontierPlan>> made(tasks, WorkerCount(threads, tasks), make);
   std::vector<FrontierPlan> plans;
-  for (size_t i = 0; i < f->plans.size(); ++i) plans.push_back(*limited.Take(i));
+  for (size_t task = 0; task < tasks; ++task) {
+    std::vector<FrontierPlan> from_task = *made.Take(task);
+    for (FrontierPlan& p : from_task) plans.push_back(std::move(p));
+  }
   f->plans = std::move(plans);
   f->plans = ParetoFilter(std::move(f->plans));
 }
