@@ -151,6 +151,22 @@ PlanChoice LimitClockChanges(const Problem& problem, const PlanChoice& choice, i
 // weight or a lower clock is faster than the highest, these can beat them.
 // Stops early (returning what it has) when `cancel` becomes true.
 std::vector<PlanChoice> OneClockPerGpuPlans(const Problem& problem, const std::atomic<bool>* cancel = nullptr);
+// `choice` with its runs of one clock (each GPU's consecutive computations at
+// one clock, around the cycle) moved, each run as a whole, to other clocks
+// its computations all list, the most energy saved first, while the plan's
+// exact time stays within `deadline_s`: no GPU changes clocks more often, and
+// the energy only falls. Limited plans get this after LimitClockChanges,
+// which only speeds computations up.
+PlanChoice MoveClockRuns(const Problem& problem, const PlanChoice& choice, double deadline_s,
+                         const std::atomic<bool>* cancel = nullptr);
+// What every limited frontier plan is: LimitClockChanges, then with
+// `move_runs` MoveClockRuns within the slower of `choice`'s time and the
+// limited plan's (the limited plan is no slower than `choice` unless a lower
+// clock is faster). Moved runs use the slack the limit's speed-ups left, which
+// otherwise absorbs late clock switches: control::LimitClockChangesForLatency
+// chooses whether to move them.
+PlanChoice LimitedPlan(const Problem& problem, const PlanChoice& choice, int max_changes_per_gpu, bool move_runs,
+                       const std::atomic<bool>* cancel = nullptr);
 // LimitClockChanges on every plan of `frontier` (of at most kMaxLimitedPlans
 // of them, spread evenly in time, the fastest, no-slowdown and minimum-energy
 // ones always among them), together with OneClockPerGpuPlans (no changes,
@@ -163,7 +179,7 @@ std::vector<PlanChoice> OneClockPerGpuPlans(const Problem& problem, const std::a
 // `threads` threads (0: every CPU this process may run on).
 inline constexpr size_t kMaxLimitedPlans = 256;
 void LimitFrontierClockChanges(const Problem& problem, int max_changes_per_gpu, Frontier* frontier,
-                               const std::atomic<bool>* cancel = nullptr, int threads = 0);
+                               const std::atomic<bool>* cancel = nullptr, int threads = 0, bool move_runs = true);
 
 Result<Frontier> SolveFrontier(const Problem& problem, const FrontierOptions& options);
 

@@ -743,7 +743,7 @@ double BoundAtLeastAsSlow(const std::vector<FrontierPlan>& plans, double time_s)
 }  // namespace
 
 void LimitFrontierClockChanges(const Problem& problem, int max_changes_per_gpu, Frontier* f,
-                               const std::atomic<bool>* cancel, int threads) {
+                               const std::atomic<bool>* cancel, int threads, bool move_runs) {
   if (f->plans.empty()) return;
   if (f->plans.size() > kMaxLimitedPlans) *f = SubFrontier(*f, ThinPlanIndices(*f, kMaxLimitedPlans, KeyPlanIndices(*f)));
   // Plans are independent: limited on every CPU, and the plans on one clock
@@ -755,7 +755,7 @@ void LimitFrontierClockChanges(const Problem& problem, int max_changes_per_gpu, 
     } else {
       const FrontierPlan& p = f->plans[task - 1];
       if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) return std::vector<FrontierPlan>{p};
-      out.push_back(MakePlan(problem, LimitClockChanges(problem, p.choice, max_changes_per_gpu)));
+      out.push_back(MakePlan(problem, LimitedPlan(problem, p.choice, max_changes_per_gpu, move_runs, cancel)));
     }
     for (FrontierPlan& p : out) p.lower_bound_j = BoundAtLeastAsSlow(f->plans, p.time_s);
     return out;

@@ -340,6 +340,30 @@ TEST_F(OptimizeCli, MaxClockChangesBelowMinusOneIsAnError) {
   EXPECT_TRUE(FilesUnder(out_).empty());
 }
 
+// A clock-change limit on a profile whose GPUs share no clock between their
+// forward and backward leaves no plan as fast as all-max; the summary's line
+// against 1F1B read that missing plan and crashed (found in review).
+TEST_F(OptimizeCli, ALimitThatLeavesNoPlanAsFastAsAllMaxIsReportedNotACrash) {
+  const std::string profile = WriteProfile("no_shared_clock.csv",
+                                           "stage,instruction,frequency,time,energy\n"
+                                           "0,forward,840,0.044549500535711446,8.880896010296528\n"
+                                           "0,backward,1140,0.08708153754591162,24.595683717568836\n"
+                                           "1,forward,645,0.047991117877524615,2.889039778979874\n"
+                                           "1,backward,960,0.11558109393072524,8.061098491779234\n"
+                                           "2,forward,1140,0.06226691241511215,10.658354767662644\n"
+                                           "2,backward,1425,0.14009749576351765,64.59456729005394\n"
+                                           "2,backward,1140,0.16091474264351174,48.354835395877096\n"
+                                           "3,forward,1425,0.04807328732625046,18.406559264684116\n"
+                                           "3,backward,1425,0.0919873896309566,25.758224038797575\n");
+  CliRun r = Perseus({"optimize", profile, "--stages", "4", "--microbatches", "1", "--schedule", "gpipe",
+                      "--blocking-power", "0", "--max-clock-changes", "0", "--out", out_.string()});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("this schedule at all-max"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("no plan as fast as all-max"), std::string::npos) << r.out;
+  const std::vector<std::string> files = FilesUnder(out_);
+  EXPECT_NE(std::find(files.begin(), files.end(), "plans.json"), files.end());
+}
+
 // Out-of-range numbers name the flag and what it expects, not CLI11's
 // range up to the largest double.
 TEST_F(OptimizeCli, BadNumbersNameTheFlagAndWhatItExpects) {
