@@ -225,14 +225,7 @@ TEST(LimitClockChanges, ALowerClockFasterThanTheHighestStillGetsTheLimitAndAVali
       // frontier is never worse than the cheapest such plan (limited plans
       // alone were: the second review's case).
       for (const FreqPoint& clock : problem->nodes[0].options) {
-        PlanChoice even(problem->num_nodes());
-        for (int id = 0; id < problem->num_nodes(); ++id) {
-          const std::vector<FreqPoint>& options = problem->nodes[id].options;
-          for (int o = 0; o < static_cast<int>(options.size()); ++o) {
-            if (options[o].freq_mhz == clock.freq_mhz) even[id] = o;
-          }
-        }
-        const PlanCost cost = EvaluatePlan(*problem, even);
+        const PlanCost cost = EvaluatePlan(*problem, testing::EveryComputationAt(*problem, clock.freq_mhz));
         const FrontierPlan* mine = f->PlanForTime(cost.time_s);
         ASSERT_NE(mine, nullptr);
         EXPECT_LE(mine->energy_j, cost.energy_j * (1 + 1e-12)) << ScheduleName(kind) << " k " << k << " at " << clock.freq_mhz;

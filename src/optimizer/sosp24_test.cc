@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "common/csv_reader.h"
+#include "optimizer/testing/brute_force.h"
 #include "perseus/optimizer.h"
 
 namespace perseus {
@@ -152,14 +153,7 @@ TEST(Sosp24ClockChanges, BloomsLimitedFrontierIsNeverBeatenByOneClockOnEveryGpu)
   ASSERT_TRUE(f.ok()) << f.status().ToString();
   double best_even_saving = 0;
   for (const FreqPoint& clock : problem->nodes[0].options) {
-    PlanChoice even(problem->num_nodes());
-    for (int id = 0; id < problem->num_nodes(); ++id) {
-      const std::vector<FreqPoint>& options = problem->nodes[id].options;
-      for (int o = 0; o < static_cast<int>(options.size()); ++o) {
-        if (options[o].freq_mhz == clock.freq_mhz) even[id] = o;
-      }
-    }
-    const PlanCost cost = EvaluatePlan(*problem, even);
+    const PlanCost cost = EvaluatePlan(*problem, testing::EveryComputationAt(*problem, clock.freq_mhz));
     best_even_saving = std::max(best_even_saving, 1 - cost.energy_j / f->all_max.energy_j);
     const FrontierPlan* mine = f->PlanForTime(cost.time_s);
     ASSERT_NE(mine, nullptr);

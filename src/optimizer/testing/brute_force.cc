@@ -67,6 +67,17 @@ Profile RandomProfile(std::mt19937& rng, int stages, int options, bool split_bac
   return profile;
 }
 
+PlanChoice EveryComputationAt(const Problem& problem, int mhz) {
+  PlanChoice plan(problem.num_nodes(), 0);
+  for (int id = 0; id < problem.num_nodes(); ++id) {
+    const std::vector<FreqPoint>& options = problem.nodes[id].options;
+    for (int o = 0; o < static_cast<int>(options.size()); ++o) {
+      if (options[o].freq_mhz == mhz) plan[id] = o;
+    }
+  }
+  return plan;
+}
+
 std::vector<Problem> TinyInstances(int trials) {
   std::mt19937 rng(11);
   std::vector<Problem> out;

@@ -37,6 +37,10 @@ Profile RandomProfile(std::mt19937& rng, int stages, int options, bool split_bac
 // search: `trials` draws from one seeded generator, fewer instances.
 std::vector<Problem> TinyInstances(int trials);
 
+// Every computation at its option at `mhz` (its first option where it lists
+// none): the same clock on every GPU all iteration.
+PlanChoice EveryComputationAt(const Problem& problem, int mhz);
+
 // A frontier's energy against the exact one, as shares of the exact energy.
 struct GapToExact {
   // At every exact frontier point (but those faster than all of ours), our least
