@@ -167,13 +167,17 @@ PlanChoice MoveClockRuns(const Problem& problem, const PlanChoice& choice, doubl
 // chooses whether to move them.
 PlanChoice LimitedPlan(const Problem& problem, const PlanChoice& choice, int max_changes_per_gpu, bool move_runs,
                        const std::atomic<bool>* cancel = nullptr);
+// LimitedPlan's second step, given `limited` = LimitClockChanges of `choice`.
+PlanChoice MoveLimitedPlansRuns(const Problem& problem, const PlanChoice& choice, const PlanChoice& limited,
+                                const std::atomic<bool>* cancel = nullptr);
 // LimitClockChanges on every plan of `frontier` (of at most kMaxLimitedPlans
 // of them, spread evenly in time, the fastest, no-slowdown and minimum-energy
 // ones always among them), together with OneClockPerGpuPlans (no changes,
 // so within any limit), then the Pareto filter again (limited plans can
 // dominate each other). Each takes the lower bound of the first unlimited
 // plan at least as slow (a bound holds for every plan no slower than its
-// own), so bounds never rise with time. What SolveFrontier does with
+// own), so bounds never rise with time. With `move_runs` each plan is kept
+// both as LimitClockChanges makes it and with its runs moved (LimitedPlan). What SolveFrontier does with
 // FrontierOptions::max_clock_changes_per_gpu. When `cancel` becomes true the
 // remaining plans are left unlimited (the caller discards the result). On
 // `threads` threads (0: every CPU this process may run on).

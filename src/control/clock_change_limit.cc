@@ -63,10 +63,11 @@ ClockChangeDecision LimitClockChangesForLatency(const Problem& problem, int spec
   bool best_moved = false, quickest_moved = false;
   PlanCost best_cost, quickest_cost = d.unlimited;
   for (int k : CandidateLimits(*std::max_element(changes.begin(), changes.end()))) {
+    const PlanChoice limited = LimitClockChanges(problem, fastest->choice, k);
     for (bool move_runs : {false, true}) {
       if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) return d;
-      PlanCost cost = EvaluatePlanWithClockLatency(problem, LimitedPlan(problem, fastest->choice, k, move_runs, cancel),
-                                                   clock_switch_latency_s);
+      const PlanChoice plan = move_runs ? MoveLimitedPlansRuns(problem, fastest->choice, limited, cancel) : limited;
+      PlanCost cost = EvaluatePlanWithClockLatency(problem, plan, clock_switch_latency_s);
       if (one_clock && (cost.time_s > deadline_s || one_clock->energy_j < cost.energy_j)) cost = *one_clock;
       if (cost.time_s < quickest_cost.time_s) {
         quickest = k;

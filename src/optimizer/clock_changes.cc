@@ -518,8 +518,11 @@ std::vector<PlanChoice> OneClockPerGpuPlans(const Problem& problem, const std::a
   UnitClockSearch search(model);
   std::vector<UnitClockSearch> found{search};
   // 0. The same clock on every GPU (the pipeline slowed evenly): plans of
-  // their own, and starts for the walk below (where a lower clock is faster
-  // than the highest, some are faster than every plan the descent passes).
+  // their own, and starts for the walk below where nothing else is fast
+  // enough (where a lower clock is faster than the highest, some are faster
+  // than every plan the descent passes; as starts everywhere they led the
+  // walk past better points on Bloom: a review).
+  std::vector<UnitClockSearch> even;
   for (int mhz : model.mhz(0)) {
     std::vector<int> state(model.units());
     bool shared = true;
@@ -529,7 +532,7 @@ std::vector<PlanChoice> OneClockPerGpuPlans(const Problem& problem, const std::a
       shared = it != list.end();
       if (shared) state[g] = static_cast<int>(it - list.begin());
     }
-    if (shared) found.emplace_back(model, std::move(state));
+    if (shared) even.emplace_back(model, std::move(state));
   }
   // 1. The ratio descent, a path down the frontier.
   Descend(search, cancel, &found);
@@ -542,14 +545,19 @@ std::vector<PlanChoice> OneClockPerGpuPlans(const Problem& problem, const std::a
   // range down to the fastest plan found), searched from the cheapest plan so
   // far within that time and from the last plan's cheapest neighbour within it.
   double fastest_s = search.cost().time_s;
-  for (const UnitClockSearch& f : found) fastest_s = std::min(fastest_s, f.cost().time_s);
+  for (const std::vector<UnitClockSearch>* list : {&found, &even}) {
+    for (const UnitClockSearch& f : *list) fastest_s = std::min(fastest_s, f.cost().time_s);
+  }
   const double spacing_s = (search.cost().time_s - fastest_s) / kOneClockWalk;
   double deadline_s = search.cost().time_s;
   for (int point = 0; point < kOneClockWalk && !Stop(cancel); ++point) {
     deadline_s = std::min(deadline_s * (1 - 1e-9), deadline_s - spacing_s);
     const UnitClockSearch* known = nullptr;
-    for (const UnitClockSearch& f : found) {
-      if (f.cost().time_s <= deadline_s && (!known || f.cost().energy_j < known->cost().energy_j)) known = &f;
+    for (const std::vector<UnitClockSearch>* list : {&found, &even}) {
+      for (const UnitClockSearch& f : *list) {
+        if (f.cost().time_s <= deadline_s && (!known || f.cost().energy_j < known->cost().energy_j)) known = &f;
+      }
+      if (known) break;
     }
     if (!known) break;
     UnitClockSearch from_known = *known;
@@ -560,7 +568,9 @@ std::vector<PlanChoice> OneClockPerGpuPlans(const Problem& problem, const std::a
     deadline_s = search.cost().time_s;
   }
   std::vector<PlanChoice> plans;
-  for (const UnitClockSearch& f : found) plans.push_back(f.choice());
+  for (const std::vector<UnitClockSearch>* list : {&found, &even}) {
+    for (const UnitClockSearch& f : *list) plans.push_back(f.choice());
+  }
   return plans;
 }
 
@@ -571,6 +581,7 @@ PlanChoice MoveClockRuns(const Problem& problem, const PlanChoice& choice, doubl
   std::vector<Unit> runs;
   for (const std::vector<int>& order : problem.gpu_order) {
     const size_t n = order.size();
+    if (n == 0) continue;
     auto mhz = [&](size_t k) { return problem.nodes[order[k % n]].options[choice[order[k % n]]].freq_mhz; };
     size_t first_change = 0;
     while (first_change < n && mhz(first_change) == mhz(first_change + n - 1)) ++first_change;
@@ -594,7 +605,11 @@ PlanChoice MoveClockRuns(const Problem& problem, const PlanChoice& choice, doubl
 PlanChoice LimitedPlan(const Problem& problem, const PlanChoice& choice, int max_changes_per_gpu, bool move_runs,
                        const std::atomic<bool>* cancel) {
   const PlanChoice limited = LimitClockChanges(problem, choice, max_changes_per_gpu);
-  if (!move_runs) return limited;
+  return move_runs ? MoveLimitedPlansRuns(problem, choice, limited, cancel) : limited;
+}
+
+PlanChoice MoveLimitedPlansRuns(const Problem& problem, const PlanChoice& choice, const PlanChoice& limited,
+                                const std::atomic<bool>* cancel) {
   // One run per GPU is a plan on one clock per GPU, which OneClockPerGpuPlans
   // searches for the whole frontier at once (moving them here cost 30% more
   // time at K = 0, GPT-3 16 x 256).

@@ -159,6 +159,16 @@ TEST(LimitClockChanges, FrontierPlansKeepTheLimitAndStayPareto) {
         EXPECT_LT(p.energy_j, f->plans[i - 1].energy_j);
       }
     }
+    // Nor is a plan limited from an unlimited one without its runs moved
+    // (moving them alone lost such faster points: a review).
+    Result<Frontier> unlimited = SolveFrontier(problem, FrontierOptions{});
+    ASSERT_TRUE(unlimited.ok());
+    for (const FrontierPlan& p : unlimited->plans) {
+      const PlanCost cost = EvaluatePlan(problem, LimitClockChanges(problem, p.choice, options.max_clock_changes_per_gpu));
+      const FrontierPlan* mine = f->PlanForTime(cost.time_s);
+      ASSERT_NE(mine, nullptr) << trial;
+      EXPECT_LE(mine->energy_j, cost.energy_j * (1 + 1e-12)) << trial << " at " << cost.time_s;
+    }
     // The plans on one clock per GPU are within every limit: none is beaten
     // by nothing on the frontier.
     for (const PlanChoice& choice : OneClockPerGpuPlans(problem)) {
