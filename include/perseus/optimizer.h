@@ -159,15 +159,12 @@ std::vector<PlanChoice> OneClockPerGpuPlans(const Problem& problem, const std::a
 // which only speeds computations up.
 PlanChoice MoveClockRuns(const Problem& problem, const PlanChoice& choice, double deadline_s,
                          const std::atomic<bool>* cancel = nullptr);
-// What every limited frontier plan is: LimitClockChanges, then with
-// `move_runs` MoveClockRuns within the slower of `choice`'s time and the
-// limited plan's (the limited plan is no slower than `choice` unless a lower
-// clock is faster). Moved runs use the slack the limit's speed-ups left, which
-// otherwise absorbs late clock switches: control::LimitClockChangesForLatency
-// chooses whether to move them.
-PlanChoice LimitedPlan(const Problem& problem, const PlanChoice& choice, int max_changes_per_gpu, bool move_runs,
-                       const std::atomic<bool>* cancel = nullptr);
-// LimitedPlan's second step, given `limited` = LimitClockChanges of `choice`.
+// `limited` (LimitClockChanges of `choice`) with MoveClockRuns within the
+// slower of `choice`'s time and its own (it is no slower than `choice` unless
+// a lower clock is faster); `limited` itself when it already runs one clock
+// per GPU (OneClockPerGpuPlans covers those). Moved runs use the slack the
+// limit's speed-ups left, which otherwise absorbs late clock switches:
+// control::LimitClockChangesForLatency chooses whether to move them.
 PlanChoice MoveLimitedPlansRuns(const Problem& problem, const PlanChoice& choice, const PlanChoice& limited,
                                 const std::atomic<bool>* cancel = nullptr);
 // LimitClockChanges on every plan of `frontier` (of at most kMaxLimitedPlans
@@ -177,7 +174,7 @@ PlanChoice MoveLimitedPlansRuns(const Problem& problem, const PlanChoice& choice
 // dominate each other). Each takes the lower bound of the first unlimited
 // plan at least as slow (a bound holds for every plan no slower than its
 // own), so bounds never rise with time. With `move_runs` each plan is kept
-// both as LimitClockChanges makes it and with its runs moved (LimitedPlan). What SolveFrontier does with
+// both as LimitClockChanges makes it and with its runs moved (MoveLimitedPlansRuns). What SolveFrontier does with
 // FrontierOptions::max_clock_changes_per_gpu. When `cancel` becomes true the
 // remaining plans are left unlimited (the caller discards the result). On
 // `threads` threads (0: every CPU this process may run on).

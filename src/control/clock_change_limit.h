@@ -35,7 +35,7 @@ struct ClockChangeDecision {
   // limit, or the chosen one; -1: no limit.
   int limit = -1;
   bool automatic = false;  // chosen for the latency (not the spec's)
-  bool runs_moved = true;  // the limited plans' runs moved (LimitedPlan); chosen with the limit
+  bool runs_moved = true;  // the limited plans' runs moved (MoveLimitedPlansRuns); chosen with the limit
   // The no-slowdown plan evaluated with the latency
   // (EvaluatePlanWithClockLatency) without a limit and with `limit`; both
   // zero when the latency was not checked.
@@ -47,10 +47,11 @@ struct ClockChangeDecision {
 // kSlowClockSwitchS (or unmeasured, < 0): nothing changes. Otherwise the
 // limit is chosen by the model of a late switch (OptionWithClockLatency):
 // among no limit and 0, 1, 2, 3, 4, 6, 9, 13, ... changes per GPU per
-// iteration, with runs moved or not, the one whose no-slowdown plan
-// (LimitedPlan of the frontier's, or where cheaper the cheapest of OneClockPerGpuPlans no slower
-// than all-max, which every limit's frontier holds), evaluated with the
-// latency, uses the least energy while at
+// iteration, each with runs moved (MoveLimitedPlansRuns) or not, the one
+// whose no-slowdown plan (LimitClockChanges of the frontier's, or where
+// cheaper the cheapest of OneClockPerGpuPlans no slower than all-max, which
+// every limit's frontier holds), evaluated with the latency, uses the least
+// energy while at
 // most kLatencySlowdownTolerance slower than all-max (the fastest when none
 // is); then every frontier plan is limited to it (LimitFrontierClockChanges).
 // Zero changes nearly always qualifies: every GPU then runs one clock, which

@@ -62,9 +62,10 @@ TEST(LimitClockChangesForLatency, SlowSwitchesGetTheCheapestLimitWithinTheTolera
   EXPECT_LE(chosen.time_s, all_max_s * (1 + kLatencySlowdownTolerance));
   // Brute force over every limit: none no slower than all-max uses less energy.
   for (int k = 0; k <= MostChanges(job.problem, unlimited); ++k) {
+    const PlanChoice limited = LimitClockChanges(job.problem, unlimited, k);
     for (bool move_runs : {false, true}) {
-      const PlanCost c =
-          EvaluatePlanWithClockLatency(job.problem, LimitedPlan(job.problem, unlimited, k, move_runs), latency_s);
+      const PlanChoice plan = move_runs ? MoveLimitedPlansRuns(job.problem, unlimited, limited) : limited;
+      const PlanCost c = EvaluatePlanWithClockLatency(job.problem, plan, latency_s);
       if (c.time_s > all_max_s * (1 + kLatencySlowdownTolerance)) continue;
       EXPECT_GE(c.energy_j, d.limited.energy_j * (1 - 1e-12)) << "limit " << k << " is cheaper than " << d.limit;
     }

@@ -474,14 +474,12 @@ void LeastWithin(UnitClockSearch& search, double deadline_s, const std::atomic<b
 // fraction of its cost where units are many). Until a pass saves nothing, at
 // most kRunPasses passes.
 void SavingMovesWithin(UnitClockSearch& search, double deadline_s, const std::atomic<bool>* cancel) {
-  int total_clocks = 0;
-  for (int u = 0; u < search.units(); ++u) total_clocks += search.clocks(u);
   struct Candidate {
     double saved_j;
     int unit, steps;
   };
   std::vector<int> to;
-  for (int pass = 0; pass < std::min(total_clocks, kRunPasses) && !Stop(cancel); ++pass) {
+  for (int pass = 0; pass < kRunPasses && !Stop(cancel); ++pass) {
     std::vector<Candidate> candidates;
     for (int u = 0; u < search.units(); ++u) {
       for (int steps : {1, 2, -1}) {
@@ -600,12 +598,6 @@ PlanChoice MoveClockRuns(const Problem& problem, const PlanChoice& choice, doubl
   UnitClockSearch search(model, model.StateOf(choice));
   SavingMovesWithin(search, deadline_s, cancel);
   return search.choice();
-}
-
-PlanChoice LimitedPlan(const Problem& problem, const PlanChoice& choice, int max_changes_per_gpu, bool move_runs,
-                       const std::atomic<bool>* cancel) {
-  const PlanChoice limited = LimitClockChanges(problem, choice, max_changes_per_gpu);
-  return move_runs ? MoveLimitedPlansRuns(problem, choice, limited, cancel) : limited;
 }
 
 PlanChoice MoveLimitedPlansRuns(const Problem& problem, const PlanChoice& choice, const PlanChoice& limited,
