@@ -183,6 +183,9 @@ struct ClosedLoopReport {
   // (control::LimitClockChangesForLatency; -1: no limit), and, when that
   // limit was chosen (not the spec's), the figures without it.
   int clock_change_limit = -1;
+  // Whether the limited plans' runs of one clock were moved within each
+  // plan's time (false where late switches would make them late, or no limit).
+  bool clock_runs_moved = false;
   std::optional<LoopFigures> without_clock_change_limit;
   // With a power cap: the running phase's average power, the highest average
   // of a complete cap window, and how many complete windows averaged over the

@@ -1,6 +1,7 @@
 #include "control/clock_change_limit.h"
 
 #include <algorithm>
+#include <limits>
 #include <optional>
 #include <vector>
 
@@ -30,23 +31,36 @@ std::optional<PlanCost> CheapestOneClockPlan(const Problem& problem, double all_
   return best;
 }
 
+// Whether LimitClockChangesForLatency limits the frontier itself (unmeasured
+// latencies are negative).
+bool DecidesForLatency(double clock_switch_latency_s) { return clock_switch_latency_s > kSlowClockSwitchS; }
+
 }  // namespace
 
 bool IsSlowClockSwitch(double latency_s, double mean_computation_s) {
   return latency_s > std::max(kSlowClockSwitchS, 0.25 * mean_computation_s);
 }
 
+int SolveClockChangeLimit(int spec_limit, double clock_switch_latency_s) {
+  return DecidesForLatency(clock_switch_latency_s) ? -1 : spec_limit;
+}
+
 ClockChangeDecision LimitClockChangesForLatency(const Problem& problem, int spec_limit, double clock_switch_latency_s,
                                                 Frontier* frontier, const std::atomic<bool>* cancel, int threads) {
   ClockChangeDecision d;
   d.limit = spec_limit;
-  if (spec_limit >= 0 || !(clock_switch_latency_s > kSlowClockSwitchS)) return d;
+  if (!DecidesForLatency(clock_switch_latency_s)) return d;
   const FrontierPlan* fastest = frontier->NoSlowdownPlan();
-  if (fastest == nullptr) return d;
+  if (fastest == nullptr) {
+    // Nothing to judge the latency by; the spec's limit holds all the same.
+    if (spec_limit >= 0) LimitFrontierClockChanges(problem, spec_limit, frontier, cancel, threads);
+    d.frontier_limited = spec_limit >= 0;
+    return d;
+  }
   d.all_max_time_s = frontier->all_max.time_s;
   d.unlimited = EvaluatePlanWithClockLatency(problem, fastest->choice, clock_switch_latency_s);
   const double deadline_s = d.all_max_time_s * (1 + kLatencySlowdownTolerance);
-  if (d.unlimited.time_s <= deadline_s) {
+  if (spec_limit < 0 && d.unlimited.time_s <= deadline_s) {
     d.limited = d.unlimited;
     return d;
   }
@@ -56,13 +70,17 @@ ClockChangeDecision LimitClockChangesForLatency(const Problem& problem, int spec
   // slower than all-max stands for a limit whose own plan costs more.
   const std::optional<PlanCost> one_clock = CheapestOneClockPlan(problem, d.all_max_time_s, cancel);
   const std::vector<int> changes = ClockChangesPerGpu(problem, fastest->choice);
+  const std::vector<int> limits =
+      spec_limit >= 0 ? std::vector<int>{spec_limit} : CandidateLimits(*std::max_element(changes.begin(), changes.end()));
   // Each limit with its runs moved or not (moved runs take the slack that
   // absorbs late switches: at 100 ms on GPT-3 8 x 12 moving them for every
-  // limit would leave only zero changes within the tolerance).
+  // limit would leave only zero changes within the tolerance). The spec's
+  // limit holds even where no plan under it is faster than the unlimited one.
   int best = -1, quickest = -1;
   bool best_moved = false, quickest_moved = false;
-  PlanCost best_cost, quickest_cost = d.unlimited;
-  for (int k : CandidateLimits(*std::max_element(changes.begin(), changes.end()))) {
+  PlanCost best_cost, quickest_cost;
+  quickest_cost.time_s = spec_limit >= 0 ? std::numeric_limits<double>::infinity() : d.unlimited.time_s;
+  for (int k : limits) {
     const PlanChoice limited = LimitClockChanges(problem, fastest->choice, k);
     for (bool move_runs : {false, true}) {
       if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) return d;
@@ -90,7 +108,8 @@ ClockChangeDecision LimitClockChangesForLatency(const Problem& problem, int spec
   d.limit = best;
   d.runs_moved = best_moved;
   d.limited = best_cost;
-  d.automatic = true;
+  d.automatic = spec_limit < 0;
+  d.frontier_limited = true;
   LimitFrontierClockChanges(problem, d.limit, frontier, cancel, threads, d.runs_moved);
   return d;
 }

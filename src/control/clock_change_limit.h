@@ -30,11 +30,21 @@ inline constexpr double kLatencySlowdownTolerance = 0.005;
 // length: above kSlowClockSwitchS and a quarter of a computation.
 bool IsSlowClockSwitch(double latency_s, double mean_computation_s);
 
+// The limit to solve a job's frontier with (FrontierOptions::
+// max_clock_changes_per_gpu) before LimitClockChangesForLatency: the spec's,
+// or none (-1) where switches are slower than kSlowClockSwitchS, since
+// LimitClockChangesForLatency then limits the unlimited frontier itself,
+// with the runs moved only where late switches leave them on time.
+int SolveClockChangeLimit(int spec_limit, double clock_switch_latency_s);
+
 struct ClockChangeDecision {
   // Clock changes per GPU per iteration every plan makes at most: the spec's
   // limit, or the chosen one; -1: no limit.
   int limit = -1;
   bool automatic = false;  // chosen for the latency (not the spec's)
+  // This call limited the frontier (a limit chosen, or the spec's under slow
+  // switches); otherwise it is as solved.
+  bool frontier_limited = false;
   bool runs_moved = true;  // the limited plans' runs moved (MoveLimitedPlansRuns); chosen with the limit
   // The no-slowdown plan evaluated with the latency
   // (EvaluatePlanWithClockLatency) without a limit and with `limit`; both
@@ -43,21 +53,24 @@ struct ClockChangeDecision {
   double all_max_time_s = 0;
 };
 
-// With a limit in the spec (spec_limit >= 0) or switches no slower than
-// kSlowClockSwitchS (or unmeasured, < 0): nothing changes. Otherwise the
-// limit is chosen by the model of a late switch (OptionWithClockLatency):
-// among no limit and 0, 1, 2, 3, 4, 6, 9, 13, ... changes per GPU per
-// iteration, each with runs moved (MoveLimitedPlansRuns) or not, the one
-// whose no-slowdown plan (LimitClockChanges of the frontier's, or where
+// With switches no slower than kSlowClockSwitchS (or unmeasured, < 0):
+// nothing changes (the spec's limit, if any, was applied by the solve).
+// Otherwise by the model of a late switch (OptionWithClockLatency): among the
+// candidate limits, each with runs moved (MoveLimitedPlansRuns) or not, the
+// one whose no-slowdown plan (LimitClockChanges of the frontier's, or where
 // cheaper the cheapest of OneClockPerGpuPlans no slower than all-max, which
 // every limit's frontier holds), evaluated with the latency, uses the least
-// energy while at
-// most kLatencySlowdownTolerance slower than all-max (the fastest when none
-// is); then every frontier plan is limited to it (LimitFrontierClockChanges).
-// Zero changes nearly always qualifies: every GPU then runs one clock, which
-// no latency delays. Nothing changes when the unlimited plan is within the
-// tolerance. The plans are limited on `threads` threads (0: every CPU).
-// REQUIRES: `frontier` was solved for `problem` and has a no-slowdown plan.
+// energy while at most kLatencySlowdownTolerance slower than all-max (the
+// fastest when none is); then every frontier plan is limited to it
+// (LimitFrontierClockChanges). The candidates: with a limit in the spec
+// (spec_limit >= 0) that limit alone, so only whether runs move is chosen
+// (moved runs spend the slack that absorbs late switches); else no limit and
+// 0, 1, 2, 3, 4, 6, 9, 13, ... changes per GPU per iteration, and nothing
+// changes when the unlimited plan is within the tolerance. Zero changes nearly
+// always qualifies: every GPU then runs one clock, which no latency delays.
+// The plans are limited on `threads` threads (0: every CPU).
+// REQUIRES: `frontier` was solved for `problem` with SolveClockChangeLimit's
+// limit and has a no-slowdown plan.
 ClockChangeDecision LimitClockChangesForLatency(const Problem& problem, int spec_limit, double clock_switch_latency_s,
                                                 Frontier* frontier, const std::atomic<bool>* cancel = nullptr,
                                                 int threads = 0);

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <set>
 #include <memory>
+#include <optional>
 
 #include "control/clock_change_limit.h"
 #include "control/profiling_sweep.h"
@@ -147,8 +148,11 @@ double SweepProfilingS(const Problem& problem, const Frontier& frontier, const C
 }
 
 // Perseus as the server runs it, and what each part of the loop costs.
-void RunClosedLoopPolicy(const Problem& problem, const Frontier& frontier, const EmulationSpec& spec,
-                         EmulationResult& out) {
+// `frontier` is solved with control::SolveClockChangeLimit's limit, as the
+// server solves it; `spec_plans` is the frontier with the spec's limit (the
+// other policies' plans), the same where no slow switch defers the limit.
+void RunClosedLoopPolicy(const Problem& problem, const Frontier& frontier, const Frontier& spec_plans,
+                         const EmulationSpec& spec, EmulationResult& out) {
   const LoopSpec loop = JobLoop(spec, out);
   ClosedLoopOptions o = spec.closed_loop;
   int windows = 0;
@@ -162,7 +166,7 @@ void RunClosedLoopPolicy(const Problem& problem, const Frontier& frontier, const
   Frontier limited = frontier;
   const control::ClockChangeDecision changes = control::LimitClockChangesForLatency(
       problem, spec.max_clock_changes_per_gpu, o.clock_latency_s, &limited);
-  const Frontier& run = changes.automatic ? limited : frontier;
+  const Frontier& run = changes.frontier_limited ? limited : frontier;
   auto figures = [&](const ClosedLoopOptions& variant, double opt_s, const Frontier& plans) {
     const PolicyResult r = RunClosedLoop(problem, plans, loop, variant, opt_s).result;
     return LoopFigures{1 - r.total_energy_j / allmax.total_energy_j, r.total_time_s / allmax.total_time_s - 1};
@@ -171,12 +175,14 @@ void RunClosedLoopPolicy(const Problem& problem, const Frontier& frontier, const
   report.profiling_s = o.profiling_s;
   report.profiling_windows = windows;
   report.clock_change_limit = changes.limit;
+  // A limit applied by the solve (fast switches) moves the runs.
+  report.clock_runs_moved = changes.limit >= 0 && (!changes.frontier_limited || changes.runs_moved);
   ClosedLoopOptions free = o;
   free.profiling_s = 0;
   report.without_profiling = figures(free, 0, run);
   ClosedLoopOptions at_once = o;
   at_once.clock_latency_s = 0;  // nothing to limit for
-  report.without_clock_latency = figures(at_once, optimization_s, frontier);
+  report.without_clock_latency = figures(at_once, optimization_s, spec_plans);
   ClosedLoopOptions instant = o;
   instant.iteration_jitter = 0;
   instant.plan_delivery_s = 0;
@@ -228,9 +234,19 @@ Result<EmulationResult> Emulate(const EmulationSpec& spec) {
   if (!problem.ok()) return problem.status();
   FrontierOptions options;
   options.unit_time_s = spec.unit_time_s * spec.profile_scale;
-  options.max_clock_changes_per_gpu = spec.max_clock_changes_per_gpu;
+  // Under slow clock switches the closed loop, as the server, limits the
+  // unlimited frontier itself; the other policies run the spec's limit.
+  const int loop_limit = spec.closed_loop.enabled ? control::SolveClockChangeLimit(spec.max_clock_changes_per_gpu,
+                                                                                   spec.closed_loop.clock_latency_s)
+                                                  : spec.max_clock_changes_per_gpu;
+  options.max_clock_changes_per_gpu = loop_limit;
   Result<Frontier> frontier = SolveFrontier(*problem, options);
   if (!frontier.ok()) return frontier.status();
+  std::optional<Frontier> loop_frontier;
+  if (loop_limit != spec.max_clock_changes_per_gpu) {
+    loop_frontier = *frontier;
+    LimitFrontierClockChanges(*problem, spec.max_clock_changes_per_gpu, &*frontier);
+  }
   if (frontier->plans.empty() || frontier->NoSlowdownPlan() == nullptr) {
     return Status::Internal("the frontier has no plan as fast as all-max");
   }
@@ -244,7 +260,9 @@ Result<EmulationResult> Emulate(const EmulationSpec& spec) {
   out.frontier = Summarise(*frontier);
   std::vector<std::unique_ptr<Policy>> policies = MakePolicies(*problem, *frontier, spec.slowdown_budget);
   RunPolicies(*problem, spec, policies, out);
-  if (spec.closed_loop.enabled) RunClosedLoopPolicy(*problem, *frontier, spec, out);
+  if (spec.closed_loop.enabled) {
+    RunClosedLoopPolicy(*problem, loop_frontier ? *loop_frontier : *frontier, *frontier, spec, out);
+  }
   out.sweep = StragglerSweep(*problem, spec, policies);
   return out;
 }

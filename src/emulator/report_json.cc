@@ -154,6 +154,7 @@ std::string EmulationJson(const EmulationResult& r) {
         {"plan_switches", c.plan_switches},
         {"clock_changes_per_gpu_iteration", c.clock_changes_per_gpu_iteration},
         {"clock_change_limit", c.clock_change_limit},
+        {"clock_runs_moved", c.clock_change_limit >= 0 ? json(c.clock_runs_moved) : json(nullptr)},
         {"power_cap",
          o.power_cap_w > 0 ? json{{"average_w", o.power_cap_w}, {"window_s", o.power_cap_window_s},
                                   {"running_power_w", c.running_power_w > 0 ? json(c.running_power_w) : json(nullptr)},

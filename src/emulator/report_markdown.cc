@@ -67,6 +67,16 @@ std::string PoliciesSection(const EmulationResult& r) {
          "\n![Policies on the time-energy plane](policies.svg)\n";
 }
 
+// How the closed loop's plans were limited (docs/schedules.md, "Clock changes").
+std::string ClockChangeLimitLine(const ClosedLoopReport& c) {
+  if (c.clock_change_limit < 0) return "";
+  return "Clock changes: at most " + std::to_string(c.clock_change_limit) + " per GPU per iteration (" +
+         (c.without_clock_change_limit ? "chosen for the clock latency" : "the spec's limit") + "), the limited plans' " +
+         (c.clock_runs_moved ? "runs of one clock moved within each plan's time.\n"
+                             : "runs of one clock left in place (with these clock switches, moved runs would leave the "
+                               "no-slowdown plan later or dearer).\n");
+}
+
 std::string ClosedLoopSection(const EmulationResult& r) {
   if (!r.closed_loop) return "";
   const ClosedLoopReport& c = *r.closed_loop;
@@ -122,7 +132,7 @@ std::string ClosedLoopSection(const EmulationResult& r) {
   }
   return "## Closed loop\n\nPerseus as `perseus serve` runs it, in virtual time (docs/emulator.md, \"Closed "
          "loop\"), next to the idealised policy; each row below the second makes one part of the loop ideal.\n\n" +
-         t.Render() + "\n" + buf + cap;
+         t.Render() + "\n" + buf + ClockChangeLimitLine(c) + cap;
 }
 
 std::string SweepSection(const EmulationResult& r) {

@@ -403,13 +403,16 @@ void JobService::Optimize(const std::string& job_id) {
     Result<Problem> problem = BuildProblem(*profile, JobProblemSpec(spec, blocking_power_w));
     FrontierOptions options;
     options.unit_time_s = spec.unit_time_s;
-    options.max_clock_changes_per_gpu = spec.max_clock_changes_per_gpu;
+    // Under slow clock switches the frontier is solved unlimited and the
+    // limit (the spec's or one chosen) applied below, runs moved or not.
+    options.max_clock_changes_per_gpu =
+        control::SolveClockChangeLimit(spec.max_clock_changes_per_gpu, clock_switch_latency_s);
     options.cancel = &job.cancel_solve;
     options.threads = limits_.optimizer_threads;
     options.max_plans = MakePlansFor(limits_.max_frontier_plans);
     if (problem.ok()) computations = problem->num_nodes();
     frontier = problem.ok() ? solver_(*problem, options) : Result<Frontier>(problem.status());
-    if (frontier.ok() && frontier->NoSlowdownPlan() != nullptr) {
+    if (frontier.ok()) {
       changes = control::LimitClockChangesForLatency(*problem, spec.max_clock_changes_per_gpu, clock_switch_latency_s,
                                                      &*frontier, &job.cancel_solve, limits_.optimizer_threads);
     }
