@@ -177,10 +177,13 @@ PlanChoice MoveLimitedPlansRuns(const Problem& problem, const PlanChoice& choice
 // both as LimitClockChanges makes it and with its runs moved (MoveLimitedPlansRuns). What SolveFrontier does with
 // FrontierOptions::max_clock_changes_per_gpu. When `cancel` becomes true the
 // remaining plans are left unlimited (the caller discards the result). On
-// `threads` threads (0: every CPU this process may run on).
+// `threads` threads (0: every CPU this process may run on). `one_clock_plans`:
+// OneClockPerGpuPlans(problem), where the caller has them already (a search of
+// 0.3 s at 16 x 256); null: searched here.
 inline constexpr size_t kMaxLimitedPlans = 256;
 void LimitFrontierClockChanges(const Problem& problem, int max_changes_per_gpu, Frontier* frontier,
-                               const std::atomic<bool>* cancel = nullptr, int threads = 0, bool move_runs = true);
+                               const std::atomic<bool>* cancel = nullptr, int threads = 0, bool move_runs = true,
+                               const std::vector<PlanChoice>* one_clock_plans = nullptr);
 
 Result<Frontier> SolveFrontier(const Problem& problem, const FrontierOptions& options);
 

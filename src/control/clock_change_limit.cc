@@ -16,13 +16,13 @@ std::vector<int> CandidateLimits(int most_changes) {
   return out;
 }
 
-// The least energy of OneClockPerGpuPlans no slower than `all_max_time_s`
-// (within Frontier::kNoSlowerThan, as the frontier's no-slowdown plan is
-// chosen); no clock changes, so no switch latency.
+// The least energy of `one_clock_plans` (OneClockPerGpuPlans) no slower than
+// `all_max_time_s` (within Frontier::kNoSlowerThan, as the frontier's
+// no-slowdown plan is chosen); no clock changes, so no switch latency.
 std::optional<PlanCost> CheapestOneClockPlan(const Problem& problem, double all_max_time_s,
-                                             const std::atomic<bool>* cancel) {
+                                             const std::vector<PlanChoice>& one_clock_plans) {
   std::optional<PlanCost> best;
-  for (const PlanChoice& choice : OneClockPerGpuPlans(problem, cancel)) {
+  for (const PlanChoice& choice : one_clock_plans) {
     const PlanCost cost = EvaluatePlan(problem, choice);
     if (cost.time_s <= all_max_time_s * (1 + Frontier::kNoSlowerThan) && (!best || cost.energy_j < best->energy_j)) {
       best = cost;
@@ -68,7 +68,8 @@ ClockChangeDecision LimitClockChangesForLatency(const Problem& problem, int spec
   // (a GPU whose computations share no clock), the fastest. Under any limit
   // the frontier also holds plans on one clock per GPU: the cheapest no
   // slower than all-max stands for a limit whose own plan costs more.
-  const std::optional<PlanCost> one_clock = CheapestOneClockPlan(problem, d.all_max_time_s, cancel);
+  const std::vector<PlanChoice> one_clock_plans = OneClockPerGpuPlans(problem, cancel);
+  const std::optional<PlanCost> one_clock = CheapestOneClockPlan(problem, d.all_max_time_s, one_clock_plans);
   const std::vector<int> changes = ClockChangesPerGpu(problem, fastest->choice);
   const std::vector<int> limits =
       spec_limit >= 0 ? std::vector<int>{spec_limit} : CandidateLimits(*std::max_element(changes.begin(), changes.end()));
@@ -110,7 +111,7 @@ ClockChangeDecision LimitClockChangesForLatency(const Problem& problem, int spec
   d.limited = best_cost;
   d.automatic = spec_limit < 0;
   d.frontier_limited = true;
-  LimitFrontierClockChanges(problem, d.limit, frontier, cancel, threads, d.runs_moved);
+  LimitFrontierClockChanges(problem, d.limit, frontier, cancel, threads, d.runs_moved, &one_clock_plans);
   return d;
 }
 

@@ -118,6 +118,12 @@ TEST(LimitClockChangesForLatency, SlowSwitchesGetTheCheapestLimitWithinTheTolera
   for (const FrontierPlan& p : f.plans) EXPECT_LE(MostChanges(job.problem, p.choice), d.limit);
   const PlanCost chosen = EvaluatePlanWithClockLatency(job.problem, f.NoSlowdownPlan()->choice, latency_s);
   EXPECT_LE(chosen.time_s, all_max_s * (1 + kLatencySlowdownTolerance));
+  // The frontier is the limit's, as LimitFrontierClockChanges makes it on its
+  // own (the decision hands it the one-clock plans it searched already).
+  Frontier again = job.frontier;
+  LimitFrontierClockChanges(job.problem, d.limit, &again, nullptr, 0, d.runs_moved);
+  ASSERT_EQ(again.plans.size(), f.plans.size());
+  for (size_t k = 0; k < f.plans.size(); ++k) EXPECT_EQ(again.plans[k].choice, f.plans[k].choice) << k;
   // Brute force over every limit: none no slower than all-max uses less energy.
   for (int k = 0; k <= MostChanges(job.problem, unlimited); ++k) {
     const PlanChoice limited = LimitClockChanges(job.problem, unlimited, k);

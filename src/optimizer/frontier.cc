@@ -743,7 +743,8 @@ double BoundAtLeastAsSlow(const std::vector<FrontierPlan>& plans, double time_s)
 }  // namespace
 
 void LimitFrontierClockChanges(const Problem& problem, int max_changes_per_gpu, Frontier* f,
-                               const std::atomic<bool>* cancel, int threads, bool move_runs) {
+                               const std::atomic<bool>* cancel, int threads, bool move_runs,
+                               const std::vector<PlanChoice>* one_clock_plans) {
   if (f->plans.empty()) return;
   if (f->plans.size() > kMaxLimitedPlans) *f = SubFrontier(*f, ThinPlanIndices(*f, kMaxLimitedPlans, KeyPlanIndices(*f)));
   // Plans are independent: limited on every CPU, and the plans on one clock
@@ -751,7 +752,9 @@ void LimitFrontierClockChanges(const Problem& problem, int max_changes_per_gpu, 
   auto make = [&](size_t task, int) {
     std::vector<FrontierPlan> out;
     if (task == 0) {
-      for (PlanChoice& choice : OneClockPerGpuPlans(problem, cancel)) out.push_back(MakePlan(problem, std::move(choice)));
+      const std::vector<PlanChoice> searched =
+          one_clock_plans ? std::vector<PlanChoice>{} : OneClockPerGpuPlans(problem, cancel);
+      for (const PlanChoice& choice : one_clock_plans ? *one_clock_plans : searched) out.push_back(MakePlan(problem, choice));
     } else {
       const FrontierPlan& p = f->plans[task - 1];
       if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) return std::vector<FrontierPlan>{p};
