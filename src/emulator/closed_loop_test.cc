@@ -13,6 +13,7 @@
 namespace perseus {
 namespace {
 
+using emulator::ExampleSpec;
 using emulator::FindPolicy;
 using emulator::SmallSpec;
 using emulator::Sum;
@@ -189,15 +190,7 @@ TEST(ClosedLoop, APowerCapHoldsInEveryWindow) {
 // Below the frontier's least power the loop holds clocks lower, as the
 // server does (the GPT-3 example: its frontier ends at ~66% of all-max power).
 TEST(ClosedLoop, ACapBelowTheFrontiersLeastPowerIsMet) {
-  Result<Example> ex = FindExample("gpt3-175b-a100");
-  ASSERT_TRUE(ex.ok());
-  EmulationSpec spec;
-  spec.job_name = ex->name;
-  spec.profile = ex->profile;
-  spec.problem = ex->spec;
-  spec.pipelines = 4;
-  spec.iterations = 1500;
-  spec.sweep_factors = {1.0};
+  EmulationSpec spec = ExampleSpec("gpt3-175b-a100", 4, 1500);
   spec.closed_loop.enabled = true;
   spec.closed_loop.profiling_s = 0;  // the first window is the cap's from its first iteration
   spec.closed_loop.optimization_s = 0;
@@ -288,17 +281,9 @@ TEST(ClosedLoop, SlowSwitchesLimitClockChangesAsTheServerDoes) {
 // they spend the slack that absorbs the late switches. Until 2026-11-30 a
 // spec's limit always moved them: 2.40% slower than all-max instead of 1.66%.
 TEST(ClosedLoop, ASpecsLimitUnderSlowSwitchesRunsTheChosenLimitsPlans) {
-  Result<Example> example = FindExample("gpt3-175b-a100");
-  ASSERT_TRUE(example.ok());
-  EmulationSpec spec;
-  spec.job_name = "gpt3-175b-a100";
-  spec.profile = example->profile;
-  spec.problem = example->spec;
+  EmulationSpec spec = ExampleSpec("gpt3-175b-a100", 4, 300);
   spec.problem.schedule.stages = 8;
   spec.problem.schedule.microbatches = 12;
-  spec.pipelines = 4;
-  spec.iterations = 300;
-  spec.sweep_factors = {1.0};
   spec.closed_loop = Ideal();
   spec.closed_loop.clock_latency_s = 0.1;
   Result<EmulationResult> chosen = Emulate(spec);

@@ -12,6 +12,7 @@
 namespace perseus {
 namespace {
 
+using emulator::ExampleSpec;
 using emulator::FindPolicy;
 using emulator::SmallSpec;
 using emulator::Sum;
@@ -195,21 +196,14 @@ TEST(EmulationReportFiles, WritesTheReportJsonAndPlots) {
   EXPECT_NE(sweep_svg.find(">perseus</text>"), std::string::npos) << sweep_svg;
 }
 
-TEST(Emulate, EmulatesEightThousandGpusQuickly) {
-  Result<Example> ex = FindExample("gpt3-175b-a100");
-  ASSERT_TRUE(ex.ok());
-  EmulationSpec spec;
-  spec.job_name = "gpt3-175b-a100";
-  spec.profile = ex->profile;
-  spec.problem = ex->spec;
-  spec.pipelines = 128;
-  spec.iterations = 1000;
-  spec.sweep_factors = {1.0};
+// 8,192 GPUs, each tracked; how fast is bench/emulator_bench's to say (a
+// test asserted under 5 s until 2026-11-30: timing belongs in benchmarks).
+TEST(Emulate, EmulatesEightThousandGpus) {
+  EmulationSpec spec = ExampleSpec("gpt3-175b-a100", 128, 1000);
   for (int k = 0; k < 20; ++k) spec.stragglers.push_back({1.1 + 0.01 * k, k, k, 50 * k, 50 * k + 25});
   Result<EmulationResult> r = Emulate(spec);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->total_gpus, 8192);
-  EXPECT_LT(r->emulation_s, 5.0) << "8,192 GPUs x 1,000 iterations x 6 policies";
   EXPECT_GT(FindPolicy(*r, "perseus").savings_vs_allmax, FindPolicy(*r, "perseus-intrinsic").savings_vs_allmax);
 }
 

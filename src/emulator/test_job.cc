@@ -6,6 +6,8 @@
 #include <cassert>
 #include <numeric>
 
+#include "perseus/gpu_model.h"
+
 namespace perseus::emulator {
 
 Profile SmallProfile(int stages) {
@@ -48,6 +50,21 @@ EmulationSpec SmallSpec(int stages, int microbatches, int gpus_per_stage, int pi
   spec.pipelines = pipelines;
   spec.iterations = iterations;
   spec.sweep_factors = {1.0, 1.2};
+  return spec;
+}
+
+EmulationSpec ExampleSpec(const std::string& example, int pipelines, int iterations) {
+  EmulationSpec spec;
+  Result<Example> ex = FindExample(example);
+  EXPECT_TRUE(ex.ok()) << ex.status().ToString();
+  if (ex.ok()) {
+    spec.job_name = ex->name;
+    spec.profile = ex->profile;
+    spec.problem = ex->spec;
+  }
+  spec.pipelines = pipelines;
+  spec.iterations = iterations;
+  spec.sweep_factors = {1.0};
   return spec;
 }
 

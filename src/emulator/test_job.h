@@ -22,6 +22,10 @@ Problem SmallProblem(int stages, int microbatches, int gpus_per_stage);
 // An EmulationSpec for SmallProfile (1F1B, 80 W), no events.
 EmulationSpec SmallSpec(int stages, int microbatches, int gpus_per_stage, int pipelines, int iterations);
 
+// An EmulationSpec for a bundled example (FindExample; a test failure and an
+// empty profile if unknown) at its own shape, no events, sweep factor 1 only.
+EmulationSpec ExampleSpec(const std::string& example, int pipelines, int iterations);
+
 // The named policy's result (a test failure, and the first policy, if absent).
 const PolicyResult& FindPolicy(const EmulationResult& result, const std::string& name);
 
