@@ -35,6 +35,34 @@ std::optional<PlanCost> CheapestOneClockPlan(const Problem& problem, double all_
 // latencies are negative).
 bool DecidesForLatency(double clock_switch_latency_s) { return clock_switch_latency_s > kSlowClockSwitchS; }
 
+// The spec's limit `d.limit` on `frontier`, with the runs moved or not,
+// whichever way leaves the limited frontier's own no-slowdown plan (the plan
+// that runs), evaluated with the latency, the cheaper within the tolerance of
+// all-max, else the quicker. Both ways are made in full: the plan that runs
+// need not be the no-slowdown plan limited (another plan limited can be
+// cheaper, or one on one clock per GPU), and a stand-in cost for a late way
+// would choose it blindly (both found in review).
+void LimitBothWaysForLatency(const Problem& problem, double clock_switch_latency_s,
+                             const std::vector<PlanChoice>& one_clock_plans, Frontier* frontier,
+                             const std::atomic<bool>* cancel, int threads, ClockChangeDecision& d) {
+  const double deadline_s = d.all_max_time_s * (1 + kLatencySlowdownTolerance);
+  Frontier way[2] = {*frontier, std::move(*frontier)};
+  PlanCost cost[2];
+  for (bool move_runs : {false, true}) {
+    LimitFrontierClockChanges(problem, d.limit, &way[move_runs], cancel, threads, move_runs, &one_clock_plans);
+    const FrontierPlan* runs = way[move_runs].NoSlowdownPlan();
+    cost[move_runs].time_s = std::numeric_limits<double>::infinity();  // no plan as fast as all-max
+    if (runs != nullptr) cost[move_runs] = EvaluatePlanWithClockLatency(problem, runs->choice, clock_switch_latency_s);
+  }
+  const bool on_time[2] = {cost[0].time_s <= deadline_s, cost[1].time_s <= deadline_s};
+  const bool moved = on_time[0] && on_time[1] ? cost[1].energy_j < cost[0].energy_j
+                                              : on_time[1] || (!on_time[0] && cost[1].time_s < cost[0].time_s);
+  *frontier = std::move(way[moved]);
+  d.runs_moved = moved;
+  d.limited = cost[moved];
+  d.frontier_limited = true;
+}
+
 }  // namespace
 
 bool IsSlowClockSwitch(double latency_s, double mean_computation_s) {
@@ -69,19 +97,19 @@ ClockChangeDecision LimitClockChangesForLatency(const Problem& problem, int spec
   // the frontier also holds plans on one clock per GPU: the cheapest no
   // slower than all-max stands for a limit whose own plan costs more.
   const std::vector<PlanChoice> one_clock_plans = OneClockPerGpuPlans(problem, cancel);
+  if (spec_limit >= 0) {
+    LimitBothWaysForLatency(problem, clock_switch_latency_s, one_clock_plans, frontier, cancel, threads, d);
+    return d;
+  }
   const std::optional<PlanCost> one_clock = CheapestOneClockPlan(problem, d.all_max_time_s, one_clock_plans);
   const std::vector<int> changes = ClockChangesPerGpu(problem, fastest->choice);
-  const std::vector<int> limits =
-      spec_limit >= 0 ? std::vector<int>{spec_limit} : CandidateLimits(*std::max_element(changes.begin(), changes.end()));
   // Each limit with its runs moved or not (moved runs take the slack that
   // absorbs late switches: at 100 ms on GPT-3 8 x 12 moving them for every
-  // limit would leave only zero changes within the tolerance). The spec's
-  // limit holds even where no plan under it is faster than the unlimited one.
+  // limit would leave only zero changes within the tolerance).
   int best = -1, quickest = -1;
   bool best_moved = false, quickest_moved = false;
-  PlanCost best_cost, quickest_cost;
-  quickest_cost.time_s = spec_limit >= 0 ? std::numeric_limits<double>::infinity() : d.unlimited.time_s;
-  for (int k : limits) {
+  PlanCost best_cost, quickest_cost = d.unlimited;
+  for (int k : CandidateLimits(*std::max_element(changes.begin(), changes.end()))) {
     const PlanChoice limited = LimitClockChanges(problem, fastest->choice, k);
     for (bool move_runs : {false, true}) {
       if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) return d;
@@ -109,7 +137,7 @@ ClockChangeDecision LimitClockChangesForLatency(const Problem& problem, int spec
   d.limit = best;
   d.runs_moved = best_moved;
   d.limited = best_cost;
-  d.automatic = spec_limit < 0;
+  d.automatic = true;
   d.frontier_limited = true;
   LimitFrontierClockChanges(problem, d.limit, frontier, cancel, threads, d.runs_moved, &one_clock_plans);
   return d;

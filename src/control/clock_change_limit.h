@@ -62,12 +62,14 @@ struct ClockChangeDecision {
 // every limit's frontier holds), evaluated with the latency, uses the least
 // energy while at most kLatencySlowdownTolerance slower than all-max (the
 // fastest when none is); then every frontier plan is limited to it
-// (LimitFrontierClockChanges). The candidates: with a limit in the spec
-// (spec_limit >= 0) that limit alone, so only whether runs move is chosen
-// (moved runs spend the slack that absorbs late switches); else no limit and
-// 0, 1, 2, 3, 4, 6, 9, 13, ... changes per GPU per iteration, and nothing
-// changes when the unlimited plan is within the tolerance. Zero changes nearly
-// always qualifies: every GPU then runs one clock, which no latency delays.
+// (LimitFrontierClockChanges). The candidates are no limit and 0, 1, 2, 3, 4,
+// 6, 9, 13, ... changes per GPU per iteration, and nothing changes when the
+// unlimited plan is within the tolerance. Zero changes nearly always
+// qualifies: every GPU then runs one clock, which no latency delays. With a
+// limit in the spec (spec_limit >= 0) that limit holds and only whether runs
+// move is chosen (moved runs spend the slack that absorbs late switches): the
+// frontier is limited both ways and judged by the plan each would run, its
+// own no-slowdown plan with the latency, by the same rule.
 // The plans are limited on `threads` threads (0: every CPU).
 // REQUIRES: `frontier` was solved for `problem` with SolveClockChangeLimit's
 // limit and has a no-slowdown plan.

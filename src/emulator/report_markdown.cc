@@ -73,8 +73,7 @@ std::string ClockChangeLimitLine(const ClosedLoopReport& c) {
   return "Clock changes: at most " + std::to_string(c.clock_change_limit) + " per GPU per iteration (" +
          (c.without_clock_change_limit ? "chosen for the clock latency" : "the spec's limit") + "), the limited plans' " +
          (c.clock_runs_moved ? "runs of one clock moved within each plan's time.\n"
-                             : "runs of one clock left in place (with these clock switches, moved runs would leave the "
-                               "no-slowdown plan later or dearer).\n");
+                             : "runs of one clock left in place.\n");
 }
 
 std::string ClosedLoopSection(const EmulationResult& r) {

@@ -143,12 +143,18 @@ int PlanClockChanges(const Json& plan) {
 struct SolvedJob {
   Json summary;
   Json plans[2];
+  int solved_with_limit = -100;  // FrontierOptions::max_clock_changes_per_gpu of the solve
 };
 SolvedJob RunJobWithSwitchLatency(double latency_s, int spec_limit) {
   SolvedJob out;
   Result<std::unique_ptr<Store>> store = Store::Open(":memory:", false);
   EXPECT_TRUE(store.ok());
-  Result<std::unique_ptr<JobService>> service = JobService::Create(store->get(), nullptr, SolveFrontier);
+  std::atomic<int> solved_with{-100};
+  auto solver = [&solved_with](const Problem& p, const FrontierOptions& o) {
+    solved_with = o.max_clock_changes_per_gpu;
+    return SolveFrontier(p, o);
+  };
+  Result<std::unique_ptr<JobService>> service = JobService::Create(store->get(), nullptr, solver);
   EXPECT_TRUE(service.ok());
   Json job = JobBody("j", 1, 2, 4);
   if (spec_limit >= 0) job["max_clock_changes_per_gpu"] = spec_limit;
@@ -166,6 +172,7 @@ SolvedJob RunJobWithSwitchLatency(double latency_s, int spec_limit) {
   (*service)->WaitForOptimizer();
   out.summary = *(*service)->JobSummary("j");
   for (int r = 0; r < 2; ++r) out.plans[r] = Plan(**service, "j", r);
+  out.solved_with_limit = solved_with.load();
   return out;
 }
 
@@ -197,14 +204,19 @@ TEST_F(JobServiceTest, SlowClockSwitchesLimitClockChanges) {
   const int limit = std::stoi(limited[0].substr(prefix.size()));
   EXPECT_LE(std::max(PlanClockChanges(slow.plans[0]), PlanClockChanges(slow.plans[1])), limit) << limited[0];
 
-  // The job naming that limit itself gets the same plans, without the
-  // warning: solved unlimited, then limited with the runs moved or not as
-  // the latency allows (until 2026-11-30 a spec's limit was applied by the
-  // solve, runs always moved).
-  const SolvedJob given = RunJobWithSwitchLatency(0.1, limit);
-  ASSERT_EQ(given.summary["phase"], "running") << given.summary.dump();
-  EXPECT_TRUE(LimitedWarnings(given.summary).empty()) << given.summary.dump();
-  for (int r = 0; r < 2; ++r) EXPECT_EQ(given.plans[r]["instructions"], slow.plans[r]["instructions"]) << r;
+  EXPECT_EQ(slow.solved_with_limit, -1);
+
+  // A job's own limit: applied by the solve under fast switches; under slow
+  // ones the frontier is solved unlimited and the limit applied afterwards,
+  // the runs moved or not as the latency allows (until 2026-11-30 the solve
+  // applied it, runs always moved), without the warning.
+  for (double latency_s : {0.002, 0.1}) {
+    const SolvedJob given = RunJobWithSwitchLatency(latency_s, 3);
+    ASSERT_EQ(given.summary["phase"], "running") << given.summary.dump();
+    EXPECT_EQ(given.solved_with_limit, latency_s > control::kSlowClockSwitchS ? -1 : 3) << latency_s;
+    EXPECT_TRUE(LimitedWarnings(given.summary).empty()) << given.summary.dump();
+    EXPECT_LE(std::max(PlanClockChanges(given.plans[0]), PlanClockChanges(given.plans[1])), 3) << latency_s;
+  }
 }
 
 TEST_F(JobServiceTest, RegistrationIsIdempotentButNotConflicting) {
