@@ -112,6 +112,8 @@ TEST(LimitClockChangesForLatency, SlowSwitchesGetTheCheapestLimitWithinTheTolera
   for (const FrontierPlan& p : f.plans) EXPECT_LE(MostChanges(job.problem, p.choice), d.limit);
   const PlanCost chosen = EvaluatePlanWithClockLatency(job.problem, f.NoSlowdownPlan()->choice, latency_s);
   EXPECT_LE(chosen.time_s, all_max_s * (1 + kLatencySlowdownTolerance));
+  EXPECT_EQ(d.limited.time_s, chosen.time_s);  // what the warning reports is the plan that runs
+  EXPECT_EQ(d.limited.energy_j, chosen.energy_j);
   // The frontier is the limit's, as LimitFrontierClockChanges makes it on its
   // own (the decision hands it the one-clock plans it searched already).
   Frontier again = job.frontier;
