@@ -1,6 +1,7 @@
 #include "control/clock_change_limit.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <optional>
 #include <vector>
@@ -35,10 +36,14 @@ std::optional<PlanCost> CheapestOneClockPlan(const Problem& problem, double all_
 // latencies are negative).
 bool DecidesForLatency(double clock_switch_latency_s) { return clock_switch_latency_s > kSlowClockSwitchS; }
 
+// Modelled times this close (relative) are the same: two plans whose late
+// switches fall alike differ only by rounding.
+constexpr double kSameLateTime = 1e-9;
+
 // The spec's limit `d.limit` on `frontier`, with the runs moved or not,
 // whichever way leaves the limited frontier's own no-slowdown plan (the plan
 // that runs), evaluated with the latency, the cheaper within the tolerance of
-// all-max, else the quicker. Both ways are made in full: the plan that runs
+// all-max, else the quicker (the cheaper where both are as late). Both ways are made in full: the plan that runs
 // need not be the no-slowdown plan limited (another plan limited can be
 // cheaper, or one on one clock per GPU), and a stand-in cost for a late way
 // would choose it blindly (both found in review).
@@ -54,9 +59,13 @@ void LimitBothWaysForLatency(const Problem& problem, double clock_switch_latency
     cost[move_runs].time_s = std::numeric_limits<double>::infinity();  // no plan as fast as all-max
     if (runs != nullptr) cost[move_runs] = EvaluatePlanWithClockLatency(problem, runs->choice, clock_switch_latency_s);
   }
+  // Both late and as late up to rounding (the late switches, not the moved
+  // runs, set the time): the cheaper, as when both are on time.
   const bool on_time[2] = {cost[0].time_s <= deadline_s, cost[1].time_s <= deadline_s};
-  const bool moved = on_time[0] && on_time[1] ? cost[1].energy_j < cost[0].energy_j
-                                              : on_time[1] || (!on_time[0] && cost[1].time_s < cost[0].time_s);
+  const bool as_late = std::abs(cost[1].time_s - cost[0].time_s) <= kSameLateTime * cost[0].time_s;
+  const bool moved = on_time[0] == on_time[1] && (on_time[0] || as_late) ? cost[1].energy_j < cost[0].energy_j
+                     : on_time[0] != on_time[1]                          ? on_time[1]
+                                                                         : cost[1].time_s < cost[0].time_s;
   *frontier = std::move(way[moved]);
   d.runs_moved = moved;
   d.limited = cost[moved];

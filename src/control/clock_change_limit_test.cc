@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <filesystem>
 #include <string>
 
 #include "perseus/gpu_model.h"
@@ -17,8 +19,8 @@ struct Job {
   Frontier frontier;
 };
 
-Job SolvedJob() {
-  Result<Example> example = FindExample("gpt3-xl-a100");
+Job SolvedJob(const std::string& name = "gpt3-xl-a100") {
+  Result<Example> example = FindExample(name);
   EXPECT_TRUE(example.ok());
   Result<Problem> problem = BuildProblem(example->profile, example->spec);
   EXPECT_TRUE(problem.ok());
@@ -55,44 +57,54 @@ TEST(LimitClockChangesForLatency, FastOrUnmeasuredSwitchesLeaveTheFrontierAsSolv
 // later (or cheaper within the tolerance). Until 2026-11-30 a spec's limit
 // always moved them, and with 100 ms switches the closed loop on GPT-3 8 x 12
 // ran 2.40% slower than all-max at limit 2 instead of 1.66%.
+// The spec's limit `k` under `latency_s` switches against brute force over the
+// two ways, each frontier limited in full and judged by the plan it would run
+// (its no-slowdown plan) with the latency: the cheaper within the tolerance,
+// else the quicker, the cheaper where both are as late. Counts the cases
+// where moved runs would be late and unmoved ones not.
+void CheckSpecLimit(const Job& job, int k, double latency_s, int* left_in_place) {
+  const double deadline_s = job.frontier.all_max.time_s * (1 + kLatencySlowdownTolerance);
+  const std::string at = "limit " + std::to_string(k) + ", " + std::to_string(latency_s) + " s";
+  Frontier f = job.frontier;
+  const ClockChangeDecision d = LimitClockChangesForLatency(job.problem, k, latency_s, &f);
+  EXPECT_EQ(d.limit, k) << at;
+  EXPECT_FALSE(d.automatic) << at;
+  EXPECT_TRUE(d.frontier_limited) << at;
+  for (const FrontierPlan& p : f.plans) EXPECT_LE(MostChanges(job.problem, p.choice), k) << at;
+  Frontier way[2] = {job.frontier, job.frontier};
+  PlanCost cost[2];
+  for (bool move_runs : {false, true}) {
+    LimitFrontierClockChanges(job.problem, k, &way[move_runs], nullptr, 0, move_runs);
+    ASSERT_NE(way[move_runs].NoSlowdownPlan(), nullptr) << at;
+    cost[move_runs] = EvaluatePlanWithClockLatency(job.problem, way[move_runs].NoSlowdownPlan()->choice, latency_s);
+  }
+  const bool on_time[2] = {cost[0].time_s <= deadline_s, cost[1].time_s <= deadline_s};
+  const bool as_late = std::abs(cost[1].time_s - cost[0].time_s) <= 1e-9 * cost[0].time_s;
+  bool moved = cost[1].time_s < cost[0].time_s;  // both late
+  if (on_time[0] != on_time[1]) moved = on_time[1];
+  if (on_time[0] == on_time[1] && (on_time[0] || as_late)) moved = cost[1].energy_j < cost[0].energy_j;
+  EXPECT_EQ(d.runs_moved, moved) << at;
+  ASSERT_EQ(f.plans.size(), way[moved].plans.size()) << at;
+  for (size_t i = 0; i < f.plans.size(); ++i) EXPECT_EQ(f.plans[i].choice, way[moved].plans[i].choice) << at;
+  if (!on_time[1] && on_time[0]) ++*left_in_place;
+}
+
 TEST(LimitClockChangesForLatency, ASpecsLimitUnderSlowSwitchesMovesRunsOnlyWhereTheyStayOnTime) {
   Job job = SolvedJob();
   const PlanChoice unlimited = job.frontier.NoSlowdownPlan()->choice;
-  const double deadline_s = job.frontier.all_max.time_s * (1 + kLatencySlowdownTolerance);
   int left_in_place = 0;
   for (double latency_s : {0.012, 0.02, 0.05, 0.2}) {  // all slow (> kSlowClockSwitchS): the frontier is unlimited
     for (int k : {1, 3, 5, 9, 15, 25}) {
       ASSERT_LT(k, MostChanges(job.problem, unlimited));
-      Frontier f = job.frontier;
-      const ClockChangeDecision d = LimitClockChangesForLatency(job.problem, k, latency_s, &f);
-      EXPECT_EQ(d.limit, k);
-      EXPECT_FALSE(d.automatic);
-      EXPECT_TRUE(d.frontier_limited);
-      for (const FrontierPlan& p : f.plans) EXPECT_LE(MostChanges(job.problem, p.choice), k) << "limit " << k;
-      // Brute force over the two ways, each frontier limited in full, judged
-      // by the plan that then runs (its no-slowdown plan) with the latency:
-      // the cheaper within the tolerance, else the quicker.
-      Frontier way[2] = {job.frontier, job.frontier};
-      PlanCost cost[2];
-      for (bool move_runs : {false, true}) {
-        LimitFrontierClockChanges(job.problem, k, &way[move_runs], nullptr, 0, move_runs);
-        ASSERT_NE(way[move_runs].NoSlowdownPlan(), nullptr);
-        cost[move_runs] = EvaluatePlanWithClockLatency(job.problem, way[move_runs].NoSlowdownPlan()->choice, latency_s);
-      }
-      const bool on_time[2] = {cost[0].time_s <= deadline_s, cost[1].time_s <= deadline_s};
-      const bool moved = on_time[0] && on_time[1] ? cost[1].energy_j < cost[0].energy_j
-                                                  : on_time[1] || (!on_time[0] && cost[1].time_s < cost[0].time_s);
-      const std::string at = "limit " + std::to_string(k) + ", " + std::to_string(latency_s) + " s";
-      EXPECT_EQ(d.runs_moved, moved) << at;
-      ASSERT_EQ(f.plans.size(), way[moved].plans.size()) << at;
-      for (size_t i = 0; i < f.plans.size(); ++i) EXPECT_EQ(f.plans[i].choice, way[moved].plans[i].choice) << at;
-      const PlanCost runs = EvaluatePlanWithClockLatency(job.problem, f.NoSlowdownPlan()->choice, latency_s);
-      EXPECT_EQ(d.limited.time_s, runs.time_s) << at;
-      EXPECT_EQ(d.limited.energy_j, runs.energy_j) << at;
-      if (!on_time[1] && on_time[0]) ++left_in_place;
+      CheckSpecLimit(job, k, latency_s, &left_in_place);
     }
   }
   EXPECT_GT(left_in_place, 0) << "no limit where moved runs run late: the test checks nothing new";
+  // The bundled BLOOM example at 8 changes: both ways equally late at every
+  // latency, moving the runs cheaper (a second review found the unmoved way
+  // run, the times compared without a tie).
+  const Job bloom = SolvedJob("bloom-a100");
+  for (double latency_s : {0.02, 0.1}) CheckSpecLimit(bloom, 8, latency_s, &left_in_place);
 }
 
 TEST(LimitClockChangesForLatency, SlowSwitchesGetTheCheapestLimitWithinTheTolerance) {
@@ -137,6 +149,43 @@ TEST(LimitClockChangesForLatency, SlowSwitchesGetTheCheapestLimitWithinTheTolera
       EXPECT_GE(c.energy_j, d.limited.energy_j * (1 - 1e-12));
     }
   }
+}
+
+// The shared A100 profiles (docs/design.md), 8 stages, 83.64 W; where the
+// plan that runs differs from the one the limit is judged by.
+Job SharedJob(const std::string& model, int microbatches) {
+  Result<Profile> profile =
+      LoadProfileCsv(std::string(PERSEUS_SHARED_DATA) + "/sosp24/stage_profile/" + model + "+a100_sxm_bf16.csv", 8);
+  EXPECT_TRUE(profile.ok()) << profile.status().ToString();
+  ProblemSpec spec;
+  spec.schedule = {ScheduleKind::k1F1B, 8, microbatches, 1};
+  spec.blocking_power_w = 83.64;
+  Result<Problem> problem = BuildProblem(*profile, spec);
+  EXPECT_TRUE(problem.ok());
+  Result<Frontier> frontier = SolveFrontier(*problem, FrontierOptions{});
+  EXPECT_TRUE(frontier.ok());
+  return {std::move(*problem), std::move(*frontier)};
+}
+
+TEST(LimitClockChangesForLatency, OnTheSharedProfilesThePlanThatRunsDecides) {
+  if (!std::filesystem::exists(std::string(PERSEUS_SHARED_DATA) + "/sosp24/stage_profile")) {
+    GTEST_SKIP() << "shared data not found at " << PERSEUS_SHARED_DATA << "; skipping (CI has ../shared)";
+  }
+  // Both ways late: the first version judged a late way by a stand-in (the
+  // cheapest one-clock plan) and ran the slower, dearer one (a review).
+  int left_in_place = 0;
+  const Job gpt3 = SharedJob("gpt3-175b", 12);
+  for (double latency_s : {0.1, 0.2}) CheckSpecLimit(gpt3, 8, latency_s, &left_in_place);
+  CheckSpecLimit(SharedJob("bloom", 12), 4, 0.1, &left_in_place);
+  // The automatic limit: the warning reports the plan that runs, here not
+  // the one the limit was judged by.
+  const Job bloom = SharedJob("bloom", 24);
+  Frontier f = bloom.frontier;
+  const ClockChangeDecision d = LimitClockChangesForLatency(bloom.problem, -1, 0.05, &f);
+  ASSERT_TRUE(d.automatic);
+  const PlanCost runs = EvaluatePlanWithClockLatency(bloom.problem, f.NoSlowdownPlan()->choice, 0.05);
+  EXPECT_EQ(d.limited.time_s, runs.time_s);
+  EXPECT_EQ(d.limited.energy_j, runs.energy_j);
 }
 
 TEST(IsSlowClockSwitch, AboveTenMsAndAQuarterOfAComputation) {
