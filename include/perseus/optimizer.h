@@ -174,16 +174,18 @@ PlanChoice MoveLimitedPlansRuns(const Problem& problem, const PlanChoice& choice
 // dominate each other). Each takes the lower bound of the first unlimited
 // plan at least as slow (a bound holds for every plan no slower than its
 // own), so bounds never rise with time. With `move_runs` each plan is kept
-// both as LimitClockChanges makes it and with its runs moved (MoveLimitedPlansRuns). What SolveFrontier does with
+// both as LimitClockChanges makes it and with its runs moved
+// (MoveLimitedPlansRuns). What SolveFrontier does with
 // FrontierOptions::max_clock_changes_per_gpu. When `cancel` becomes true the
 // remaining plans are left unlimited (the caller discards the result). On
 // `threads` threads (0: every CPU this process may run on). `one_clock_plans`:
 // OneClockPerGpuPlans(problem), where the caller has them already (a search of
-// 0.3 s at 16 x 256); null: searched here.
+// 0.3 s at 16 x 256); null: searched here. `unmoved`: also the frontier
+// without moved runs, as `move_runs` false makes it, from the same pass.
 inline constexpr size_t kMaxLimitedPlans = 256;
 void LimitFrontierClockChanges(const Problem& problem, int max_changes_per_gpu, Frontier* frontier,
                                const std::atomic<bool>* cancel = nullptr, int threads = 0, bool move_runs = true,
-                               const std::vector<PlanChoice>* one_clock_plans = nullptr);
+                               const std::vector<PlanChoice>* one_clock_plans = nullptr, Frontier* unmoved = nullptr);
 
 Result<Frontier> SolveFrontier(const Problem& problem, const FrontierOptions& options);
 

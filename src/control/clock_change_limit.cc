@@ -43,18 +43,20 @@ constexpr double kSameLateTime = 1e-9;
 // The spec's limit `d.limit` on `frontier`, with the runs moved or not,
 // whichever way leaves the limited frontier's own no-slowdown plan (the plan
 // that runs), evaluated with the latency, the cheaper within the tolerance of
-// all-max, else the quicker (the cheaper where both are as late). Both ways are made in full: the plan that runs
-// need not be the no-slowdown plan limited (another plan limited can be
-// cheaper, or one on one clock per GPU), and a stand-in cost for a late way
-// would choose it blindly (both found in review).
+// all-max, else the quicker (the cheaper where both are as late). Both ways
+// are made in full, in one pass: the plan that runs need not be the
+// no-slowdown plan limited (another plan limited can be cheaper, or one on
+// one clock per GPU), and a stand-in cost for a late way would choose it
+// blindly (both found in review).
 void LimitBothWaysForLatency(const Problem& problem, double clock_switch_latency_s,
                              const std::vector<PlanChoice>& one_clock_plans, Frontier* frontier,
                              const std::atomic<bool>* cancel, int threads, ClockChangeDecision& d) {
   const double deadline_s = d.all_max_time_s * (1 + kLatencySlowdownTolerance);
-  Frontier way[2] = {*frontier, std::move(*frontier)};
+  Frontier way[2];
+  way[1] = std::move(*frontier);
+  LimitFrontierClockChanges(problem, d.limit, &way[1], cancel, threads, /*move_runs=*/true, &one_clock_plans, &way[0]);
   PlanCost cost[2];
   for (bool move_runs : {false, true}) {
-    LimitFrontierClockChanges(problem, d.limit, &way[move_runs], cancel, threads, move_runs, &one_clock_plans);
     const FrontierPlan* runs = way[move_runs].NoSlowdownPlan();
     cost[move_runs].time_s = std::numeric_limits<double>::infinity();  // no plan as fast as all-max
     if (runs != nullptr) cost[move_runs] = EvaluatePlanWithClockLatency(problem, runs->choice, clock_switch_latency_s);

@@ -744,8 +744,11 @@ double BoundAtLeastAsSlow(const std::vector<FrontierPlan>& plans, double time_s)
 
 void LimitFrontierClockChanges(const Problem& problem, int max_changes_per_gpu, Frontier* f,
                                const std::atomic<bool>* cancel, int threads, bool move_runs,
-                               const std::vector<PlanChoice>* one_clock_plans) {
-  if (f->plans.empty()) return;
+                               const std::vector<PlanChoice>* one_clock_plans, Frontier* unmoved) {
+  if (f->plans.empty()) {
+    if (unmoved) *unmoved = *f;
+    return;
+  }
   if (f->plans.size() > kMaxLimitedPlans) *f = SubFrontier(*f, ThinPlanIndices(*f, kMaxLimitedPlans, KeyPlanIndices(*f)));
   // Plans are independent: limited on every CPU, and the plans on one clock
   // per GPU (task 0, the longest) made beside them.
@@ -770,12 +773,18 @@ void LimitFrontierClockChanges(const Problem& problem, int max_changes_per_gpu, 
   };
   const size_t tasks = f->plans.size() + 1;
   InOrder<std::vector<FrontierPlan>> made(tasks, WorkerCount(threads, tasks), make);
-  std::vector<FrontierPlan> plans;
+  // A task's unmoved plans: the one-clock plans (task 0), else its last.
+  std::vector<FrontierPlan> plans, unmoved_plans;
   for (size_t task = 0; task < tasks; ++task) {
     std::vector<FrontierPlan> from_task = *made.Take(task);
+    if (unmoved) unmoved_plans.insert(unmoved_plans.end(), task == 0 ? from_task.begin() : from_task.end() - 1, from_task.end());
     for (FrontierPlan& p : from_task) plans.push_back(std::move(p));
   }
-  f->plans = std::move(plans);
+  f->plans = std::move(plans);  // every task is done with the source plans
+  if (unmoved) {
+    *unmoved = *f;
+    unmoved->plans = ParetoFilter(std::move(unmoved_plans));
+  }
   f->plans = ParetoFilter(std::move(f->plans));
 }
 
